@@ -1,0 +1,199 @@
+"""The `tablebase` command line: a thin layer over the stages and the probe.
+
+Library errors become one line on stderr and exit status 1 here, and only here.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import duckdb
+import typer
+
+from pipeline import __version__
+from pipeline.errors import RulesetError, TablebaseError
+from pipeline.games import all_games
+from pipeline.layout import DataDir
+from pipeline.progress import log
+from pipeline.rulesets import Ruleset, load_ruleset_file
+
+app = typer.Typer(
+    name="tablebase",
+    help="Solve small two-player games completely and publish the tablebases as Parquet.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
+RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
+
+
+def _setup(quiet: bool) -> None:
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO,
+        format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr, force=True,
+    )
+
+
+def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
+    parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
+    for rules in parsed:
+        action(rules)
+
+
+@app.command("enumerate")
+def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Write every position and transition of each ruleset to Parquet.
+
+    Example: tablebase enumerate chopsticks chopsticks:split=any
+    """
+    from pipeline.stages.enumerate import enumerate_ruleset
+
+    _setup(quiet)
+    _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules)))
+
+
+@app.command()
+def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Label every enumerated position win / loss / draw with its remoteness.
+
+    Example: tablebase solve chopsticks
+    """
+    from pipeline.stages.solve import solve as solve_stage
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id))
+
+
+@app.command()
+def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Check every solved value against its children and the rules; exit 1 on any failure.
+
+    Example: tablebase verify chopsticks
+    """
+    from pipeline.stages.verify import verify as verify_stage
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id))
+
+
+@app.command()
+def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Write the tablebase of each verified ruleset and rewrite the catalog.
+
+    Example: tablebase export chopsticks
+    """
+    from pipeline.stages.export import export as export_stage
+    from pipeline.stages.export import write_catalog
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp))
+    write_catalog(store)
+
+
+@app.command()
+def build(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Build every ruleset of the ruleset file.")] = False,
+    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Enumerate, solve, verify and export each ruleset; publish only what verifies.
+
+    Examples: tablebase build chopsticks:overflow=rollover
+              tablebase build --all
+    """
+    from pipeline.stages.build import build as build_stage
+
+    _setup(quiet)
+    ids = list(rulesets or [])
+    if all_:
+        ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
+    if not ids:
+        raise RulesetError("nothing to build: name rulesets or use --all")
+    store = DataDir(data)
+    for rules in [Ruleset.parse(text) for text in ids]:
+        summary = build_stage(rules, store)
+        log.info(
+            "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
+            summary["start"], summary["start_value"],
+            "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
+        )
+
+
+@app.command()
+def probe(
+    ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
+    position: Annotated[str, typer.Argument(help="Position text, e.g. 1-1|1-1.", show_default=False)],
+    data: DataOption = Path("data"),
+) -> None:
+    """Show a position's value and remoteness and every move, best first.
+
+    Example: tablebase probe chopsticks 1-1|1-1
+    """
+    from pipeline.probe import probe as probe_position
+
+    result = probe_position(ruleset, position, data)
+    typer.echo(f"{result.ruleset}  {result.position}  {_value(result.value, result.remoteness)}")
+    width = max((len(m.move) for m in result.moves), default=0)
+    for move in result.moves:
+        typer.echo(f"  {move.move:<{width}}  -> {move.position:<12} "
+                   f"{move.outcome} for the mover ({_value(move.value, move.remoteness)} for the opponent)")
+
+
+def _value(value: str, remoteness: int | None) -> str:
+    return value if remoteness is None else f"{value} in {remoteness}"
+
+
+@app.command()
+def games() -> None:
+    """List every game and its rule parameters with their values and defaults.
+
+    Example: tablebase games
+    """
+    for game in all_games().values():
+        typer.echo(f"{game.name}: {game.summary}")
+        for param in game.params:
+            typer.echo(f"  {param.name}={param.default:<8} {param.values_help():<28} {param.help}")
+
+
+@app.command()
+def rulesets(
+    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+) -> None:
+    """List the named rulesets of the ruleset file with their comments.
+
+    Example: tablebase rulesets
+    """
+    for rules, comment in load_ruleset_file(ruleset_file):
+        typer.echo(f"{rules.id:<45} {comment}")
+
+
+@app.command()
+def version() -> None:
+    """Print the pipeline's version.
+
+    Example: tablebase version
+    """
+    typer.echo(__version__)
+
+
+def main() -> None:
+    """Entry point of the `tablebase` script: usage errors are typer's, the rest one line each."""
+    try:
+        app()
+    except TablebaseError as error:
+        typer.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    except duckdb.Error as error:
+        typer.echo(f"error: {str(error).splitlines()[0]}", err=True)
+        sys.exit(1)

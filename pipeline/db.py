@@ -1,0 +1,43 @@
+"""DuckDB connections and the pipeline's own SQL files (pipeline/sql/*.sql)."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+#: Default cap on DuckDB's memory; beyond it DuckDB spills to the temp directory.
+DEFAULT_MEMORY_LIMIT = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
+
+
+def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection set up for the pipeline's work."""
+    con = duckdb.connect(config={"memory_limit": memory_limit})
+    if temp_dir is not None:
+        temp_dir.mkdir(parents=True, exist_ok=True)
+        con.execute("SET temp_directory = ?", [str(temp_dir)])
+    return con
+
+
+def sql_text(name: str) -> str:
+    """The text of pipeline/sql/<name>.sql."""
+    return resources.files("pipeline").joinpath("sql", f"{name}.sql").read_text()
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, **variables: Any) -> None:
+    """Run every statement of pipeline/sql/<name>.sql with `getvariable(...)` values set."""
+    set_variables(con, **variables)
+    con.execute(sql_text(name))
+
+
+def set_variables(con: duckdb.DuckDBPyConnection, **variables: Any) -> None:
+    for key, value in variables.items():
+        con.execute(f"SET VARIABLE {key} = ?", [str(value) if isinstance(value, Path) else value])
+
+
+def quote_path(path: Path) -> str:
+    """A file path as an SQL string literal (for statements that take no parameters, like COPY)."""
+    return "'" + str(path).replace("'", "''") + "'"

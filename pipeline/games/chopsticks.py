@@ -1,0 +1,234 @@
+"""Chopsticks (割り箸), the finger game of seeds 000 and 003, with every rule variant.
+
+A player's hands are an unordered multiset of `hands` values 0..fingers-1, so a player's
+side is identified by its rank among those multisets (`combinations_with_replacement`
+order), and a position by `id = mover_rank * M + opponent_rank` where M is the number of
+multisets. Moves are generated per mover rank for all opponents at once with NumPy.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+from math import comb
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.errors import PositionError, RulesetError
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA
+from pipeline.params import BoolParam, ChoiceParam, IntParam
+from pipeline.rulesets import Ruleset
+
+#: Spaces above this many positions are refused up front rather than failing slowly.
+MAX_POSITIONS = 200_000_000
+#: Rows per transitions batch (bounds the memory of move generation).
+BATCH_ROWS = 1 << 20
+
+
+class Chopsticks:
+    name = "chopsticks"
+    summary = "the finger game: attack to add your fingers to an opponent's hand (seeds 000, 003)"
+    params = (
+        IntParam("fingers", "5", "a hand reaching this many fingers overflows", minimum=2, maximum=100),
+        IntParam("hands", "2", "hands per player", minimum=1, maximum=10),
+        ChoiceParam(
+            "overflow", "cutoff", "cutoff: an overflowing hand dies; rollover: it keeps sum mod fingers",
+            choices=("cutoff", "rollover"),
+        ),
+        ChoiceParam(
+            "split", "none", "when the mover may redistribute their own fingers instead of attacking",
+            choices=("none", "dead", "any"),
+        ),
+        BoolParam("split_kill", "true", "whether a split may leave more dead hands than before"),
+        BoolParam("self_attack", "false", "whether the mover may add one own live hand to another"),
+    )
+    columns = {
+        "mover": "the hands of the player to move, ascending (list of integers, 0 = dead)",
+        "opponent": "the other player's hands, ascending",
+    }
+
+    def validate(self, values: dict) -> None:
+        sides = comb(values["fingers"] + values["hands"] - 1, values["hands"])
+        if sides * sides > MAX_POSITIONS:
+            raise RulesetError(
+                f"chopsticks with fingers={values['fingers']}, hands={values['hands']} has "
+                f"{sides * sides:,} positions, more than the {MAX_POSITIONS:,} this pipeline builds"
+            )
+
+    def space(self, rules: Ruleset) -> "ChopsticksSpace":
+        return ChopsticksSpace(rules)
+
+    def start(self, rules: Ruleset) -> str:
+        return "|".join(["-".join(["1"] * rules["hands"])] * 2)
+
+    def canonical_position(self, rules: Ruleset, text: str) -> str:
+        fingers, hands = rules["fingers"], rules["hands"]
+        shape = f"expected mover|opponent, each {hands} hand(s) of 0..{fingers - 1} joined by '-'"
+        sides = text.strip().split("|")
+        if len(sides) != 2:
+            raise PositionError(f"malformed chopsticks position {text!r}: {shape}")
+        parsed = []
+        for side in sides:
+            parts = side.strip().split("-")
+            if len(parts) != hands or not all(p.strip().isdigit() for p in parts):
+                raise PositionError(f"malformed chopsticks position {text!r}: {shape}")
+            values = sorted(int(p) for p in parts)
+            if values[-1] >= fingers:
+                raise PositionError(
+                    f"impossible chopsticks position {text!r}: a hand holds at most {fingers - 1} fingers"
+                )
+            parsed.append(values)
+        if max(parsed[0]) == 0 and max(parsed[1]) == 0:
+            raise PositionError(f"impossible chopsticks position {text!r}: both players' hands are all dead")
+        return "|".join("-".join(map(str, side)) for side in parsed)
+
+
+GAME = Chopsticks()
+
+
+class ChopsticksSpace:
+    def __init__(self, rules: Ruleset):
+        self.fingers = fingers = rules["fingers"]
+        self.hands = hands = rules["hands"]
+        self.rollover = rules["overflow"] == "rollover"
+        self.split = rules["split"]
+        self.split_kill = rules["split_kill"]
+        self.self_attack = rules["self_attack"]
+        self.sides = list(combinations_with_replacement(range(fingers), hands))
+        self.rank = {side: i for i, side in enumerate(self.sides)}
+        self.m = len(self.sides)
+        self.side_text = ["-".join(map(str, side)) for side in self.sides]
+
+    def overflow(self, total: int) -> int:
+        if self.rollover:
+            return total % self.fingers
+        return 0 if total >= self.fingers else total
+
+    def positions(self) -> pa.Table:
+        m = self.m
+        ids = np.arange(1, m * m, dtype=np.int64)  # id 0 is both sides all dead: no position
+        mover, opponent = ids // m, ids % m
+        # rank 0 is the all-dead side: the mover with no live hand has lost, and a mover
+        # facing no live hand has won (it cannot arise from play, but it is a position).
+        code = np.where(mover == 0, 0, np.where(opponent == 0, 1, -1))
+        terminal = pc.take(pa.array(["loss", "win"]), pa.array(code, mask=code < 0))
+        text_of = pa.array(self.side_text)
+        text = pc.binary_join_element_wise(pc.take(text_of, mover), pc.take(text_of, opponent), "|")
+        side_values = np.array(self.sides, dtype=np.int8).reshape(m, self.hands)
+        return pa.Table.from_arrays(
+            [pa.array(ids), text, terminal.cast(pa.string()),
+             self._hand_lists(side_values[mover]), self._hand_lists(side_values[opponent])],
+            schema=POSITION_COLUMNS.append(pa.field("mover", pa.list_(pa.int8())))
+            .append(pa.field("opponent", pa.list_(pa.int8()))),
+        )
+
+    def _hand_lists(self, values: np.ndarray) -> pa.ListArray:
+        offsets = np.arange(0, values.size + 1, self.hands, dtype=np.int32)
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values.reshape(-1)))
+
+    # -- moves ---------------------------------------------------------------------
+
+    def _attack_table(self) -> np.ndarray:
+        """table[o, a, j]: rank of side o after a hand of value a hits its j-th hand, or -1.
+
+        -1 where the j-th hand is dead or repeats the (j-1)-th (same value, same result).
+        """
+        f, h = self.fingers, self.hands
+        table = np.full((self.m, f, h), -1, dtype=np.int64)
+        for rank, side in enumerate(self.sides):
+            for j, b in enumerate(side):
+                if b == 0 or (j > 0 and side[j - 1] == b):
+                    continue
+                for a in range(1, f):
+                    hit = list(side)
+                    hit[j] = self.overflow(a + b)
+                    table[rank, a, j] = self.rank[tuple(sorted(hit))]
+        return table
+
+    def _own_moves(self) -> list[list[tuple[int, str]]]:
+        """For each side rank: the distinct (new own side rank, label) of splits and self attacks."""
+        by_total: dict[int, list[int]] = {}
+        for rank, side in enumerate(self.sides):
+            by_total.setdefault(sum(side), []).append(rank)
+        result = []
+        for rank, side in enumerate(self.sides):
+            found: dict[int, str] = {}
+            dead = side.count(0)
+            if self.split == "any" or (self.split == "dead" and dead > 0):
+                for target in by_total[sum(side)]:
+                    if target == rank:
+                        continue
+                    if not self.split_kill and self.sides[target].count(0) > dead:
+                        continue
+                    found.setdefault(target, f"split {self.side_text[rank]} to {self.side_text[target]}")
+            if self.self_attack:
+                for i, a in enumerate(side):
+                    for j, c in enumerate(side):
+                        if i == j or a == 0 or c == 0:
+                            continue
+                        hit = list(side)
+                        hit[j] = self.overflow(a + c)
+                        target = self.rank[tuple(sorted(hit))]
+                        if target != rank:
+                            found.setdefault(target, f"{a} hits own {c}")
+            result.append(sorted(found.items()))
+        return result
+
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        f, h, m = self.fingers, self.hands, self.m
+        n = m * m
+        table = self._attack_table()
+        own = self._own_moves()
+        labels = [f"{a} hits {b}" for a in range(f) for b in range(f)]
+        own_label_ids: list[np.ndarray] = []
+        for moves in own:
+            start = len(labels)
+            labels.extend(label for _, label in moves)
+            own_label_ids.append(np.arange(start, len(labels), dtype=np.int32))
+        dictionary = pa.array(labels, pa.string())
+        side_values = np.array(self.sides, dtype=np.int64).reshape(m, h)
+        opponents = np.arange(1, m, dtype=np.int64)  # opponent all dead: game over, no moves
+
+        pending: list[tuple[np.ndarray, ...]] = []
+        pending_rows = 0
+        for mover in range(1, m):  # mover all dead: lost, no moves
+            live = np.unique(side_values[mover][side_values[mover] > 0])
+            # attacks, in the order (own hand value, opponent hand index)
+            child_side = table[opponents][:, live, :].reshape(len(opponents), -1)
+            hit_values = side_values[opponents]  # value of the opponent hand at each index
+            label = (live[None, :, None] * f + hit_values[:, None, :]).reshape(len(opponents), -1)
+            row = np.broadcast_to(np.arange(len(opponents))[:, None], child_side.shape)
+            ok = child_side >= 0
+            src_o = opponents[row[ok]]
+            dst = child_side[ok] * m + mover
+            move = label[ok].astype(np.int32)
+            # own moves (splits, self attacks): the opponent's side stays, the mover's changes
+            targets = np.array([t for t, _ in own[mover]], dtype=np.int64)
+            if targets.size:
+                src_o = np.concatenate([src_o, np.repeat(opponents, targets.size)])
+                dst = np.concatenate([dst, (opponents[:, None] * m + targets[None, :]).reshape(-1)])
+                move = np.concatenate([move, np.tile(own_label_ids[mover], len(opponents))])
+            # distinct (src, dst), first move kept; ascending src then dst
+            key = src_o * n + dst
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            first = np.ones(key.size, dtype=bool)
+            first[1:] = key[1:] != key[:-1]
+            chosen = order[first]
+            pending.append((mover * m + src_o[chosen], dst[chosen], move[chosen]))
+            pending_rows += int(first.sum())
+            if pending_rows >= BATCH_ROWS:
+                yield self._batch(pending, dictionary)
+                pending, pending_rows = [], 0
+        if pending:
+            yield self._batch(pending, dictionary)
+
+    @staticmethod
+    def _batch(parts: list[tuple[np.ndarray, ...]], dictionary: pa.Array) -> pa.RecordBatch:
+        src, dst, move = (np.concatenate(column) for column in zip(*parts))
+        return pa.RecordBatch.from_arrays(
+            [pa.array(src), pa.array(dst), pa.DictionaryArray.from_arrays(pa.array(move), dictionary)],
+            schema=TRANSITION_SCHEMA,
+        )

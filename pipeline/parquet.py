@@ -1,0 +1,71 @@
+"""Parquet files as data products: zstd, deterministic bytes, written aside then renamed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.errors import DataError
+
+COMPRESSION = "zstd"
+ROW_GROUP_ROWS = 1 << 20
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path`; renamed onto it only if the block completes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class BatchWriter:
+    """Streams record batches into one Parquet file (use inside `atomic_path`)."""
+
+    def __init__(self, path: Path, schema: pa.Schema):
+        self.rows = 0
+        self._writer = pq.ParquetWriter(
+            path, schema, compression=COMPRESSION, write_statistics=True
+        )
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
+        self.rows += batch.num_rows
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Write `table` to `path` atomically."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+
+
+def require(path: Path, what: str) -> Path:
+    """`path` if it exists and reads as Parquet; DataError naming `what` otherwise."""
+    if not path.exists():
+        raise DataError(f"{what} {path} is missing")
+    try:
+        pq.read_metadata(path)
+    except (OSError, pa.ArrowException) as error:
+        raise DataError(f"{what} {path} is not a readable Parquet file ({error})") from None
+    return path
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

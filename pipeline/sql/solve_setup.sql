@@ -1,0 +1,23 @@
+-- Retrograde analysis, setup: the reverse adjacency and one state row per position.
+-- Variables: positions, transitions (Parquet paths).
+-- Ids are narrowed to INTEGER: spaces are capped far below 2^31 positions.
+
+-- Each position's parents as one LIST: a level joins its frontier to this table once and
+-- unnests only the parents of the positions it decided.
+CREATE TEMP TABLE rev AS
+SELECT dst::INTEGER AS id, list(src::INTEGER) AS parents
+FROM read_parquet(getvariable('transitions'))
+GROUP BY dst;
+
+-- val: 0 undecided, 1 win, 2 loss. pending: children not yet known to be won.
+CREATE TEMP TABLE st AS
+SELECT p.id::INTEGER AS id,
+       coalesce(d.n, 0)::INTEGER AS pending,
+       CASE p.terminal WHEN 'win' THEN 1 WHEN 'loss' THEN 2 ELSE 0 END::TINYINT AS val,
+       CASE WHEN p.terminal IS NOT NULL THEN 0 END::INTEGER AS rem
+FROM read_parquet(getvariable('positions')) AS p
+LEFT JOIN (
+    SELECT src::INTEGER AS id, count(*) AS n
+    FROM read_parquet(getvariable('transitions'))
+    GROUP BY src
+) AS d ON d.id = p.id;

@@ -1,0 +1,28 @@
+-- Every stored value checked against the values of its children and the rules.
+-- Variables: positions, transitions, solution (Parquet paths).
+-- One row per position with what its children's values say; pipeline/stages/verify.py
+-- holds the checks over these facts.
+CREATE TEMP TABLE facts AS
+WITH s AS (
+    SELECT id, value, remoteness FROM read_parquet(getvariable('solution'))
+), kids AS (
+    SELECT t.src AS id,
+           count(*) AS children,
+           count(c.id) AS known_children,
+           count(*) FILTER (WHERE c.value = 'loss') AS loss_children,
+           min(c.remoteness) FILTER (WHERE c.value = 'loss') AS min_loss,
+           count(*) FILTER (WHERE c.value = 'win') AS win_children,
+           max(c.remoteness) FILTER (WHERE c.value = 'win') AS max_win,
+           count(*) FILTER (WHERE c.value = 'draw') AS draw_children
+    FROM read_parquet(getvariable('transitions')) AS t
+    LEFT JOIN s AS c ON c.id = t.dst
+    GROUP BY t.src
+)
+SELECT p.id, p.text, p.terminal, s.value, s.remoteness, s.id IS NOT NULL AS solved,
+       coalesce(k.children, 0) AS children, coalesce(k.known_children, 0) AS known_children,
+       coalesce(k.loss_children, 0) AS loss_children, k.min_loss,
+       coalesce(k.win_children, 0) AS win_children, k.max_win,
+       coalesce(k.draw_children, 0) AS draw_children
+FROM read_parquet(getvariable('positions')) AS p
+LEFT JOIN s USING (id)
+LEFT JOIN kids AS k USING (id);

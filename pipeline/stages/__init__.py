@@ -1,0 +1,1 @@
+"""The stages: enumerate -> solve -> verify -> export, each reading and writing Parquet."""

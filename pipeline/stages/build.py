@@ -1,0 +1,46 @@
+"""All stages for one ruleset, built aside and published only once verified."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from pipeline.errors import VerificationError
+from pipeline.layout import DataDir
+from pipeline.progress import log
+from pipeline.rulesets import Ruleset
+from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.stages.export import export, write_catalog
+from pipeline.stages.solve import solve
+from pipeline.stages.verify import verify
+
+
+def build(rules: Ruleset, data: DataDir) -> dict:
+    """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
+
+    Nothing under data/<ruleset>/ changes unless every stage succeeds; an interrupted or
+    failed build leaves the previous tablebase as it was.
+    """
+    stage = data.staging(rules)
+    shutil.rmtree(stage.dir, ignore_errors=True)
+    stage.dir.mkdir(parents=True)
+    keep = False
+    try:
+        enumerate_ruleset(rules, stage)
+        solve(stage, data.temp, rules.id)
+        try:
+            verify(stage, data.temp, rules.id)
+        except VerificationError:
+            keep = True
+            log.error("the failed build is kept for inspection in %s", stage.dir)
+            raise
+        summary = export(rules, stage, data.temp)
+        final = data.ruleset(rules)
+        final.dir.mkdir(parents=True, exist_ok=True)
+        for built, published in zip(stage.all(), final.all()):
+            os.replace(built, published)
+        write_catalog(data)
+        return summary
+    finally:
+        if not keep:
+            shutil.rmtree(stage.dir, ignore_errors=True)

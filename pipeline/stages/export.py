@@ -1,0 +1,104 @@
+"""Stage 4: the published tablebase of a ruleset and its row of the catalog.
+
+tablebase.parquet: ruleset, id, position, the game's decoded columns, value, remoteness,
+reachable. summary.parquet: the ruleset's catalog row. catalog.parquet: every summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import __version__
+from pipeline.db import connect, quote_path, run_sql, set_variables
+from pipeline.errors import DataError
+from pipeline.layout import DataDir, RulesetFiles
+from pipeline.parquet import atomic_path, require, sha256, write_table
+from pipeline.progress import Timer
+from pipeline.rulesets import Ruleset
+from pipeline.stages.verify import require_verified
+
+
+def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
+    """Write files.tablebase and files.summary from verified stage outputs; return the summary."""
+    require_verified(files)
+    with Timer(f"export {rules.id}"):
+        con = connect(temp_dir)
+        set_variables(con, positions=files.positions, solution=files.solution,
+                      transitions=files.transitions, ruleset=rules.id)
+        start_text = rules.game.start(rules)
+        rows = con.execute(
+            "SELECT id FROM read_parquet(getvariable('positions')) WHERE text = ?", [start_text]
+        ).fetchall()
+        if not rows:
+            raise DataError(f"{files.positions} has no start position {start_text!r}")
+        run_sql(con, "reachable", transitions=files.transitions, start=rows[0][0])
+        decoded = ", ".join(f'p."{name}"' for name in rules.game.columns)
+        with atomic_path(files.tablebase) as tmp:
+            con.execute(
+                f"""COPY (
+                    SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded},
+                           s.value, s.remoteness, r.id IS NOT NULL AS reachable
+                    FROM read_parquet(getvariable('positions')) AS p
+                    JOIN read_parquet(getvariable('solution')) AS s USING (id)
+                    LEFT JOIN reachable AS r ON r.id = p.id
+                    ORDER BY p.id
+                ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
+            )
+        counts = con.execute(
+            """SELECT count(*),
+                      count(*) FILTER (WHERE value = 'win'),
+                      count(*) FILTER (WHERE value = 'loss'),
+                      count(*) FILTER (WHERE value = 'draw'),
+                      count(*) FILTER (WHERE reachable),
+                      max(remoteness)
+               FROM read_parquet(?)""", [str(files.tablebase)],
+        ).fetchall()[0]
+        start = con.execute(
+            "SELECT value, remoteness FROM read_parquet(?) WHERE position = ?", [str(files.tablebase), start_text],
+        ).fetchall()[0]
+        con.close()
+    summary = {
+        "ruleset": rules.id,
+        "game": rules.game_name,
+        "params": list(rules.params.items()),
+        "positions": counts[0],
+        "transitions": pq.read_metadata(files.transitions).num_rows,
+        "wins": counts[1],
+        "losses": counts[2],
+        "draws": counts[3],
+        "reachable": counts[4],
+        "start": start_text,
+        "start_value": start[0],
+        "start_remoteness": start[1],
+        "max_remoteness": counts[5],
+        "tablebase_sha256": sha256(files.tablebase),
+        "transitions_sha256": sha256(files.transitions),
+        "pipeline_version": __version__,
+    }
+    write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
+    return summary
+
+
+SUMMARY_SCHEMA = pa.schema([
+    ("ruleset", pa.string()), ("game", pa.string()), ("params", pa.map_(pa.string(), pa.string())),
+    ("positions", pa.int64()), ("transitions", pa.int64()), ("wins", pa.int64()),
+    ("losses", pa.int64()), ("draws", pa.int64()), ("reachable", pa.int64()),
+    ("start", pa.string()), ("start_value", pa.string()), ("start_remoteness", pa.int64()),
+    ("max_remoteness", pa.int64()), ("tablebase_sha256", pa.string()),
+    ("transitions_sha256", pa.string()), ("pipeline_version", pa.string()),
+])
+
+
+def write_catalog(data: DataDir) -> int:
+    """Rewrite data/catalog.parquet from every ruleset's summary; return the row count."""
+    tables = []
+    for path in data.summaries():
+        require(path, "catalog row")
+        tables.append(pq.read_table(path, schema=SUMMARY_SCHEMA))
+    catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
+    catalog = catalog.sort_by("ruleset")
+    write_table(catalog, data.catalog)
+    return catalog.num_rows

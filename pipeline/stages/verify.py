@@ -1,0 +1,94 @@
+"""Stage 3: check that every stored value agrees with its children's values and with the rules.
+
+Like the Syzygy verifier: the solution is not trusted because the solver produced it; each
+position's value, remoteness and terminal status is re-derived from its children in one
+pass (sql/verify.sql) and compared. The result is a table of checks; any failure stops
+the build before anything is published.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.db import connect, run_sql
+from pipeline.errors import VerificationError
+from pipeline.layout import RulesetFiles
+from pipeline.parquet import require, sha256, write_table
+from pipeline.progress import Timer
+
+#: (check, what it requires, SQL over sql/verify.sql's `facts` that is true where it fails)
+CHECKS: list[tuple[str, str, str]] = [
+    ("solved", "every position has a value",
+     "NOT solved OR value NOT IN ('win', 'loss', 'draw')"),
+    ("children_exist", "every transition leads to a position",
+     "children <> known_children"),
+    ("terminal_has_no_moves", "no move leaves a position where the game is over",
+     "terminal IS NOT NULL AND children > 0"),
+    ("dead_end_is_terminal", "a position without moves is one where the game is over",
+     "terminal IS NULL AND children = 0"),
+    ("terminal_value", "a finished game has the value the rules give it, at remoteness 0",
+     "terminal IS NOT NULL AND (value IS DISTINCT FROM terminal OR remoteness IS DISTINCT FROM 0)"),
+    ("win", "a win has a loss child at remoteness one less, and none nearer",
+     "terminal IS NULL AND value = 'win' AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
+    ("loss", "a loss has only win children, the farthest at remoteness one less",
+     "terminal IS NULL AND value = 'loss' AND NOT (win_children = children AND remoteness = max_win + 1)"),
+    ("draw", "a draw has no loss child, some draw child, and no remoteness",
+     "value = 'draw' AND NOT (loss_children = 0 AND draw_children > 0 AND remoteness IS NULL)"),
+]
+
+VERIFICATION_SCHEMA = pa.schema([
+    ("check", pa.string()), ("requirement", pa.string()), ("failures", pa.int64()),
+    ("example", pa.string()), ("solution_sha256", pa.string()),
+])
+
+
+def verify(files: RulesetFiles, temp_dir: Path, label: str = "") -> pa.Table:
+    """Check files.solution against files.positions and files.transitions.
+
+    Writes files.verification (one row per check) and raises VerificationError if any
+    check fails.
+    """
+    for path, what in ((files.positions, "positions file"), (files.transitions, "transitions file"),
+                       (files.solution, "solution file")):
+        require(path, what)
+    label = label or files.dir.name
+    with Timer(f"verify {label}"):
+        con = connect(temp_dir)
+        run_sql(con, "verify", positions=files.positions, transitions=files.transitions,
+                solution=files.solution)
+        columns = ", ".join(
+            f"count(*) FILTER (WHERE {cond}), arg_min(text, id) FILTER (WHERE {cond})"
+            for _, _, cond in CHECKS
+        )
+        row = con.execute(f"SELECT {columns} FROM facts").fetchall()[0]
+        con.close()
+    digest = sha256(files.solution)
+    result = pa.Table.from_pylist(
+        [
+            {"check": name, "requirement": requirement, "failures": row[2 * i],
+             "example": row[2 * i + 1], "solution_sha256": digest}
+            for i, (name, requirement, _) in enumerate(CHECKS)
+        ],
+        schema=VERIFICATION_SCHEMA,
+    )
+    write_table(result, files.verification)
+    failed = [r for r in result.to_pylist() if r["failures"]]
+    if failed:
+        raise VerificationError(
+            f"verification of {label} failed: "
+            + "; ".join(f"{r['check']}: {r['failures']:,} positions, e.g. {r['example']}" for r in failed)
+        )
+    return result
+
+
+def require_verified(files: RulesetFiles) -> None:
+    """VerificationError unless files.verification passed for the current files.solution."""
+    require(files.verification, "verification file")
+    rows = pq.read_table(files.verification).to_pylist()
+    if not rows or any(r["failures"] for r in rows):
+        raise VerificationError(f"{files.dir.name} did not pass verification: nothing to export")
+    if rows[0]["solution_sha256"] != sha256(files.solution):
+        raise VerificationError(f"{files.dir.name}: the solution changed since it was verified: run verify")
