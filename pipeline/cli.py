@@ -154,6 +154,62 @@ def _value(value: str, remoteness: int | None) -> str:
     return value if remoteness is None else f"{value} in {remoteness}"
 
 
+def _parse_params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise RulesetError(f"bad --param {pair!r}: expected name=value")
+        params[key] = value
+    return params
+
+
+def _print_table(table) -> None:
+    rows = [[("NULL" if v is None else str(v)) for v in row.values()] for row in table.to_pylist()]
+    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(table.column_names)]
+    typer.echo("  ".join(name.ljust(w) for name, w in zip(table.column_names, widths)).rstrip())
+    for row in rows:
+        typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+ParamOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
+]
+
+
+@app.command()
+def query(
+    name: Annotated[str, typer.Argument(help="A query in queries/ by name, or an .sql file.", show_default=False)],
+    param: ParamOption = None,
+    data: DataOption = Path("data"),
+    queries: Annotated[Path, typer.Option("--queries", help="Folder of query files.")] = Path("queries"),
+) -> None:
+    """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
+
+    Example: tablebase query seed003_state_graph --param ruleset=chopsticks
+    """
+    from pipeline.query import find_query, run_sql
+
+    path = find_query(name, queries)
+    _print_table(run_sql(data, path.read_text(), _parse_params(param or [])))
+
+
+@app.command()
+def sql(
+    statement: Annotated[str, typer.Argument(help="One SQL statement.", show_default=False)],
+    param: ParamOption = None,
+    data: DataOption = Path("data"),
+) -> None:
+    """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
+
+    Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
+    """
+    from pipeline.query import run_sql
+
+    _print_table(run_sql(data, statement, _parse_params(param or [])))
+
+
 @app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults.

@@ -1,0 +1,39 @@
+# tablebase: `make all` builds every ruleset of rulesets.toml into data/, `make test` tests.
+# Both create the virtual environment .venv/ and install the project first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DATA ?= data
+RULESETS ?= rulesets.toml
+SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
+
+.PHONY: all test bench claims clean install enumerate solve verify export build
+.DELETE_ON_ERROR:
+
+all: $(DATA)/catalog.parquet
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# Every ruleset is rebuilt when the ruleset file or the pipeline's code changes.
+$(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
+	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/run.py
+
+# One stage for one ruleset: make solve RULESET=chopsticks:split=any
+enumerate solve verify export build: $(VENV)/.installed
+	@test -n "$(RULESET)" || { echo "usage: make $@ RULESET=<ruleset id>" >&2; exit 2; }
+	$(BIN)/tablebase $@ '$(RULESET)' --data $(DATA)
+
+clean:
+	rm -rf $(DATA)

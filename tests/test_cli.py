@@ -1,0 +1,119 @@
+"""The command line: help with examples, one-line errors, nothing lost on bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tablebase(*args: str, data: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
+    extra = ["--data", str(data)] if data is not None else []
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args, *extra],
+        capture_output=True, text=True, cwd=ROOT, **kwargs,
+    )
+
+
+def digests(data: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(data)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(data.rglob("*.parquet"))
+        if not p.relative_to(data).parts[0].startswith(".")
+    }
+
+
+@pytest.fixture
+def data(tmp_path) -> Path:
+    result = tablebase("build", "-q", "chopsticks", "chopsticks:hands=1", data=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path
+
+
+def test_every_command_has_help_with_an_example():
+    for command in app.registered_commands:
+        name = command.name or command.callback.__name__
+        result = tablebase(name, "--help")
+        assert result.returncode == 0, name
+        assert "Example" in result.stdout, f"{name} --help shows no example"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["build", "chopstix"], "unknown game 'chopstix'"),
+        (["build", "chopsticks:fingers=1"], "fingers"),
+        (["build", "chopsticks:hands=0"], "hands"),
+        (["build", "chopsticks:overflow=sideways"], "sideways"),
+        (["build", "chopsticks:colour=red"], "unknown parameter"),
+        (["probe", "chopsticks", "1-1"], "malformed chopsticks position"),
+        (["probe", "chopsticks", "1-1|x-1"], "malformed chopsticks position"),
+        (["probe", "chopsticks", "1-7|1-1"], "impossible chopsticks position"),
+        (["probe", "chopsticks", "0-0|0-0"], "impossible chopsticks position"),
+        (["probe", "chopsticks:split=any", "1-1|1-1"], "missing"),
+        (["solve", "chopsticks:fingers=3"], "missing"),
+        (["export", "chopsticks:fingers=3"], "missing"),
+        (["query", "no_such_query"], "no query named"),
+        (["sql", "SELEC 1"], "syntax error"),
+    ],
+)
+def test_bad_input_gives_one_line_and_keeps_data(data, args, message):
+    before = digests(data)
+    result = tablebase(*args, data=data)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and message in lines[0]
+    assert digests(data) == before
+
+
+def test_corrupt_parquet_is_reported(data):
+    files = data / "chopsticks"
+    (files / "transitions.parquet").write_bytes(b"not parquet at all")
+    result = tablebase("probe", "chopsticks", "1-1|1-1", data=data)
+    assert result.returncode == 1
+    assert "not a readable Parquet file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_probe_shows_value_and_best_move_first(data):
+    result = tablebase("probe", "chopsticks", "3-1|0-2", data=data)
+    assert result.returncode == 0, result.stderr
+    first, best = result.stdout.splitlines()[:2]
+    assert first.split()[:3] == ["chopsticks", "1-3|0-2", "win"]
+    assert "3 hits 2" in best and "win for the mover" in best
+
+
+def test_rebuild_gives_identical_bytes(data):
+    before = digests(data)
+    assert tablebase("build", "-q", "chopsticks", "chopsticks:hands=1", data=data).returncode == 0
+    assert digests(data) == before
+
+
+def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
+    data = tmp_path
+    assert tablebase("build", "-q", "chopsticks:fingers=12,hands=3", data=data).returncode == 0
+    before = digests(data)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "build", "chopsticks:fingers=12,hands=3", "--data", str(data)],
+        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+    )
+    for line in process.stderr:  # kill it once the solver is under way
+        if "solve" in line and "depth 3" in line:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert digests(data) == before
+    probe = tablebase("probe", "chopsticks:fingers=12,hands=3", "1-1-1|1-1-1", data=data)
+    assert probe.returncode == 0, probe.stderr

@@ -1,0 +1,39 @@
+"""The seeds' published results, read from the exported tablebases."""
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.query import run_sql
+
+QUERIES = Path(__file__).resolve().parent.parent / "queries"
+
+
+def start_of(data: Path, ruleset: str) -> dict:
+    catalog = pq.read_table(data / "catalog.parquet").to_pylist()
+    return next(row for row in catalog if row["ruleset"] == ruleset)
+
+
+def test_seed003_state_graph_counts_and_second_player_win(built):
+    sql = (QUERIES / "seed003_state_graph.sql").read_text()
+    [row] = run_sql(built, sql, {"ruleset": "chopsticks"}).to_pylist()
+    assert row == {
+        "nodes": 165,
+        "edges": 273,
+        "finished_won_by_first": 8,
+        "finished_won_by_second": 8,
+        "winner": "second player",
+    }
+
+
+def test_seed000_split_any_is_second_player_win(built):
+    row = start_of(built, "chopsticks:split=any")
+    assert (row["start"], row["start_value"]) == ("1-1|1-1", "loss")
+
+
+@pytest.mark.parametrize("ruleset", ["chopsticks:overflow=rollover", "chopsticks:split=dead"])
+def test_loops_make_the_start_a_draw(built, ruleset):
+    row = start_of(built, ruleset)
+    assert row["start_value"] == "draw"
+    assert row["start_remoteness"] is None

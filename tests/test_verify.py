@@ -1,0 +1,77 @@
+"""The verifier catches a wrong solution, and nothing unverified is exported."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.errors import VerificationError
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.stages.export import export
+from pipeline.stages.solve import solve
+from pipeline.stages.verify import verify
+
+
+@pytest.fixture
+def solved(tmp_path):
+    rules = Ruleset.parse("chopsticks:split=any")
+    files = DataDir(tmp_path).ruleset(rules)
+    enumerate_ruleset(rules, files)
+    solve(files, tmp_path / ".tmp")
+    return rules, files, tmp_path / ".tmp"
+
+
+def tamper(path, where, column, value):
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    for row in rows:
+        if where(row):
+            row[column] = value
+            break
+    else:
+        raise AssertionError("nothing to tamper with")
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def test_correct_solution_passes_every_check(solved):
+    _, files, temp = solved
+    result = verify(files, temp)
+    assert result.num_rows >= 8
+    assert pc.sum(result["failures"]).as_py() == 0
+
+
+@pytest.mark.parametrize(
+    "where, column, value, check",
+    [
+        (lambda r: r["value"] == "win" and r["remoteness"] > 2, "remoteness", 1, "win"),
+        (lambda r: r["value"] == "loss" and r["remoteness"] > 0, "value", "win", "win"),
+        (lambda r: r["value"] == "loss" and r["remoteness"] > 2, "remoteness", 99, "loss"),
+        (lambda r: r["value"] == "draw", "value", "loss", "loss"),
+        (lambda r: r["value"] == "win" and r["remoteness"] > 1, "value", "draw", "draw"),
+        (lambda r: r["remoteness"] == 0, "value", "draw", "terminal_value"),
+    ],
+)
+def test_tampered_solution_fails_and_is_not_exported(solved, where, column, value, check):
+    rules, files, temp = solved
+    tamper(files.solution, where, column, value)
+    with pytest.raises(VerificationError, match=check):
+        verify(files, temp)
+    with pytest.raises(VerificationError):
+        export(rules, files, temp)
+    assert not files.tablebase.exists()
+
+
+def test_solution_changed_after_verification_is_not_exported(solved):
+    rules, files, temp = solved
+    verify(files, temp)
+    backup = files.solution.with_suffix(".bak")
+    shutil.copy(files.solution, backup)
+    tamper(files.solution, lambda r: r["value"] == "win", "remoteness", 1000)
+    with pytest.raises(VerificationError, match="changed since"):
+        export(rules, files, temp)
