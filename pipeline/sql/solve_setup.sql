@@ -10,14 +10,10 @@ FROM read_parquet(getvariable('transitions'))
 GROUP BY dst;
 
 -- val: 0 undecided, 1 win, 2 loss. pending: children not yet known to be won.
+-- Rows stay in the positions file's order (by id), so the result needs no sort.
 CREATE TEMP TABLE st AS
-SELECT p.id::INTEGER AS id,
-       coalesce(d.n, 0)::INTEGER AS pending,
-       CASE p.terminal WHEN 'win' THEN 1 WHEN 'loss' THEN 2 ELSE 0 END::TINYINT AS val,
-       CASE WHEN p.terminal IS NOT NULL THEN 0 END::INTEGER AS rem
-FROM read_parquet(getvariable('positions')) AS p
-LEFT JOIN (
-    SELECT src::INTEGER AS id, count(*) AS n
-    FROM read_parquet(getvariable('transitions'))
-    GROUP BY src
-) AS d ON d.id = p.id;
+SELECT id::INTEGER AS id,
+       moves AS pending,
+       CASE terminal WHEN 'win' THEN 1 WHEN 'loss' THEN 2 ELSE 0 END::TINYINT AS val,
+       CASE WHEN terminal IS NOT NULL THEN 0 END::INTEGER AS rem
+FROM read_parquet(getvariable('positions'));

@@ -18,7 +18,7 @@ WITH s AS (
     LEFT JOIN s AS c ON c.id = t.dst
     GROUP BY t.src
 )
-SELECT p.id, p.text, p.terminal, s.value, s.remoteness, s.id IS NOT NULL AS solved,
+SELECT p.id, p.text, p.terminal, p.moves, s.value, s.remoteness, s.id IS NOT NULL AS solved,
        coalesce(k.children, 0) AS children, coalesce(k.known_children, 0) AS known_children,
        coalesce(k.loss_children, 0) AS loss_children, k.min_loss,
        coalesce(k.win_children, 0) AS win_children, k.max_win,

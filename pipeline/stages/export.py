@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.db import connect, quote_path, run_sql, set_variables
+from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
 from pipeline.errors import DataError
 from pipeline.layout import DataDir, RulesetFiles
 from pipeline.parquet import atomic_path, require, sha256, write_table
@@ -34,16 +34,16 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         ).fetchall()
         if not rows:
             raise DataError(f"{files.positions} has no start position {start_text!r}")
-        run_sql(con, "reachable", transitions=files.transitions, start=rows[0][0])
+        mark_reachable(con, files, rows[0][0])
         decoded = ", ".join(f'p."{name}"' for name in rules.game.columns)
         with atomic_path(files.tablebase) as tmp:
             con.execute(
                 f"""COPY (
-                    SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded},
-                           s.value, s.remoteness, r.id IS NOT NULL AS reachable
+                    SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}, p.moves,
+                           s.value, s.remoteness, r.seen AS reachable
                     FROM read_parquet(getvariable('positions')) AS p
                     JOIN read_parquet(getvariable('solution')) AS s USING (id)
-                    LEFT JOIN reachable AS r ON r.id = p.id
+                    JOIN reach AS r ON r.id = p.id
                     ORDER BY p.id
                 ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
             )
@@ -80,6 +80,18 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
     }
     write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
     return summary
+
+
+def mark_reachable(con, files: RulesetFiles, start: int) -> None:
+    """Table `reach` (id, seen): whether each position can be reached from `start`."""
+    run_sql(con, "reachable", positions=files.positions, transitions=files.transitions)
+    frontier = pa.table({"id": pa.array([start], pa.int32())})
+    con.execute("UPDATE reach SET seen = true WHERE id = ?", [start])
+    level_sql = sql_text("reachable_level")
+    while frontier.num_rows:
+        con.register("frontier", frontier)
+        frontier = con.sql(level_sql).to_arrow_table()
+        con.unregister("frontier")
 
 
 SUMMARY_SCHEMA = pa.schema([

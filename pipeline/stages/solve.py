@@ -56,7 +56,7 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
                     SELECT id::BIGINT AS id,
                            CASE val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END AS value,
                            rem AS remoteness
-                    FROM st ORDER BY id
+                    FROM st
                 ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
             )
         con.close()

@@ -25,6 +25,8 @@ CHECKS: list[tuple[str, str, str]] = [
      "NOT solved OR value NOT IN ('win', 'loss', 'draw')"),
     ("children_exist", "every transition leads to a position",
      "children <> known_children"),
+    ("moves_counted", "a position's move count is its number of transitions",
+     "moves <> children"),
     ("terminal_has_no_moves", "no move leaves a position where the game is over",
      "terminal IS NOT NULL AND children > 0"),
     ("dead_end_is_terminal", "a position without moves is one where the game is over",
