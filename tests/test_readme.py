@@ -1,0 +1,34 @@
+"""The README's SQL examples run as printed and answer something."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pipeline.query import run_sql
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+EXAMPLES = re.findall(r"```sql\n(.*?)```", README, flags=re.S)
+
+
+def test_readme_has_sql_examples():
+    assert len(EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("sql", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
+def test_readme_sql_runs(built, sql):
+    sql = sql.replace("'data/", f"'{built}/")  # the file-path examples read data/
+    table = run_sql(built, sql.strip().rstrip(";"))
+    assert table.num_rows > 0
+
+
+def test_readme_probe_example_is_current(built):
+    from pipeline.probe import probe
+
+    result = probe("chopsticks", "1-3|0-2", built)
+    block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'"):]
+    assert f"{result.position}  {result.value} in {result.remoteness}" in block
+    for move in result.moves:
+        assert move.move in block
