@@ -43,11 +43,9 @@ def test_sql_solver_agrees_with_reference(ruleset, tmp_path):
     rules = Ruleset.parse(ruleset)
     build(rules, DataDir(tmp_path))
     files = DataDir(tmp_path).ruleset(rules)
-    table = pq.read_table(files.tablebase, columns=["id", "position", "value", "remoteness"]).to_pylist()
-    ours = {r["position"]: (r["value"], r["remoteness"]) for r in table}
-    expected = {text: (value, remoteness)
-                for text, (value, remoteness, _) in reference.solve(rules.game_name, params_of(ruleset)).items()}
-    assert ours == expected
+    table = pq.read_table(files.tablebase, columns=["id", "position", "value", "remoteness", "grundy"]).to_pylist()
+    ours = {r["position"]: (r["value"], r["remoteness"], r["grundy"]) for r in table}
+    assert ours == reference.solve(rules.game_name, params_of(ruleset))
 
     text_of = {r["id"]: r["position"] for r in table}
     graph: dict[str, set[str]] = {text: set() for text in ours}

@@ -20,7 +20,7 @@ from pipeline.stages.verify import verify
 
 @pytest.fixture
 def solved(tmp_path):
-    rules = Ruleset.parse("chopsticks:split=any")
+    rules = Ruleset.parse("chopsticks:split=dead")
     files = DataDir(tmp_path).ruleset(rules)
     enumerate_ruleset(rules, files)
     solve(files, tmp_path / ".tmp")
@@ -55,6 +55,10 @@ def test_correct_solution_passes_every_check(solved):
         (lambda r: r["value"] == "draw", "value", "loss", "loss"),
         (lambda r: r["value"] == "win" and r["remoteness"] > 1, "value", "draw", "draw"),
         (lambda r: r["remoteness"] == 0, "value", "draw", "terminal_value"),
+        (lambda r: r["grundy"] == 1, "grundy", 2, "grundy_mex"),
+        (lambda r: r["grundy"] == 0, "grundy", 5, "grundy_mex"),
+        (lambda r: r["grundy"] is not None and r["remoteness"] > 0, "grundy_height", 0, "grundy_acyclic"),
+        (lambda r: r["grundy"] is None, "grundy", 0, "grundy_defined"),
     ],
 )
 def test_tampered_solution_fails_and_is_not_exported(solved, where, column, value, check):

@@ -4,7 +4,7 @@
 -- holds the checks over these facts.
 CREATE TEMP TABLE facts AS
 WITH s AS (
-    SELECT id, value, remoteness FROM read_parquet(getvariable('solution'))
+    SELECT id, value, remoteness, grundy, grundy_height FROM read_parquet(getvariable('solution'))
 ), kids AS (
     SELECT t.src AS id,
            count(*) AS children,
@@ -13,7 +13,10 @@ WITH s AS (
            min(c.remoteness) FILTER (WHERE c.value = 'loss') AS min_loss,
            count(*) FILTER (WHERE c.value = 'win') AS win_children,
            max(c.remoteness) FILTER (WHERE c.value = 'win') AS max_win,
-           count(*) FILTER (WHERE c.value = 'draw') AS draw_children
+           count(*) FILTER (WHERE c.value = 'draw') AS draw_children,
+           count(c.grundy) AS grundy_children,
+           list(DISTINCT c.grundy) FILTER (WHERE c.grundy IS NOT NULL) AS child_grundy,
+           max(c.grundy_height) AS max_child_height
     FROM read_parquet(getvariable('transitions')) AS t
     LEFT JOIN s AS c ON c.id = t.dst
     GROUP BY t.src
@@ -22,7 +25,12 @@ SELECT p.id, p.text, p.terminal, p.moves, s.value, s.remoteness, s.id IS NOT NUL
        coalesce(k.children, 0) AS children, coalesce(k.known_children, 0) AS known_children,
        coalesce(k.loss_children, 0) AS loss_children, k.min_loss,
        coalesce(k.win_children, 0) AS win_children, k.max_win,
-       coalesce(k.draw_children, 0) AS draw_children
+       coalesce(k.draw_children, 0) AS draw_children,
+       s.grundy, s.grundy_height, coalesce(k.grundy_children, 0) AS grundy_children,
+       coalesce(k.child_grundy, []) AS child_grundy, k.max_child_height,
+       -- normal play: every finished position is lost by the mover
+       (SELECT bool_and(terminal = 'loss') FROM read_parquet(getvariable('positions'))
+        WHERE terminal IS NOT NULL) AS normal_play
 FROM read_parquet(getvariable('positions')) AS p
 LEFT JOIN s USING (id)
 LEFT JOIN kids AS k USING (id);

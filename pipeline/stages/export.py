@@ -40,7 +40,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
             con.execute(
                 f"""COPY (
                     SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}, p.moves,
-                           s.value, s.remoteness, r.seen AS reachable
+                           s.value, s.remoteness, s.grundy, r.seen AS reachable
                     FROM read_parquet(getvariable('positions')) AS p
                     JOIN read_parquet(getvariable('solution')) AS s USING (id)
                     JOIN reach AS r ON r.id = p.id
@@ -57,7 +57,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
                FROM read_parquet(?)""", [str(files.tablebase)],
         ).fetchall()[0]
         start = con.execute(
-            "SELECT value, remoteness FROM read_parquet(?) WHERE position = ?", [str(files.tablebase), start_text],
+            "SELECT value, remoteness, grundy FROM read_parquet(?) WHERE position = ?", [str(files.tablebase), start_text],
         ).fetchall()[0]
         con.close()
     summary = {
@@ -73,6 +73,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         "start": start_text,
         "start_value": start[0],
         "start_remoteness": start[1],
+        "start_grundy": start[2],
         "max_remoteness": counts[5],
         "tablebase_sha256": sha256(files.tablebase),
         "transitions_sha256": sha256(files.transitions),
@@ -99,6 +100,7 @@ SUMMARY_SCHEMA = pa.schema([
     ("positions", pa.int64()), ("transitions", pa.int64()), ("wins", pa.int64()),
     ("losses", pa.int64()), ("draws", pa.int64()), ("reachable", pa.int64()),
     ("start", pa.string()), ("start_value", pa.string()), ("start_remoteness", pa.int64()),
+    ("start_grundy", pa.int64()),
     ("max_remoteness", pa.int64()), ("tablebase_sha256", pa.string()),
     ("transitions_sha256", pa.string()), ("pipeline_version", pa.string()),
 ])

@@ -1,9 +1,13 @@
-"""Stage 2: win / loss / draw and remoteness of every position, by retrograde analysis in DuckDB.
+"""Stage 2: value, remoteness and Grundy value of every position, by retrograde analysis in DuckDB.
 
-Level 0 is the terminal positions. Each level joins the positions decided at the level
-before to their parents (sql/solve_level.sql), so every transition is looked at once in
-the whole solve: the work grows with the transitions, not with transitions x depth.
-Positions never decided are draws.
+Values: level 0 is the terminal positions. Each level joins the positions decided at the
+level before to their parents (sql/solve_level.sql), so every transition is looked at
+once in the whole solve: the work grows with the transitions, not with transitions x
+depth. Positions never decided are draws.
+
+Grundy values: positions are peeled from those without moves upwards (sql/grundy_*.sql);
+each position's children are read once, when the last of them gets its value. What is
+never peeled can reach a cycle and has no Grundy value.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
@@ -24,6 +30,8 @@ class Solved:
     levels: int
     decided: int
     positions: int
+    grundy_levels: int
+    grundy_known: int
 
 
 def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
@@ -35,29 +43,65 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
         con = connect(temp_dir)
         run_sql(con, "solve_setup", positions=files.positions, transitions=files.transitions)
         total = con.execute("SELECT count(*) FROM st").fetchall()[0][0]
-        frontier = con.sql("SELECT id, val FROM st WHERE val > 0").to_arrow_table()
-        decided = frontier.num_rows
-        level_sql = sql_text("solve_level")
-        level = 0
-        while frontier.num_rows:
-            log.info("solve %s: depth %d: %s decided (%s of %s)", label, level,
-                     f"{frontier.num_rows:,}", f"{decided:,}", f"{total:,}")
-            level += 1
-            set_variables(con, level=level)
-            con.register("frontier", frontier)
-            touched = con.sql(level_sql).to_arrow_table()
-            con.unregister("frontier")
-            frontier = touched.filter(pc.greater(touched["val"], 0))
-            decided += frontier.num_rows
-        log.info("solve %s: %s positions never decided are draws", label, f"{total - decided:,}")
+        with Timer(f"solve {label}: values"):
+            levels, decided = _values(con, label, total)
+        with Timer(f"solve {label}: Grundy values"):
+            grundy_levels, grundy_known = _grundy(con, files, label, total)
         with atomic_path(files.solution) as tmp:
+            # st and gst keep the positions file's order (by id): no sort needed
             con.execute(
                 f"""COPY (
-                    SELECT id::BIGINT AS id,
-                           CASE val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END AS value,
-                           rem AS remoteness
-                    FROM st
+                    SELECT st.id::BIGINT AS id,
+                           CASE st.val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END AS value,
+                           st.rem AS remoteness,
+                           gst.grundy,
+                           gst.height AS grundy_height
+                    FROM st POSITIONAL JOIN gst
                 ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
             )
         con.close()
-    return Solved(levels=level, decided=decided, positions=total)
+    return Solved(levels, decided, total, grundy_levels, grundy_known)
+
+
+def _values(con: duckdb.DuckDBPyConnection, label: str, total: int) -> tuple[int, int]:
+    frontier = con.sql("SELECT id, val FROM st WHERE val > 0").to_arrow_table()
+    decided = frontier.num_rows
+    level_sql = sql_text("solve_level")
+    level = 0
+    while frontier.num_rows:
+        log.info("solve %s: depth %d: %s decided (%s of %s)", label, level,
+                 f"{frontier.num_rows:,}", f"{decided:,}", f"{total:,}")
+        level += 1
+        set_variables(con, level=level)
+        con.register("frontier", frontier)
+        touched = con.sql(level_sql).to_arrow_table()
+        con.unregister("frontier")
+        frontier = touched.filter(pc.greater(touched["val"], 0))
+        decided += frontier.num_rows
+    log.info("solve %s: %s positions never decided are draws", label, f"{total - decided:,}")
+    return level, decided
+
+
+def _grundy(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, total: int) -> tuple[int, int]:
+    run_sql(con, "grundy_setup", positions=files.positions, transitions=files.transitions)
+    frontier = con.sql("SELECT id FROM gst WHERE gpending = 0").to_arrow_table()
+    known = frontier.num_rows
+    ready_sql, level_sql = sql_text("grundy_ready"), sql_text("grundy_level")
+    level = 0
+    while frontier.num_rows:
+        log.info("solve %s: Grundy height %d: %s computed (%s of %s)", label, level,
+                 f"{frontier.num_rows:,}", f"{known:,}", f"{total:,}")
+        level += 1
+        con.register("frontier", frontier)
+        touched = con.sql(ready_sql).to_arrow_table()
+        con.unregister("frontier")
+        ready = touched.filter(pc.equal(touched["gpending"], 0)).select(["id"])
+        if not ready.num_rows:
+            break
+        set_variables(con, level=level)
+        con.register("ready", ready)
+        frontier = con.sql(level_sql).to_arrow_table()
+        con.unregister("ready")
+        known += frontier.num_rows
+    log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - known:,}")
+    return level, known

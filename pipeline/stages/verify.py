@@ -39,6 +39,15 @@ CHECKS: list[tuple[str, str, str]] = [
      "terminal IS NULL AND value = 'loss' AND NOT (win_children = children AND remoteness = max_win + 1)"),
     ("draw", "a draw has no loss child, some draw child, and no remoteness",
      "value = 'draw' AND NOT (loss_children = 0 AND draw_children > 0 AND remoteness IS NULL)"),
+    ("grundy_defined", "a Grundy value exactly where every child has one",
+     "(grundy IS NOT NULL) <> (grundy_children = children)"),
+    ("grundy_mex", "a Grundy value is the least value no child has",
+     "grundy IS NOT NULL AND (list_contains(child_grundy, grundy)"
+     " OR len(list_filter(child_grundy, lambda g: g < grundy)) <> grundy)"),
+    ("grundy_acyclic", "a Grundy value's height is one more than its highest child's (no cycle)",
+     "grundy IS NOT NULL AND grundy_height IS DISTINCT FROM coalesce(max_child_height + 1, 0)"),
+    ("grundy_zero_is_loss", "under normal play, Grundy value 0 exactly on lost positions",
+     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (value = 'loss')"),
 ]
 
 VERIFICATION_SCHEMA = pa.schema([
