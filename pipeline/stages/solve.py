@@ -100,7 +100,10 @@ def _grundy(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, tot
             break
         set_variables(con, level=level)
         con.register("ready", ready)
-        frontier = con.sql(level_sql).to_arrow_table()
+        *compute, update = level_sql.split(";\n\n")
+        for statement in compute:
+            con.execute(statement)
+        frontier = con.sql(update).to_arrow_table()
         con.unregister("ready")
         known += frontier.num_rows
     log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - known:,}")
