@@ -16,6 +16,20 @@ SMALL = {
         "chopsticks:overflow=rollover,self_attack=true,split=any,split_kill=false",
         "chopsticks:split=dead,self_attack=true",
     ],
+    "sticks": [
+        "sticks", "sticks:rows=1", "sticks:rows=5,play=normal", "sticks:rows=5,max_take=2",
+        "sticks:max_take=1,play=normal,rows=4",
+    ],
+    "nim": [
+        "nim", "nim:start=1", "nim:play=misere,start=2-2-3", "nim:start=1-1-4,variant=largest",
+        "nim:play=misere,variant=distinct", "nim:start=1-2-2-3,variant=arrow",
+        "nim:play=misere,start=2-2-3,variant=arrow-other", "nim:start=1-1-4,variant=coin",
+        "nim:play=misere,start=2-3,variant=coin",
+    ],
+    "hackenbush": [
+        "hackenbush", "hackenbush:fib=1", "hackenbush:fib=5", "hackenbush:tree=1:2",
+        "hackenbush:tree=1:5/3/9;9:2/4;4:6;3:7/8",
+    ],
 }
 
 

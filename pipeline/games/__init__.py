@@ -82,9 +82,9 @@ class Game(Protocol):
 
 
 def _registry() -> dict[str, Game]:
-    from pipeline.games import chopsticks
+    from pipeline.games import chopsticks, hackenbush, nim, sticks
 
-    games: list[Any] = [chopsticks.GAME]
+    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME]
     return {game.name: game for game in games}
 
 

@@ -1,0 +1,150 @@
+"""Bulk building blocks shared by the games whose positions are multisets or sets of numbers.
+
+Not a game: nothing here is registered. Every helper works on whole NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.games import TRANSITION_SCHEMA
+
+#: Rows per transitions batch (bounds the memory of move generation).
+BATCH_ROWS = 1 << 20
+#: Pending children of one level are deduplicated once they exceed this many.
+COMPACT_ROWS = 1 << 23
+
+
+def number_lists(counts: np.ndarray, values: np.ndarray, value_type: pa.DataType) -> pa.ListArray:
+    """A list per row: row i holds the next counts[i] entries of `values`."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, value_type))
+
+
+def joined_text(lists: pa.ListArray) -> pa.Array:
+    """Each list's numbers joined by '-', or '0' for an empty list."""
+    strings = pa.ListArray.from_arrays(lists.offsets, lists.values.cast(pa.string()))
+    text = pc.binary_join(strings, "-")
+    return pc.if_else(pc.equal(pc.list_value_length(lists), 0), "0", text)
+
+
+def terminal_column(finished: np.ndarray, value: str) -> pa.Array:
+    """`value` where the game is over, NULL elsewhere."""
+    return pc.if_else(pa.array(finished, pa.bool_()), pa.scalar(value), pa.scalar(None, pa.string()))
+
+
+def parse_numbers(text: str) -> list[int] | None:
+    """The non-negative integers of `text` joined by '-', or None if it is not that shape."""
+    parts = text.strip().split("-")
+    if not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+        return None
+    return [int(p) for p in parts]
+
+
+def distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of `keys`, ascending (np.unique's hashing is slower on int64 keys)."""
+    keys = np.sort(keys)
+    keep = np.ones(keys.size, dtype=bool)
+    keep[1:] = keys[1:] != keys[:-1]
+    return keys[keep]
+
+
+def reachable_by_level(
+    starts: dict[int, np.ndarray],
+    expand: Callable[[np.ndarray, int], Iterable[tuple[int | np.ndarray, np.ndarray]]],
+) -> list[np.ndarray]:
+    """Every key reachable from `starts` (level -> keys), as one sorted array per level.
+
+    `expand(keys, level)` yields (child levels, child keys), the levels one for all keys
+    or one per key, always below `level`. So a level is complete once every higher level
+    has been expanded: the search runs level by level downwards, each level's frontier
+    deduplicated once.
+    """
+    pending: dict[int, list[np.ndarray]] = {level: [np.asarray(keys, np.int64)] for level, keys in starts.items()}
+    sizes = {level: len(parts[0]) for level, parts in pending.items()}
+    found = []
+    while pending:
+        level = max(pending)
+        frontier = distinct(np.concatenate(pending.pop(level)))
+        sizes.pop(level)
+        found.append(frontier)
+        for child_levels, keys in expand(frontier, level):
+            for child_level, part in _by_level(child_levels, keys):
+                if child_level >= level:
+                    raise AssertionError("a move must lower the level")
+                pending.setdefault(child_level, []).append(part)
+                sizes[child_level] = sizes.get(child_level, 0) + part.size
+                if sizes[child_level] > COMPACT_ROWS:
+                    merged = distinct(np.concatenate(pending[child_level]))
+                    pending[child_level], sizes[child_level] = [merged], merged.size
+    return found
+
+
+def _by_level(levels: int | np.ndarray, keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    if not keys.size:
+        return
+    if np.ndim(levels) == 0:
+        yield int(levels), keys
+        return
+    order = np.argsort(levels, kind="stable")
+    levels, keys = levels[order], keys[order]
+    bounds = np.flatnonzero(np.diff(levels)) + 1
+    for part_levels, part in zip(np.split(levels, bounds), np.split(keys, bounds)):
+        yield int(part_levels[0]), part
+
+
+def first_per_pair(src: np.ndarray, dst: np.ndarray, move: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """Rows sorted by (src, dst), keeping the first row (in the given order) of each pair."""
+    key = src * n + dst
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    first = np.ones(key.size, dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    chosen = order[first]
+    return src[chosen], dst[chosen], move[chosen]
+
+
+class Batcher:
+    """Collects (src, dst, move code) arrays, already in order, into batches of ~BATCH_ROWS.
+
+    `labels` names move codes: a fixed list indexed by code, or a function from an array
+    of the distinct codes of one batch to their names (each batch then carries its own
+    dictionary of just those).
+    """
+
+    def __init__(self, labels: list[str] | Callable[[np.ndarray], list[str]]):
+        self._labels = labels
+        self._fixed = pa.array(labels, pa.string()) if isinstance(labels, list) else None
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._rows = 0
+
+    def add(self, src: np.ndarray, dst: np.ndarray, move: np.ndarray) -> Iterator[pa.RecordBatch]:
+        if src.size:
+            self._parts.append((src, dst, move))
+            self._rows += src.size
+        if self._rows >= BATCH_ROWS:
+            yield self._flush()
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        if self._rows:
+            yield self._flush()
+
+    def _flush(self) -> pa.RecordBatch:
+        src, dst, move = (np.concatenate(column) for column in zip(*self._parts))
+        self._parts, self._rows = [], 0
+        if self._fixed is not None:
+            indices, dictionary = move.astype(np.int32), self._fixed
+        else:
+            codes, inverse = np.unique(move, return_inverse=True)
+            indices = inverse.astype(np.int32).reshape(-1)
+            dictionary = pa.array(self._labels(codes), pa.string())
+        return pa.RecordBatch.from_arrays(
+            [pa.array(src.astype(np.int64, copy=False)), pa.array(dst.astype(np.int64, copy=False)),
+             pa.DictionaryArray.from_arrays(pa.array(indices), dictionary)],
+            schema=TRANSITION_SCHEMA,
+        )

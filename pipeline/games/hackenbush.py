@@ -1,0 +1,246 @@
+"""Green Hackenbush on a rooted tree (seed 004): cut an edge, everything above it falls.
+
+A position is a root-connected set of edges (an edge is named by its lower node), and
+every such set is reachable. They are numbered densely by a nested mixed radix: the
+subtree at node v is 0 without its edge, else 1 + its own number, one digit per child
+of v, where the subtree of v (with v) can be in N(v) = prod(1 + N(child)) states. So a
+position's id is a sum of `scale[x] * (1 + number of the part above x)` over the top
+edges x, and cutting x subtracts exactly that term: children come out of whole arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.errors import PositionError, RulesetError
+from pipeline.games import POSITION_COLUMNS
+from pipeline.games._bulk import Batcher, joined_text, number_lists, parse_numbers, terminal_column
+from pipeline.params import IntParam, TextParam
+from pipeline.rulesets import Ruleset
+
+MAX_POSITIONS = 200_000_000
+MAX_MOVES = 2_000_000_000
+#: Positions x edges per block of move generation and decoding.
+CELLS = 1 << 21
+
+#: A tree as (parent, children ascending) in preorder, children visited in ascending order.
+Tree = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def parse_tree(text: str) -> Tree:
+    """Parse 'parent:child/child;…' rooted at node 1; ValueError saying what is wrong."""
+    parent: dict[int, int] = {}
+    for part in text.split(";"):
+        top, colon, kids = part.partition(":")
+        numbers = [top, *kids.split("/")]
+        if not colon or not all(n.isascii() and n.isdigit() and int(n) > 0 for n in numbers):
+            raise ValueError(f"expected parent:child/child;… with node numbers ≥ 1, but got {part!r}")
+        for kid in map(int, kids.split("/")):
+            if kid in parent:
+                if parent[kid] == int(top):
+                    raise ValueError(f"the edge {top}:{kid} is listed twice")
+                raise ValueError(f"node {kid} has two parents, {parent[kid]} and {top}")
+            parent[kid] = int(top)
+    for node in sorted(parent):
+        path = [node]
+        while path[-1] in parent and parent[path[-1]] not in path:
+            path.append(parent[path[-1]])
+        if path[-1] in parent:
+            cycle = path[path.index(parent[path[-1]]):][::-1]  # parent to child
+            first = cycle.index(min(cycle))
+            cycle = cycle[first:] + cycle[:first + 1]
+            raise ValueError(f"cycle {' → '.join(map(str, cycle))}")
+    roots = sorted({p for p in parent.values() if p not in parent})
+    if 1 not in roots:
+        raise ValueError("node 1, the root, has no children")
+    if len(roots) > 1:
+        lost = sorted(n for n in {*parent, *roots} if _root_of(n, parent) != 1)
+        raise ValueError(
+            f"two roots, 1 and {roots[1]}: node{'s' * (len(lost) > 1)} {', '.join(map(str, lost))} "
+            f"{'are' if len(lost) > 1 else 'is'} not connected to the root 1"
+        )
+    return _preorder(parent)
+
+
+def _root_of(node: int, parent: dict[int, int]) -> int:
+    while node in parent:
+        node = parent[node]
+    return node
+
+
+def _preorder(parent: dict[int, int]) -> Tree:
+    children: dict[int, list[int]] = {}
+    for kid, top in parent.items():
+        children.setdefault(top, []).append(kid)
+    result, todo = [], [1]
+    while todo:
+        node = todo.pop()
+        kids = sorted(children.get(node, []))
+        if kids:
+            result.append((node, tuple(kids)))
+        todo.extend(reversed(kids))
+    return tuple(result)
+
+
+def format_tree(tree: Tree) -> str:
+    return ";".join(f"{top}:{'/'.join(map(str, kids))}" for top, kids in tree)
+
+
+def fibonacci_tree(k: int) -> Tree:
+    """T(k): T(1) one node, T(2) a root with one child, T(k) a root over T(k-1) and T(k-2), preorder numbers."""
+    parent: dict[int, int] = {}
+    counter = 0
+
+    def grow(order: int) -> int:
+        nonlocal counter
+        counter += 1
+        root = counter
+        for sub in (order - 1, order - 2) if order > 2 else (order - 1,) if order == 2 else ():
+            parent[grow(sub)] = root
+        return root
+
+    grow(k)
+    return _preorder(parent)
+
+
+def subtree_sizes(tree: Tree) -> tuple[dict[int, int], int]:
+    """(states, moves): each node's number of root-connected edge sets of its subtree
+    (N(v) = prod over children (1 + N(child)), 1 for a leaf), and the total number of
+    moves of the whole space (the sum over positions of their edge counts)."""
+    states: dict[int, int] = {}
+    edge_sum: dict[int, int] = {}  # over the states of v's subtree: edges in it
+    for top, kids in reversed(tree):  # preorder reversed: children before their parent
+        total, edges = 1, 0
+        for kid in kids:
+            n, e = states.get(kid, 1), edge_sum.get(kid, 0)
+            # with kid: its edge and the edges above it, in each of its n states
+            edges = edges * (1 + n) + total * (n + e)
+            total *= 1 + n
+        states[top], edge_sum[top] = total, edges
+    return states, edge_sum.get(1, 0)
+
+
+class Hackenbush:
+    name = "hackenbush"
+    summary = "green Hackenbush on a rooted tree: cut an edge, what hangs from it falls (seed 004)"
+    params = (
+        TextParam("tree", "1:2/3;2:4/5;4:7;3:6", "the tree: each parent with its children; node 1 is the root",
+                  parser=parse_tree, formatter=format_tree, shape="parent:child/child;…"),
+        IntParam("fib", "none", "instead of tree: the Fibonacci tree T(fib), nodes numbered in preorder",
+                 minimum=1, none_ok=True),
+    )
+    columns = {"edges": "the remaining edges, each named by its lower node, ascending (list of int32)"}
+
+    def validate(self, values: dict) -> None:
+        fib = values["fib"]
+        if fib is not None and values["tree"] != parse_tree(self.params[0].default):
+            raise RulesetError("hackenbush takes either tree or fib, not both")
+        if fib is not None and fib > 10:  # T(10) has 143 nodes and astronomically many positions
+            raise RulesetError(f"hackenbush with fib={fib} has far more positions than this pipeline builds")
+        states, moves = subtree_sizes(fibonacci_tree(fib) if fib is not None else values["tree"])
+        positions = states.get(1, 1)
+        if positions > MAX_POSITIONS or moves > MAX_MOVES:
+            what = f"fib={fib}" if fib is not None else f"tree {format_tree(values['tree'])}"
+            raise RulesetError(
+                f"hackenbush with {what} has {positions:,} positions and {moves:,} moves, more than this "
+                f"pipeline builds ({MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
+            )
+
+    def space(self, rules: Ruleset) -> "HackenbushSpace":
+        return HackenbushSpace(tree_of(rules))
+
+    def start(self, rules: Ruleset) -> str:
+        return "-".join(map(str, sorted(kid for _, kids in tree_of(rules) for kid in kids))) or "0"
+
+    def canonical_position(self, rules: Ruleset, text: str) -> str:
+        numbers = parse_numbers(text)
+        if numbers is None:
+            raise PositionError(
+                f"malformed hackenbush position {text!r}: expected the remaining edges' lower nodes "
+                f"joined by '-', or 0 for none"
+            )
+        edges = sorted(n for n in numbers if n > 0)
+        parent = {kid: top for top, kids in tree_of(rules) for kid in kids}
+        for edge in edges:
+            if edge not in parent:
+                raise PositionError(f"impossible hackenbush position {text!r}: the tree has no edge {edge}")
+        if len(set(edges)) != len(edges):
+            raise PositionError(f"impossible hackenbush position {text!r}: an edge is listed twice")
+        for edge in edges:
+            if parent[edge] != 1 and parent[edge] not in edges:
+                raise PositionError(
+                    f"impossible hackenbush position {text!r}: edge {edge} hangs from edge {parent[edge]}, "
+                    f"which is cut"
+                )
+        return "-".join(map(str, edges)) or "0"
+
+
+def tree_of(rules: Ruleset) -> Tree:
+    return fibonacci_tree(rules["fib"]) if rules["fib"] is not None else rules["tree"]
+
+
+GAME = Hackenbush()
+
+
+class HackenbushSpace:
+    def __init__(self, tree: Tree):
+        self.tree = tree
+        states, _ = subtree_sizes(tree)
+        self.total = states.get(1, 1)
+        # step[x]: the weight of x's digit within its parent's number; scale[x]: within the id
+        self.step: dict[int, int] = {}
+        self.scale: dict[int, int] = {1: 1}
+        for top, kids in tree:
+            weight = 1
+            for kid in kids:
+                self.step[kid] = weight
+                self.scale[kid] = weight * self.scale[top]
+                weight *= 1 + states.get(kid, 1)
+        self.states = {kid: states.get(kid, 1) for _, kids in tree for kid in kids}
+        self.edges = sorted(self.states)  # ascending: the order of texts and of labels
+        self.column = {edge: i for i, edge in enumerate(self.edges)}
+        self.chunk = max(1, CELLS // max(1, len(self.edges)))
+
+    def numbers(self, ids: np.ndarray) -> np.ndarray:
+        """above[:, column[x]]: the number of the part above edge x (with x), or -1 if x is gone."""
+        above = np.full((len(ids), len(self.edges)), -1, dtype=np.int64)
+        own = {1: ids}
+        for top, kids in self.tree:
+            mine = own[top]
+            for kid in kids:
+                digit = np.where(mine >= 0, (mine // self.step[kid]) % (1 + self.states[kid]), 0)
+                own[kid] = above[:, self.column[kid]] = digit - 1
+        return above
+
+    def positions(self) -> pa.Table:
+        edges = np.array(self.edges, dtype=np.int32)
+        lists, texts = [], []
+        for lo in range(0, self.total, self.chunk):
+            present = self.numbers(np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)) >= 0
+            block = number_lists(present.sum(axis=1), np.broadcast_to(edges, present.shape)[present], pa.int32())
+            lists.append(block)
+            texts.append(joined_text(block))
+        ids = np.arange(self.total, dtype=np.int64)
+        return pa.Table.from_arrays(
+            [pa.array(ids), pa.chunked_array(texts, pa.string()),
+             terminal_column(ids == 0, "loss"), pa.chunked_array(lists, pa.list_(pa.int32()))],
+            schema=POSITION_COLUMNS.append(pa.field("edges", pa.list_(pa.int32()))),
+        )
+
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        batcher = Batcher([f"cut {edge}" for edge in self.edges])
+        scale = np.array([self.scale[edge] for edge in self.edges], dtype=np.int64)
+        gone = np.iinfo(np.int64).max
+        for lo in range(0, self.total, self.chunk):
+            ids = np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)
+            above = self.numbers(ids)
+            # cutting x drops x and everything above it: its whole term of the id
+            child = np.where(above >= 0, ids[:, None] - scale[None, :] * (1 + above), gone)
+            order = np.argsort(child, axis=1, kind="stable")
+            child = np.take_along_axis(child, order, axis=1)
+            source, slot = np.nonzero(child != gone)
+            yield from batcher.add(ids[source], child[source, slot], order[source, slot])
+        yield from batcher.finish()
