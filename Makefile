@@ -27,6 +27,12 @@ $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q
 
+# The seeds' claims and tables, checked against the built tablebases, as Markdown.
+claims: $(DATA)/claims.md
+
+$(DATA)/claims.md: $(DATA)/catalog.parquet $(wildcard queries/*.sql)
+	$(BIN)/tablebase claims --data $(DATA) --out $@
+
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py
 

@@ -211,6 +211,23 @@ def sql(
 
 
 @app.command()
+def claims(
+    data: DataOption = Path("data"),
+    queries: Annotated[Path, typer.Option("--queries", help="Folder of query files.")] = Path("queries"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
+) -> None:
+    """Check the seeds' claims (queries/claim_*.sql, seed*.sql) and write a Markdown report.
+
+    Example: tablebase claims --out data/claims.md
+    """
+    from pipeline.claims import write_report
+
+    target = out or data / "claims.md"
+    write_report(data, queries, target)
+    typer.echo(f"wrote {target}")
+
+
+@app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults.
 

@@ -37,3 +37,24 @@ def test_loops_make_the_start_a_draw(built, ruleset):
     row = start_of(built, ruleset)
     assert row["start_value"] == "draw"
     assert row["start_remoteness"] is None
+
+
+@pytest.fixture(scope="module")
+def sticks_data(tmp_path_factory) -> Path:
+    from pipeline.layout import DataDir
+    from pipeline.rulesets import Ruleset
+    from pipeline.stages.build import build
+
+    data = tmp_path_factory.mktemp("sticks")
+    for rows in range(1, 11):
+        build(Ruleset.parse(f"sticks:rows={rows}"), DataDir(data))
+    return data
+
+
+def test_seed001_table_rows_1_to_10(sticks_data):
+    sql = (QUERIES / "seed001_sticks_table.sql").read_text()
+    rows = run_sql(sticks_data, sql).to_pylist()
+    assert [(r["play"], r["rows"]) for r in rows] == [("misere", n) for n in range(1, 11)]
+    first = [r["rows"] for r in rows if r["winner"] == "first"]
+    assert first == [2, 4, 5, 6, 8, 9, 10]
+    assert all(r["winner"] == r["seed_says"] for r in rows)

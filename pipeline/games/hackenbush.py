@@ -132,7 +132,10 @@ class Hackenbush:
         IntParam("fib", "none", "instead of tree: the Fibonacci tree T(fib), nodes numbered in preorder",
                  minimum=1, none_ok=True),
     )
-    columns = {"edges": "the remaining edges, each named by its lower node, ascending (list of int32)"}
+    columns = {
+        "edges": "the remaining edges, each named by its lower node, ascending (list of int32)",
+        "parents": "the upper node of each remaining edge, in the order of `edges` (list of int32)",
+    }
 
     def validate(self, values: dict) -> None:
         fib = values["fib"]
@@ -217,17 +220,23 @@ class HackenbushSpace:
 
     def positions(self) -> pa.Table:
         edges = np.array(self.edges, dtype=np.int32)
-        lists, texts = [], []
+        parent_of = {kid: top for top, kids in self.tree for kid in kids}
+        parents = np.array([parent_of[edge] for edge in self.edges], dtype=np.int32)
+        lists, uppers, texts = [], [], []
         for lo in range(0, self.total, self.chunk):
             present = self.numbers(np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)) >= 0
-            block = number_lists(present.sum(axis=1), np.broadcast_to(edges, present.shape)[present], pa.int32())
+            counts = present.sum(axis=1)
+            block = number_lists(counts, np.broadcast_to(edges, present.shape)[present], pa.int32())
             lists.append(block)
+            uppers.append(number_lists(counts, np.broadcast_to(parents, present.shape)[present], pa.int32()))
             texts.append(joined_text(block))
         ids = np.arange(self.total, dtype=np.int64)
         return pa.Table.from_arrays(
             [pa.array(ids), pa.chunked_array(texts, pa.string()),
-             terminal_column(ids == 0, "loss"), pa.chunked_array(lists, pa.list_(pa.int32()))],
-            schema=POSITION_COLUMNS.append(pa.field("edges", pa.list_(pa.int32()))),
+             terminal_column(ids == 0, "loss"), pa.chunked_array(lists, pa.list_(pa.int32())),
+             pa.chunked_array(uppers, pa.list_(pa.int32()))],
+            schema=POSITION_COLUMNS.append(pa.field("edges", pa.list_(pa.int32())))
+            .append(pa.field("parents", pa.list_(pa.int32()))),
         )
 
     def transitions(self) -> Iterator[pa.RecordBatch]:

@@ -1,0 +1,96 @@
+"""The seeds' claims and tables, put to the test by the query files, as one Markdown report.
+
+Every query in queries/ whose name starts with `claim_` or `seed` runs over the built
+tablebases; its header comment says what it checks. Claim queries answer one row per
+ruleset ('holds on N positions') or one 'fails' row per counterexample.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.parquet import atomic_path
+from pipeline.query import find_query, parameters, run_sql
+
+#: Parameters for the report's run of queries that take some.
+REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
+#: Counterexamples shown per ruleset; the count is always given.
+SHOWN = 10
+
+
+def header(sql: str) -> list[str]:
+    """The leading comment of a query file, as lines of text."""
+    lines = []
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line[2:].strip())
+    return lines
+
+
+def claim_queries(queries: Path) -> list[Path]:
+    return sorted(p for p in queries.glob("*.sql") if p.stem.startswith(("claim_", "seed")))
+
+
+def report(data: Path, queries: Path) -> str:
+    """Run every claim and seed query; the Markdown report."""
+    out = ["# The seeds' claims, checked against the tablebases", ""]
+    summary = []
+    sections = []
+    for path in claim_queries(queries):
+        sql = path.read_text()
+        params = REPORT_PARAMS.get(path.stem, {})
+        text = header(sql)
+        sections += [f"## {path.stem}", "", *[line for line in text if not line.startswith(("Example", "Parameters"))], ""]
+        if any(name not in params for name in parameters(sql)):
+            sections += ["(skipped: needs parameters)", ""]
+            continue
+        table = run_sql(data, sql, params)
+        sections += [f"`tablebase query {path.stem}"
+                     + "".join(f" --param {k}={v}" for k, v in params.items()) + "`", ""]
+        if "verdict" in table.column_names:
+            rows = table.to_pylist()
+            for ruleset in dict.fromkeys(r["ruleset"] for r in rows):
+                mine = [r for r in rows if r["ruleset"] == ruleset]
+                if mine[0]["verdict"].startswith("holds"):
+                    summary.append(f"| {path.stem} | `{ruleset}` | {mine[0]['verdict']} |")
+                else:
+                    summary.append(f"| {path.stem} | `{ruleset}` | **fails**: {len(mine)} counterexamples |")
+            sections += _markdown(_shown(table))
+        else:
+            sections += _markdown(table)
+        sections.append("")
+    if summary:
+        out += ["| query | ruleset | verdict |", "|---|---|---|", *summary, ""]
+    else:
+        out += ["No claim could be checked: build nim and hackenbush rulesets first.", ""]
+    return "\n".join(out + sections)
+
+
+def _shown(table: pa.Table) -> pa.Table:
+    """Every 'holds' row and at most SHOWN counterexamples per ruleset."""
+    kept, seen = [], {}
+    for row in table.to_pylist():
+        seen[row["ruleset"]] = seen.get(row["ruleset"], 0) + 1
+        if row["verdict"] != "fails" or seen[row["ruleset"]] <= SHOWN:
+            kept.append(row)
+    return pa.Table.from_pylist(kept, schema=table.schema)
+
+
+def _markdown(table: pa.Table) -> list[str]:
+    if table.num_rows == 0:
+        return ["(no rows: no matching ruleset is built)"]
+    names = table.column_names
+    lines = ["| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    for row in table.to_pylist():
+        lines.append("| " + " | ".join("" if row[n] is None else str(row[n]) for n in names) + " |")
+    return lines
+
+
+def write_report(data: Path, queries: Path, out: Path) -> None:
+    """Write the report to `out` (atomically)."""
+    text = report(data, queries)
+    with atomic_path(out) as tmp:
+        tmp.write_text(text)
