@@ -1,17 +1,18 @@
--- Grundy, one level, step 2: the mex of the children of the `ready` positions (id),
--- every one of which has its value. Variable: level (the height).
--- (The children are materialised first: DuckDB 2.0.0 fails an internal assertion,
--- "dict-surviving join … build pipeline is not single-source", when the unnest feeds
--- the join directly.)
-CREATE OR REPLACE TEMP TABLE kids AS
-SELECT r.id, unnest(f.children) AS child FROM ready AS r JOIN fwd AS f USING (id);
-
-CREATE OR REPLACE TEMP TABLE computed AS
-SELECT k.id, mex(list(g.grundy)) AS grundy
-FROM kids AS k JOIN gst AS g ON g.id = k.child
-GROUP BY k.id;
-
-UPDATE gst SET grundy = computed.grundy, height = getvariable('level')
-FROM computed
-WHERE gst.id = computed.id
-RETURNING gst.id
+-- Grundy, one level: push the values of the `frontier` (id, grundy: computed on the level
+-- before) to their parents. Variable: level (the height of what completes now).
+-- Returns the touched rows; those with a grundy are the next frontier.
+WITH hits AS (
+    SELECT id, count(*)::INTEGER AS n,
+           bitstring_agg(grundy, 0, getvariable('width') - 1) AS mask
+    FROM (SELECT unnest(r.parents) AS id, f.grundy FROM frontier AS f JOIN rev AS r USING (id))
+    GROUP BY id
+)
+UPDATE gst
+SET gpending = gst.gpending - hits.n,
+    mask = coalesce(gst.mask | hits.mask, hits.mask),
+    grundy = CASE WHEN gst.gpending = hits.n
+                  THEN bit_position('0'::BIT, coalesce(gst.mask | hits.mask, hits.mask)) - 1 END,
+    height = CASE WHEN gst.gpending = hits.n THEN getvariable('level') END
+FROM hits
+WHERE gst.id = hits.id
+RETURNING gst.id, gst.grundy

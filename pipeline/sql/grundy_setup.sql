@@ -1,25 +1,19 @@
--- Grundy values, setup. Needs solve_setup.sql's tables (rev, and st for its order).
--- A position's Grundy value is the mex of its children's, so it can be computed once
--- every child has one: positions are peeled from the positions without moves (height 0)
--- upwards, each level computing the positions whose last child was computed on the
--- level before. What is never peeled can reach a cycle and keeps NULL.
+-- Grundy values, setup. Needs solve_setup.sql's rev table.
+-- A position's Grundy value is the mex of its children's, so it is known once every
+-- child's is: positions are peeled from those without moves (height 0) upwards. Each
+-- level pushes the values just computed to their parents, which collect them in a
+-- bitmask (bit v set: some child has value v); a parent whose last child arrived takes
+-- the lowest clear bit. What is never peeled can reach a cycle and keeps NULL.
+-- Variable: positions (Parquet path). Sets variable width: mask bits, more than any
+-- Grundy value can reach (a value never exceeds its position's number of moves).
+SET VARIABLE width = (SELECT max(moves) + 2 FROM read_parquet(getvariable('positions')));
 
--- The smallest non-negative integer not in the list.
-CREATE OR REPLACE TEMP MACRO mex(values_) AS coalesce(
-    list_position(list_transform(list_sort(list_distinct(values_)), lambda v, i: v = i - 1), false) - 1,
-    len(list_distinct(values_))
-);
-
-CREATE TEMP TABLE fwd AS
-SELECT src::INTEGER AS id, list(dst::INTEGER) AS children
-FROM read_parquet(getvariable('transitions'))
-GROUP BY src;
-
--- gpending: children without a Grundy value yet; height: the longest path to a
--- position without moves (the level it was computed on).
+-- gpending: children without a value yet; mask: the values of those with one (NULL
+-- until the first arrives); height: the longest line of play to a position without moves.
 CREATE TEMP TABLE gst AS
 SELECT id::INTEGER AS id,
        moves AS gpending,
+       NULL::BIT AS mask,
        CASE WHEN moves = 0 THEN 0 END::INTEGER AS grundy,
        CASE WHEN moves = 0 THEN 0 END::INTEGER AS height
 FROM read_parquet(getvariable('positions'));

@@ -5,9 +5,10 @@ level before to their parents (sql/solve_level.sql), so every transition is look
 once in the whole solve: the work grows with the transitions, not with transitions x
 depth. Positions never decided are draws.
 
-Grundy values: positions are peeled from those without moves upwards (sql/grundy_*.sql);
-each position's children are read once, when the last of them gets its value. What is
-never peeled can reach a cycle and has no Grundy value.
+Grundy values: positions are peeled from those without moves upwards (sql/grundy_*.sql):
+each level pushes the values just computed to their parents through the same reverse
+adjacency, so again each transition is looked at once. What is never peeled can reach a
+cycle and has no Grundy value.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
@@ -83,28 +83,20 @@ def _values(con: duckdb.DuckDBPyConnection, label: str, total: int) -> tuple[int
 
 
 def _grundy(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, total: int) -> tuple[int, int]:
-    run_sql(con, "grundy_setup", positions=files.positions, transitions=files.transitions)
-    frontier = con.sql("SELECT id FROM gst WHERE gpending = 0").to_arrow_table()
+    run_sql(con, "grundy_setup", positions=files.positions)
+    frontier = con.sql("SELECT id, grundy FROM gst WHERE gpending = 0").to_arrow_table()
     known = frontier.num_rows
-    ready_sql, level_sql = sql_text("grundy_ready"), sql_text("grundy_level")
+    level_sql = sql_text("grundy_level")
     level = 0
     while frontier.num_rows:
         log.info("solve %s: Grundy height %d: %s computed (%s of %s)", label, level,
                  f"{frontier.num_rows:,}", f"{known:,}", f"{total:,}")
         level += 1
-        con.register("frontier", frontier)
-        touched = con.sql(ready_sql).to_arrow_table()
-        con.unregister("frontier")
-        ready = touched.filter(pc.equal(touched["gpending"], 0)).select(["id"])
-        if not ready.num_rows:
-            break
         set_variables(con, level=level)
-        con.register("ready", ready)
-        *compute, update = level_sql.split(";\n\n")
-        for statement in compute:
-            con.execute(statement)
-        frontier = con.sql(update).to_arrow_table()
-        con.unregister("ready")
+        con.register("frontier", frontier)
+        touched = con.sql(level_sql).to_arrow_table()
+        con.unregister("frontier")
+        frontier = touched.filter(pc.is_valid(touched["grundy"]))
         known += frontier.num_rows
     log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - known:,}")
     return level, known
