@@ -12,22 +12,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.parquet import atomic_path
-from pipeline.query import find_query, parameters, run_sql
+from pipeline.query import QueryError, QueryFile, run_sql
 
 #: Parameters for the report's run of queries that take some.
 REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
 #: Counterexamples shown per ruleset; the count is always given.
 SHOWN = 10
-
-
-def header(sql: str) -> list[str]:
-    """The leading comment of a query file, as lines of text."""
-    lines = []
-    for line in sql.splitlines():
-        if not line.startswith("--"):
-            break
-        lines.append(line[2:].strip())
-    return lines
 
 
 def claim_queries(queries: Path) -> list[Path]:
@@ -40,14 +30,18 @@ def report(data: Path, queries: Path) -> str:
     summary = []
     sections = []
     for path in claim_queries(queries):
-        sql = path.read_text()
+        query = QueryFile.read(path)
         params = REPORT_PARAMS.get(path.stem, {})
-        text = header(sql)
-        sections += [f"## {path.stem}", "", *[line for line in text if not line.startswith(("Example", "Parameters"))], ""]
-        if any(name not in params for name in parameters(sql)):
+        text = [line for line in query.header if not line.startswith(("Example", "Parameters"))]
+        sections += [f"## {path.stem}", "", *text, ""]
+        if any(name not in params for name in query.parameters):
             sections += ["(skipped: needs parameters)", ""]
             continue
-        table = run_sql(data, sql, params)
+        try:
+            table = run_sql(data, path.read_text(), params)
+        except QueryError as error:
+            sections += [f"(not run: {error})", ""]
+            continue
         sections += [f"`tablebase query {path.stem}"
                      + "".join(f" --param {k}={v}" for k, v in params.items()) + "`", ""]
         if "verdict" in table.column_names:

@@ -164,41 +164,72 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     return params
 
 
-def _print_table(table) -> None:
-    rows = [[("NULL" if v is None else str(v)) for v in row.values()] for row in table.to_pylist()]
-    widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(table.column_names)]
-    typer.echo("  ".join(name.ljust(w) for name, w in zip(table.column_names, widths)).rstrip())
-    for row in rows:
-        typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+def _emit(table, form: str, output: Optional[Path]) -> None:
+    """Write a query's result in `form` to `output`, or to stdout."""
+    from pipeline.output import render, write_parquet
+
+    if form == "parquet":
+        if output is None:
+            raise RulesetError("--format parquet needs --output FILE")
+        write_parquet(table, output)
+        typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
+        return
+    text = render(table, form)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        from pipeline.parquet import atomic_path
+
+        with atomic_path(output) as tmp:
+            tmp.write_text(text)
 
 
 ParamOption = Annotated[
     Optional[list[str]],
     typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
 ]
+FormatOption = Annotated[
+    str,
+    typer.Option("--format", "-f", help="table | csv | json | parquet (parquet needs --output)."),
+]
+OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
+QueriesOption = Annotated[Path, typer.Option("--queries", help="Folder of query files.")]
 
 
 @app.command()
 def query(
-    name: Annotated[str, typer.Argument(help="A query in queries/ by name, or an .sql file.", show_default=False)],
+    name: Annotated[Optional[str], typer.Argument(help="A query in queries/ by name, or an .sql file.", show_default=False)] = None,
     param: ParamOption = None,
+    form: FormatOption = "table",
+    output: OutputOption = None,
+    list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
     data: DataOption = Path("data"),
-    queries: Annotated[Path, typer.Option("--queries", help="Folder of query files.")] = Path("queries"),
+    queries: QueriesOption = Path("queries"),
 ) -> None:
     """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
 
-    Example: tablebase query seed003_state_graph --param ruleset=chopsticks
+    Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
-    from pipeline.query import find_query, run_sql
+    from pipeline.query import find_query, list_queries, run_sql
 
+    if list_:
+        for item in list_queries(queries):
+            params = " ".join(f"--param {p}=…" for p in item.parameters)
+            typer.echo(f"{item.name}  {params}".rstrip())
+            typer.echo(f"    {item.description}")
+        return
+    if name is None:
+        raise RulesetError("name a query (see tablebase query --list)")
     path = find_query(name, queries)
-    _print_table(run_sql(data, path.read_text(), _parse_params(param or [])))
+    _emit(run_sql(data, path.read_text(), _parse_params(param or [])), form, output)
 
 
 @app.command()
 def sql(
     statement: Annotated[str, typer.Argument(help="One SQL statement.", show_default=False)],
     param: ParamOption = None,
+    form: FormatOption = "table",
+    output: OutputOption = None,
     data: DataOption = Path("data"),
 ) -> None:
     """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
@@ -207,7 +238,7 @@ def sql(
     """
     from pipeline.query import run_sql
 
-    _print_table(run_sql(data, statement, _parse_params(param or [])))
+    _emit(run_sql(data, statement, _parse_params(param or [])), form, output)
 
 
 @app.command()
