@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import TablebaseError
+from pipeline.errors import PositionError, TablebaseError
 from pipeline.layout import DataDir
 from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
@@ -107,7 +107,13 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
             result[name] = rules.id
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
-        result["position"] = rules.game.canonical_position(rules, params["position"])
+        result["position"] = text = rules.game.canonical_position(rules, params["position"])
+        tablebase = require(DataDir(data).ruleset(rules).tablebase, f"tablebase of {rules.id}")
+        found = duckdb.execute(
+            "SELECT count(*) FROM read_parquet(?) WHERE position = ?", [str(tablebase), text]
+        ).fetchall()[0][0]
+        if not found:
+            raise PositionError(f"{text!r} is not a position of {rules.id}")
     return result
 
 

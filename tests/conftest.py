@@ -12,19 +12,20 @@ from pipeline.rulesets import Ruleset
 from pipeline.stages.build import build
 
 #: Rulesets the query and seed tests read; the cross-check builds its own.
-SEED_RULESETS = [
+BUILT = [
     "chopsticks",
     "chopsticks:split=any",
     "chopsticks:overflow=rollover",
     "chopsticks:split=dead",
+    "sticks:rows=2",
 ]
 
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> Path:
-    """A data directory holding the seed rulesets, built by the pipeline."""
+    """A data directory holding the BUILT rulesets, built by the pipeline."""
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("data")
-    for ruleset in SEED_RULESETS:
+    for ruleset in BUILT:
         build(Ruleset.parse(ruleset), DataDir(data))
     return data

@@ -1,0 +1,32 @@
+-- The principal variation from a position: the line of play when both sides play best
+-- (the winner ends as fast as possible, the loser holds out as long as possible, a side
+-- that can only draw keeps the draw), until the game ends or, for a draw, for 40 plies.
+-- Among equally good moves the one whose label sorts first is shown.
+-- Parameters: ruleset (a ruleset id), position (a position text of that ruleset).
+-- Example: tablebase query principal_variation -p ruleset=chopsticks -p position='1-1|1-1'
+-- Answer: one row per ply: the move played and the position it leads to, with its value
+-- and remoteness for the player then to move.
+WITH RECURSIVE
+moves AS (
+    SELECT m.src, m.dst, m.move, c.position, c.value, c.remoteness,
+           -- the mover's preference: a lost child (fastest first), a draw, a won one (slowest first)
+           CASE c.value WHEN 'loss' THEN c.remoteness WHEN 'draw' THEN 1000000000
+                ELSE 2000000000 - c.remoteness END AS preference
+    FROM transitions AS m JOIN tablebase AS c ON c.ruleset = m.ruleset AND c.id = m.dst
+    WHERE m.ruleset = $ruleset
+),
+line(ply, id, move, position, value, remoteness) AS (
+    SELECT 0, id, NULL::VARCHAR, position, value, remoteness
+    FROM tablebase WHERE ruleset = $ruleset AND position = $position
+    UNION ALL
+    SELECT any_value(l.ply) + 1,
+           arg_min(m.dst, (m.preference, m.move)),
+           arg_min(m.move, (m.preference, m.move)),
+           arg_min(m.position, (m.preference, m.move)),
+           arg_min(m.value, (m.preference, m.move)),
+           arg_min(m.remoteness, (m.preference, m.move))
+    FROM line AS l JOIN moves AS m ON m.src = l.id
+    WHERE l.ply < 40
+    GROUP BY l.id
+)
+SELECT ply, move, position, value, remoteness FROM line ORDER BY ply;

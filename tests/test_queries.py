@@ -1,0 +1,138 @@
+"""Every query file: documented, listed, and answering correctly on small tablebases."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.errors import PositionError, RulesetError
+from pipeline.query import QueryError, list_queries, run_sql
+
+ROOT = Path(__file__).resolve().parent.parent
+QUERIES = ROOT / "queries"
+
+
+def run(data: Path, name: str, **params: str) -> list[dict]:
+    return run_sql(data, (QUERIES / f"{name}.sql").read_text(), params).to_pylist()
+
+
+@pytest.mark.parametrize("query", list_queries(QUERIES), ids=lambda q: q.name)
+def test_every_query_says_what_it_answers(query):
+    assert query.description, f"{query.name} has no header comment"
+    assert any(line.startswith("Parameters:") for line in query.header), query.name
+    assert query.example and query.example.startswith(f"tablebase query {query.name}"), query.name
+    for name in query.parameters:
+        assert f"-p {name}=" in query.example or f"--param {name}=" in query.example, (query.name, name)
+
+
+def test_who_wins_every_ruleset(built):
+    rows = {r["ruleset"]: r for r in run(built, "who_wins")}
+    catalog = pq.read_table(built / "catalog.parquet").to_pylist()
+    assert set(rows) == {r["ruleset"] for r in catalog}
+    assert (rows["chopsticks"]["winner"], rows["chopsticks"]["plies"]) == ("second player", 8)
+    assert rows["chopsticks:overflow=rollover"]["winner"] == "nobody (draw)"
+
+
+def test_compare_rulesets_counts_every_difference(built):
+    rows = run(built, "compare_rulesets", ruleset_a="chopsticks", ruleset_b="chopsticks:split=any")
+    a = {r["position"]: r["value"] for r in pq.read_table(built / "chopsticks" / "tablebase.parquet").to_pylist()}
+    b = {r["position"]: r["value"]
+         for r in pq.read_table(built / "chopsticks:split=any" / "tablebase.parquet").to_pylist()}
+    expected: dict[tuple, list] = {}
+    for position in sorted(a):
+        if a[position] != b[position]:
+            expected.setdefault((a[position], b[position]), []).append(position)
+    assert {(r["value_a"], r["value_b"]): r["positions"] for r in rows} == {k: len(v) for k, v in expected.items()}
+    for r in rows:
+        assert r["examples"] == expected[(r["value_a"], r["value_b"])][:3]
+
+
+def test_compare_rulesets_refuses_two_games(built):
+    with pytest.raises(QueryError, match="different games"):
+        run(built, "compare_rulesets", ruleset_a="chopsticks", ruleset_b="sticks:rows=2")
+
+
+def test_start_by_parameter_varies_one_parameter(built):
+    rows = run(built, "start_by_parameter", game="chopsticks", parameter="overflow")
+    by_setting = {r["setting"]: r["start_by_value"] for r in rows}
+    assert by_setting["fingers=5 hands=2 split=none split_kill=true self_attack=false"] == "cutoff:second rollover:draw"
+    assert by_setting["fingers=5 hands=2 split=any split_kill=true self_attack=false"] == "cutoff:second"
+    with pytest.raises(QueryError, match="no built chopsticks ruleset has a parameter colour"):
+        run(built, "start_by_parameter", game="chopsticks", parameter="colour")
+
+
+def test_remoteness_distribution_adds_up(built):
+    rows = run(built, "remoteness_distribution", ruleset="chopsticks")
+    assert sum(r["positions"] for r in rows) == 224
+    assert sum(r["reachable"] for r in rows) == 92
+    assert max(r["remoteness"] for r in rows if r["value"] == "loss") == 8
+
+
+def test_longest_lines_are_the_longest(built):
+    rows = run(built, "longest_lines", ruleset="chopsticks:split=any")
+    table = pq.read_table(built / "chopsticks:split=any" / "tablebase.parquet").to_pylist()
+    for value in ("win", "loss"):
+        longest = max(r["remoteness"] for r in table if r["value"] == value)
+        mine = [r for r in rows if r["value"] == value]
+        assert mine[0]["remoteness"] == longest and len(mine) == 10
+        assert [r["remoteness"] for r in mine] == sorted((r["remoteness"] for r in mine), reverse=True)
+
+
+def test_principal_variation_follows_best_play(built):
+    from pipeline.probe import probe
+
+    rows = run(built, "principal_variation", ruleset="chopsticks", position="1-1|1-1")
+    assert [r["remoteness"] for r in rows] == list(range(8, -1, -1))
+    assert [r["value"] for r in rows] == ["loss", "win"] * 4 + ["loss"]
+    for before, after in zip(rows, rows[1:]):
+        best = probe("chopsticks", before["position"], built).moves[0]
+        assert (best.value, best.remoteness) == (after["value"], after["remoteness"])
+
+
+def test_principal_variation_of_a_draw_stops(built):
+    rows = run(built, "principal_variation", ruleset="chopsticks:overflow=rollover", position="1-1|1-1")
+    assert len(rows) == 41 and {r["value"] for r in rows} == {"draw"}
+
+
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        ({"ruleset": "chopsticks:fingers=9", "position": "1-1|1-1"}, QueryError, "not built"),
+        ({"ruleset": "chopstix", "position": "1-1|1-1"}, RulesetError, "unknown game"),
+        ({"ruleset": "chopsticks", "position": "1-1|1-9"}, PositionError, "impossible"),
+        ({"ruleset": "chopsticks"}, QueryError, "missing parameter"),
+    ],
+)
+def test_bad_parameters_are_refused(built, params, error, message):
+    with pytest.raises(error, match=message):
+        run(built, "principal_variation", **params)
+
+
+@pytest.mark.parametrize("value", ["x' OR '1'='1", "'; DROP VIEW tablebase; --", "chopsticks' --"])
+def test_parameters_are_values_never_sql(built, value):
+    sql = "SELECT count(*) AS n FROM tablebase WHERE position = $text"
+    assert run_sql(built, sql, {"text": value}).to_pylist() == [{"n": 0}]
+    assert run_sql(built, "SELECT $text AS echoed", {"text": value}).to_pylist() == [{"echoed": value}]
+    assert run_sql(built, "SELECT count(*) AS n FROM tablebase").to_pylist()[0]["n"] > 0
+
+
+def test_query_list_and_formats_on_the_command_line(built):
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(built)],
+                              capture_output=True, text=True, cwd=ROOT)
+
+    listed = cli("query", "--list")
+    assert listed.returncode == 0
+    for query in list_queries(QUERIES):
+        assert query.name in listed.stdout
+    as_json = cli("query", "who_wins", "--format", "json")
+    assert json.loads(as_json.stdout.splitlines()[0])["ruleset"]
+    as_csv = cli("query", "remoteness_distribution", "-p", "ruleset=chopsticks", "-f", "csv")
+    assert as_csv.stdout.splitlines()[0] == '"value","remoteness","positions","reachable"'
+    bad = cli("sql", "SELECT * FROM nowhere")
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
