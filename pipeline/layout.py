@@ -1,6 +1,7 @@
 """Where every file lives under the data directory (default `data/`).
 
     data/catalog.parquet                 one row per built ruleset (export)
+    data/tablebases.duckdb               views catalog, tablebase, transitions for DuckDB (export)
     data/<ruleset>/positions.parquet     every position: id, text, terminal, decoded columns (enumerate)
     data/<ruleset>/transitions.parquet   every move: src, dst, move (enumerate)
     data/<ruleset>/solution.parquet      id, value, remoteness (solve)
@@ -73,6 +74,10 @@ class DataDir:
     @property
     def catalog(self) -> Path:
         return self.root / "catalog.parquet"
+
+    @property
+    def database(self) -> Path:
+        return self.root / "tablebases.duckdb"
 
     def summaries(self) -> list[Path]:
         return sorted(self.root.glob("*/summary.parquet"))

@@ -31,6 +31,21 @@ def define_views(con: duckdb.DuckDBPyConnection, data: Path) -> None:
         )
 
 
+def write_database(data: Path) -> Path:
+    """Write data/tablebases.duckdb: a DuckDB database holding the views (absolute paths),
+    for DuckDB's shell, Python, R or a notebook to open and query at once."""
+    from pipeline.parquet import atomic_path
+
+    path = DataDir(data).database
+    with atomic_path(path) as tmp:
+        con = duckdb.connect(str(tmp))
+        try:
+            define_views(con, data.resolve())
+        finally:
+            con.close()
+    return path
+
+
 def connect_views(data: Path) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with the views defined."""
     con = duckdb.connect()

@@ -136,3 +136,16 @@ def test_query_list_and_formats_on_the_command_line(built):
     assert as_csv.stdout.splitlines()[0] == '"value","remoteness","positions","reachable"'
     bad = cli("sql", "SELECT * FROM nowhere")
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_database_file_holds_the_views(built, tmp_path, monkeypatch):
+    import duckdb
+
+    monkeypatch.chdir(tmp_path)  # the views do not depend on the working directory
+    con = duckdb.connect(str(built / "tablebases.duckdb"), read_only=True)
+    rulesets = {r[0] for r in con.execute("SELECT ruleset FROM catalog").fetchall()}
+    in_tablebase = {r[0] for r in con.execute("SELECT DISTINCT ruleset FROM tablebase").fetchall()}
+    moves = con.execute("SELECT count(*) FROM transitions WHERE ruleset = 'chopsticks'").fetchall()[0][0]
+    con.close()
+    assert rulesets == in_tablebase and "chopsticks" in rulesets
+    assert moves == 350

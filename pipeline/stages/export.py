@@ -19,6 +19,7 @@ from pipeline.parquet import atomic_path, require, sha256, write_table
 from pipeline.progress import Timer
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
+from pipeline.views import write_database
 
 
 def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
@@ -107,7 +108,8 @@ SUMMARY_SCHEMA = pa.schema([
 
 
 def write_catalog(data: DataDir) -> int:
-    """Rewrite data/catalog.parquet from every ruleset's summary; return the row count."""
+    """Rewrite data/catalog.parquet from every ruleset's summary, and the DuckDB database
+    of views over everything built; return the number of rulesets."""
     tables = []
     for path in data.summaries():
         require(path, "catalog row")
@@ -115,4 +117,6 @@ def write_catalog(data: DataDir) -> int:
     catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
     catalog = catalog.sort_by("ruleset")
     write_table(catalog, data.catalog)
+    if catalog.num_rows:
+        write_database(data.root)
     return catalog.num_rows
