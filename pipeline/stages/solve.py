@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
@@ -65,38 +67,40 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
 
 def _values(con: duckdb.DuckDBPyConnection, label: str, total: int) -> tuple[int, int]:
     frontier = con.sql("SELECT id, val FROM st WHERE val > 0").to_arrow_table()
-    decided = frontier.num_rows
-    level_sql = sql_text("solve_level")
-    level = 0
-    while frontier.num_rows:
-        log.info("solve %s: depth %d: %s decided (%s of %s)", label, level,
-                 f"{frontier.num_rows:,}", f"{decided:,}", f"{total:,}")
-        level += 1
-        set_variables(con, level=level)
-        con.register("frontier", frontier)
-        touched = con.sql(level_sql).to_arrow_table()
-        con.unregister("frontier")
-        frontier = touched.filter(pc.greater(touched["val"], 0))
-        decided += frontier.num_rows
+    levels, decided = _by_level(con, frontier, "solve_level", lambda t: pc.greater(t["val"], 0),
+                                f"solve {label}: depth %d: %s decided (%s of {total:,})")
     log.info("solve %s: %s positions never decided are draws", label, f"{total - decided:,}")
-    return level, decided
+    return levels, decided
 
 
 def _grundy(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, total: int) -> tuple[int, int]:
     run_sql(con, "grundy_setup", positions=files.positions)
     frontier = con.sql("SELECT id, grundy FROM gst WHERE gpending = 0").to_arrow_table()
-    known = frontier.num_rows
-    level_sql = sql_text("grundy_level")
+    levels, known = _by_level(con, frontier, "grundy_level", lambda t: pc.is_valid(t["grundy"]),
+                              f"solve {label}: Grundy height %d: %s computed (%s of {total:,})")
+    log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - known:,}")
+    return levels, known
+
+
+def _by_level(con: duckdb.DuckDBPyConnection, frontier: pa.Table, sql_name: str,
+              finished: Callable[[pa.Table], pa.ChunkedArray], progress: str) -> tuple[int, int]:
+    """Run sql/<sql_name>.sql level after level on the `frontier` it returns, until empty.
+
+    The statement gets the positions finished on the level before as the table
+    `frontier` and the variable `level`; it returns the rows it touched, of which
+    `finished` picks the next frontier. Returns the number of levels and of positions
+    finished (the first frontier included).
+    """
+    level_sql = sql_text(sql_name)
+    done = frontier.num_rows
     level = 0
     while frontier.num_rows:
-        log.info("solve %s: Grundy height %d: %s computed (%s of %s)", label, level,
-                 f"{frontier.num_rows:,}", f"{known:,}", f"{total:,}")
+        log.info(progress, level, f"{frontier.num_rows:,}", f"{done:,}")
         level += 1
         set_variables(con, level=level)
         con.register("frontier", frontier)
         touched = con.sql(level_sql).to_arrow_table()
         con.unregister("frontier")
-        frontier = touched.filter(pc.is_valid(touched["grundy"]))
-        known += frontier.num_rows
-    log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - known:,}")
-    return level, known
+        frontier = touched.filter(finished(touched))
+        done += frontier.num_rows
+    return level, done
