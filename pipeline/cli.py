@@ -291,6 +291,42 @@ def version() -> None:
     typer.echo(__version__)
 
 
+@app.command()
+def play(
+    ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
+    side: Annotated[str, typer.Option("--as", help="Play first or second.")] = "first",
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")] = 200,
+    data: DataOption = Path("data"),
+) -> None:
+    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position; quit stops.
+
+    Example: tablebase play chopsticks --as second
+    """
+    from pipeline.play import parse_side, play as play_game
+
+    play_game(ruleset, data, human_first=parse_side(side), max_plies=max_plies)
+
+
+@app.command()
+def draw(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
+    page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Draw each ruleset's state graph, winning strategy (DOT; SVG if Graphviz is installed) and page, and the index.
+
+    Example: tablebase draw chopsticks chopsticks:split=any
+    """
+    from pipeline.draw import draw as draw_pages
+
+    _setup(quiet)
+    written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_)
+    typer.echo(f"wrote {written[-1]}")
+
+
 def main() -> None:
     """Entry point of the `tablebase` script: usage errors are typer's, the rest one line each."""
     try:

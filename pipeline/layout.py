@@ -8,6 +8,7 @@
     data/<ruleset>/verification.parquet  one row per consistency check (verify)
     data/<ruleset>/tablebase.parquet     the published tablebase (export)
     data/<ruleset>/summary.parquet       the ruleset's catalog row (export)
+    data/pages/                          pictures and HTML pages (`tablebase draw`)
     data/.staging/, data/.tmp/           work in progress of `build`; DuckDB's spill space
 
 <ruleset> is the canonical ruleset id, with '/' written as %2F.
@@ -70,6 +71,10 @@ class DataDir:
     @property
     def temp(self) -> Path:
         return self.root / ".tmp"
+
+    @property
+    def pages(self) -> Path:
+        return self.root / "pages"
 
     @property
     def catalog(self) -> Path:

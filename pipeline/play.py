@@ -1,0 +1,173 @@
+"""Playing a ruleset against the tablebase in the terminal.
+
+    >>> from pipeline.play import play
+    >>> play("chopsticks", "data", human_first=True)   # reads moves from stdin
+
+The computer plays perfectly, taking the first of `pipeline.probe`'s best-first moves:
+from a won position it wins fastest, from a lost one it holds out longest, and otherwise
+it draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
+
+The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`)
+or the position it leads to; `quit` or end of input abandons the game. A drawn game
+would loop forever, so play stops after `max_plies` plies.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from pipeline.errors import PositionError, TablebaseError
+from pipeline.probe import Move, Probe, probe
+from pipeline.rulesets import Ruleset
+
+#: Plies after which a game stops; longer than any forced win of the rulesets we build.
+MAX_PLIES = 200
+
+SIDES = ("first", "second")
+
+
+class PlayError(TablebaseError):
+    """A game that cannot be set up: a bad side or ply limit."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: `winner` is 'you', 'computer' or None (abandoned or stopped)."""
+
+    winner: str | None
+    plies: int
+    ended: str  # 'over' (no move left), 'quit' (quit or end of input) or 'limit' (max_plies reached)
+    position: str  # the last position reached
+
+
+def parse_side(side: str) -> bool:
+    """Whether the user moves first, from --as first|second; PlayError otherwise."""
+    if side not in SIDES:
+        raise PlayError(f"--as must be first or second, not {side!r}")
+    return side == "first"
+
+
+def game_over(result: Probe) -> bool:
+    """Whether the game has ended at this position (no move left)."""
+    return not result.moves or result.remoteness == 0
+
+
+def describe(value: str, remoteness: int | None) -> str:
+    """'win in 3', 'loss in 0' or 'draw'."""
+    return value if remoteness is None else f"{value} in {remoteness}"
+
+
+def listing_order(moves: list[Move]) -> list[Move]:
+    """The moves in label order, numbers compared as numbers, so the list gives no hint."""
+    def key(move: Move) -> list:
+        return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                for part in re.split(r"(\d+)", move.move)]
+    return sorted(moves, key=key)
+
+
+def match_entry(rules: Ruleset, entry: str, moves: list[Move]) -> Move | None:
+    """The move a user's entry names: its number in `moves` (from 1), its label, or the
+    position it leads to; None if it names none of them."""
+    entry = " ".join(entry.split())
+    if entry.isdigit():
+        number = int(entry)
+        return moves[number - 1] if 1 <= number <= len(moves) else None
+    for move in moves:
+        if move.move == entry:
+            return move
+    try:
+        position = rules.game.canonical_position(rules, entry)
+    except PositionError:
+        return None
+    return next((move for move in moves if move.position == position), None)
+
+
+def play(
+    ruleset: str | Ruleset,
+    data: Path | str = "data",
+    *,
+    human_first: bool = True,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    max_plies: int = MAX_PLIES,
+) -> Outcome:
+    """Play `ruleset` from its start, the user against the tablebase, reading the user's
+    moves a line at a time from `stdin` and writing the game to `stdout`."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    if max_plies < 1:
+        raise PlayError(f"the ply limit must be at least 1, not {max_plies}")
+    rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
+
+    def say(line: str = "") -> None:
+        print(line, file=stdout, flush=True)
+
+    position = rules.game.start(rules)
+    result = probe(rules, position, data)  # fails before any output if the data is missing
+    say(f"{rules.id}: you play {'first' if human_first else 'second'}; the computer plays perfectly.")
+    say("Positions and values are from the side to move. Enter a move's number, its name or the")
+    say("position it leads to; 'quit' ends the game.")
+    human_to_move = human_first
+    plies = 0
+    while True:
+        who = "you" if human_to_move else "computer"
+        say()
+        say(f"ply {plies}  {position}  {who} to move: {describe(result.value, result.remoteness)}")
+        if game_over(result):
+            other = "computer" if human_to_move else "you"
+            winner = who if result.value == "win" else other
+            say(f"game over after {_plies(plies)}: {'you win' if winner == 'you' else 'the computer wins'}.")
+            return Outcome(winner, plies, "over", position)
+        if plies >= max_plies:
+            side = "you" if human_to_move else "the computer"
+            say(f"stopped after {_plies(plies)}, the limit: the position is "
+                f"a {describe(result.value, result.remoteness)} for {side}, to move.")
+            return Outcome(None, plies, "limit", position)
+        if human_to_move:
+            move = _ask(rules, result, stdin, stdout)
+            if move is None:
+                say("game abandoned.")
+                return Outcome(None, plies, "quit", position)
+            say(f"you play {move.move} -> {move.position}")
+        else:
+            move = result.moves[0]
+            say(f"computer plays {move.move} -> {move.position}")
+        position = move.position
+        result = probe(rules, position, data)
+        human_to_move = not human_to_move
+        plies += 1
+
+
+def _plies(n: int) -> str:
+    return f"{n} ply" if n == 1 else f"{n} plies"
+
+
+def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move | None:
+    """List the moves and prompt until the user names one; None on 'quit' or end of input."""
+    moves = listing_order(result.moves)
+    width = max(len(move.move) for move in moves)
+    for number, move in enumerate(moves, 1):
+        print(f"  {number:>2}. {move.move:<{width}}  -> {move.position}", file=stdout)
+    while True:
+        print("your move> ", end="", file=stdout, flush=True)
+        try:
+            line = stdin.readline()
+        except KeyboardInterrupt:  # Ctrl-C at the prompt is a way to quit, not a crash
+            line = ""
+        if not line:
+            print(file=stdout)
+            return None
+        entry = line.strip()
+        if not stdin.isatty():
+            print(entry, file=stdout)  # echo piped input so the transcript reads like a session
+        if entry.lower() in ("quit", "exit"):
+            return None
+        move = match_entry(rules, entry, moves)
+        if move is not None:
+            return move
+        print(f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name or the position "
+              "it leads to)", file=stdout, flush=True)

@@ -1,0 +1,248 @@
+"""`tablebase draw`: DOT graphs and strategies that match the tablebase, offline HTML pages whose links resolve."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pyarrow.parquet as pq
+import pytest
+
+import pipeline.draw as draw_module
+from pipeline.draw import DrawError, draw
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
+
+ROOT = Path(__file__).resolve().parent.parent
+DRAWN = ["chopsticks", "chopsticks:overflow=rollover"]
+
+NODE = re.compile(r"^  ([po])(\d+) \[(.*)\];$")
+EDGE = re.compile(r"^  ([po])(\d+) -> ([po])(\d+) ")
+
+
+class Page(HTMLParser):
+    """What the tests look at in one HTML page: ids, links, classes, tags, text."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.path = path
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (href, class)
+        self.rows: dict[str, dict] = {}  # <tr id=…> -> class, links inside
+        self.tags: set[str] = set()
+        self.attributes: list[str] = []
+        self._row: str | None = None
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.add(tag)
+        self.attributes += [v for v in attrs.values() if v]
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "tr":
+            self._row = attrs.get("id") or attrs.get("data-ruleset")
+            if self._row:
+                self.rows[self._row] = {"class": attrs.get("class", "").split(), "links": [], "cells": {}}
+        if tag == "a" and "href" in attrs:
+            self.links.append((attrs["href"], attrs.get("class", "")))
+            if self._row:
+                self.rows[self._row]["links"].append((attrs["href"], attrs.get("class", "").split()))
+        if tag == "td" and self._row:
+            self._cell = attrs.get("class", "")
+
+    def handle_data(self, data):
+        if self._row and getattr(self, "_cell", None):
+            self.rows[self._row]["cells"].setdefault(self._cell, data)
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self._cell = None
+        if tag == "tr":
+            self._row = None
+
+
+def parse_dot(path: Path) -> tuple[dict[tuple[str, int], str], list[tuple[tuple[str, int], tuple[str, int]]]]:
+    nodes, edges = {}, []
+    for line in path.read_text().splitlines():
+        if match := NODE.match(line):
+            nodes[(match.group(1), int(match.group(2)))] = match.group(3)
+        elif match := EDGE.match(line):
+            edges.append(((match.group(1), int(match.group(2))), (match.group(3), int(match.group(4)))))
+    return nodes, edges
+
+
+def tablebase(data: Path, ruleset: str) -> tuple[dict[int, dict], dict[int, set[int]]]:
+    files = DataDir(data).ruleset(Ruleset.parse(ruleset))
+    positions = {row["id"]: row for row in pq.read_table(files.tablebase).to_pylist()}
+    children = defaultdict(set)
+    for row in pq.read_table(files.transitions, columns=["src", "dst"]).to_pylist():
+        children[row["src"]].add(row["dst"])
+    return positions, children
+
+
+@pytest.fixture(scope="module")
+def pages(built, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("pages")
+    draw(DRAWN, built, out)
+    return out
+
+
+def test_state_graph_has_every_reachable_position_and_move(built, pages):
+    positions, children = tablebase(built, "chopsticks")
+    nodes, edges = parse_dot(pages / "chopsticks" / "graph.dot")
+    reachable = {pid for pid, row in positions.items() if row["reachable"]}
+    assert {pid for _, pid in nodes} == reachable and len(nodes) == 92
+    assert sorted((a[1], b[1]) for a, b in edges) == sorted((s, d) for s in reachable for d in children[s])
+    for (_, pid), attributes in nodes.items():
+        assert f'fillcolor="{draw_module.COLOURS[positions[pid]["value"]]}"' in attributes
+        assert ("peripheries=2" in attributes) == (positions[pid]["remoteness"] == 0)
+
+
+def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
+    positions, children = tablebase(built, "chopsticks")
+    nodes, edges = parse_dot(pages / "chopsticks" / "strategy.dot")
+    out = defaultdict(list)
+    for a, b in edges:
+        out[a].append(b[1])
+    start = next(pid for pid, row in positions.items() if row["position"] == "1-1|1-1")
+    assert ("o", start) in nodes  # the second player wins: the first player's turn is the loser's
+    for (turn, pid) in nodes:
+        row = positions[pid]
+        if turn == "o":  # the loser moves: every reply is there
+            assert row["value"] == "loss"
+            assert sorted(out[(turn, pid)]) == sorted(children[pid])
+        elif row["remoteness"] == 0:
+            assert out[(turn, pid)] == []
+        else:  # the winner moves: one move, to a loss for the opponent, as fast as possible
+            assert row["value"] == "win" and len(out[(turn, pid)]) == 1
+            child = positions[out[(turn, pid)][0]]
+            assert child["value"] == "loss" and child["remoteness"] == row["remoteness"] - 1
+    leaves = [pid for node in nodes if not out[node] for pid in [node[1]]]
+    assert leaves and all(positions[pid]["remoteness"] == 0 for pid in leaves)
+
+
+def test_drawn_start_gets_the_first_players_drawing_strategy(built, pages):
+    positions, children = tablebase(built, "chopsticks:overflow=rollover")
+    path = pages / "chopsticks:overflow=rollover" / "strategy.dot"
+    assert "the start is a draw" in path.read_text()
+    nodes, edges = parse_dot(path)
+    out = defaultdict(list)
+    for a, b in edges:
+        out[a].append(b[1])
+    for (turn, pid) in nodes:
+        if turn == "o":
+            assert sorted(out[(turn, pid)]) == sorted(children[pid])
+        elif positions[pid]["remoteness"] != 0:
+            assert len(out[(turn, pid)]) == 1
+            assert positions[out[(turn, pid)][0]]["value"] in ("draw", "loss")  # never hands a win over
+
+
+def test_pages_are_self_contained_and_every_link_resolves(pages):
+    parsed = {path: Page(path) for path in sorted(pages.rglob("*.html"))}
+    assert {p.relative_to(pages).as_posix() for p in parsed} == {
+        "index.html", "chopsticks/index.html", "chopsticks:overflow=rollover/index.html"}
+    for path, page in parsed.items():
+        text = path.read_text()
+        assert "http://" not in text and "https://" not in text, path
+        assert not page.tags & {"script", "link", "img", "iframe", "object", "embed"}, path
+        assert "url(" not in text and "@import" not in text
+        for href, _ in page.links:
+            parts = urlsplit(href)
+            assert not parts.scheme and not parts.netloc, href
+            target = path if not parts.path else (path.parent / unquote(parts.path))
+            assert target.exists(), (path, href)
+            if parts.fragment:
+                assert parts.fragment in parsed[target].ids, (path, href)
+
+
+def test_ruleset_page_colours_every_position_and_links_its_moves(built, pages):
+    positions, children = tablebase(built, "chopsticks")
+    page = Page(pages / "chopsticks" / "index.html")
+    rows = {rid: row for rid, row in page.rows.items() if rid.startswith("p")}
+    assert set(rows) == {f"p{pid}" for pid in positions}
+    for pid, position in positions.items():
+        row = rows[f"p{pid}"]
+        assert position["value"] in row["class"]
+        assert ("unreachable" in row["class"]) == (not position["reachable"])
+        targets = [int(href[2:]) for href, _ in row["links"]]
+        assert sorted(targets) == sorted(children[pid])
+        for href, classes in row["links"]:
+            assert positions[int(href[2:])]["value"] in classes
+    assert {"graph.dot", "strategy.dot"} <= {href for href, _ in page.links}
+
+
+def test_index_counts_match_the_catalog(built, pages):
+    catalog = {row["ruleset"]: row for row in pq.read_table(DataDir(built).catalog).to_pylist()}
+    page = Page(pages / "index.html")
+    rows = {rid: row for rid, row in page.rows.items() if rid in catalog}
+    assert set(rows) == set(catalog)
+    for ruleset, row in rows.items():
+        for column in ("positions", "reachable", "wins", "losses", "draws"):
+            assert int(row["cells"][f"n {column}"].replace(",", "")) == catalog[ruleset][column]
+        linked = [href for href, _ in row["links"]]
+        assert (ruleset in DRAWN) == bool(linked), ruleset
+    assert page.tags >= {"svg", "rect", "title"}  # the charts are inline SVG
+
+
+def test_svg_follows_graphviz(built, tmp_path, monkeypatch):
+    monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
+    draw(["chopsticks"], built, tmp_path / "without")
+    assert not list((tmp_path / "without").rglob("*.svg"))
+    assert "graph.svg" not in (tmp_path / "without" / "chopsticks" / "index.html").read_text()
+    monkeypatch.undo()
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz is not installed")
+    draw(["chopsticks"], built, tmp_path / "with")
+    for name in ("graph.svg", "strategy.svg"):
+        assert "<svg" in (tmp_path / "with" / "chopsticks" / name).read_text()
+
+
+def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_path, monkeypatch):
+    monkeypatch.setattr(draw_module, "PAGE_LIMIT", 100)
+    monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
+    draw(["chopsticks"], built, tmp_path, graphs=False)
+    positions, _ = tablebase(built, "chopsticks")
+    page = Page(tmp_path / "chopsticks" / "index.html")
+    assert {rid for rid in page.rows if rid.startswith("p")} == {
+        f"p{pid}" for pid, row in positions.items() if row["reachable"]}
+    assert all(href[1:] in page.ids for href, _ in page.links if href.startswith("#"))
+
+
+def test_too_large_a_graph_is_refused_before_anything_is_written(built, tmp_path, monkeypatch):
+    monkeypatch.setattr(draw_module, "GRAPH_LIMIT", 150)  # chopsticks has 92, the rollover one 200
+    with pytest.raises(DrawError, match=r"^chopsticks:overflow=rollover has 200 positions reachable .*at most 150"):
+        draw(["chopsticks", "chopsticks:overflow=rollover"], built, tmp_path)
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
+    for ruleset in ("sticks:rows=7", "hackenbush:tree=1:2/3"):  # 3,558 positions; an id with '/'
+        build(Ruleset.parse(ruleset), DataDir(tmp_path))
+
+    def tablebase_draw(*args):
+        return subprocess.run([sys.executable, "-m", "pipeline", "draw", "-q", *args, "--data", str(tmp_path)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+    refused = tablebase_draw("sticks:rows=7")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines() == [
+        "error: sticks:rows=7 has 3,558 positions reachable from the start, too many to draw as a graph "
+        "(at most 2,000); --page-only writes its HTML page alone"]
+    assert not (tmp_path / "pages").exists()
+    drawn = tablebase_draw("--all")
+    assert drawn.returncode == 0, drawn.stderr
+    sticks = tmp_path / "pages" / "sticks:rows=7"
+    assert [p.name for p in sticks.iterdir()] == ["index.html"]  # too large for graphs: the page alone
+    assert (tmp_path / "pages" / "hackenbush:tree=1:2%2F3" / "graph.dot").exists()
+    index = Page(tmp_path / "pages" / "index.html")
+    for href, _ in index.links:
+        if not href.startswith("#"):
+            assert (tmp_path / "pages" / unquote(href)).exists(), href

@@ -1,0 +1,115 @@
+"""`tablebase play`: the computer answers with best moves, bad entries are refused, the game ends cleanly."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.play import Outcome, play
+from pipeline.probe import probe
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PLY = re.compile(r"^ply (\d+)  (\S+)  (you|computer) to move: (.+)$")
+COMPUTER = re.compile(r"^computer plays (.+) -> (\S+)$")
+
+
+def tablebase_play(data: Path, *args: str, stdin: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", "play", *args, "--data", str(data)],
+        input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+
+
+def computer_moves(transcript: str) -> list[tuple[str, str]]:
+    """(position before, move label) of every move the computer made."""
+    moves, position = [], None
+    for line in transcript.splitlines():
+        if match := PLY.match(line):
+            position = match.group(2)
+        elif match := COMPUTER.match(line):
+            moves.append((position, match.group(1)))
+    return moves
+
+
+def best_line(ruleset: str, data: Path, plies: int) -> list[str]:
+    """The move labels of `plies` plies where both sides always play the best move."""
+    position = probe(ruleset, "1-1|1-1", data).position
+    labels = []
+    for _ in range(plies):
+        result = probe(ruleset, position, data)
+        if not result.moves:
+            break
+        labels.append(result.moves[0].move)
+        position = result.moves[0].position
+    return labels
+
+
+def test_the_computer_only_plays_best_moves_and_wins_a_won_game(built):
+    # chopsticks is lost for the first player: whatever the user does, the computer wins.
+    result = tablebase_play(built, "chopsticks", stdin="1\n" * 40)
+    assert result.returncode == 0, result.stderr
+    moves = computer_moves(result.stdout)
+    assert moves
+    for position, label in moves:
+        answer = probe("chopsticks", position, built)
+        chosen = next(move for move in answer.moves if move.move == label)
+        best = answer.moves[0]
+        assert (chosen.value, chosen.remoteness) == (best.value, best.remoteness), (position, label)
+    assert "the computer wins." in result.stdout.splitlines()[-1]
+
+
+def test_as_second_the_computer_moves_first_and_best_play_beats_it(built):
+    line = best_line("chopsticks", built, 20)
+    assert len(line) == 8  # the start is a loss in 8 for the first player
+    user_moves = line[1::2]  # the computer makes plies 0, 2, 4, 6
+    result = tablebase_play(built, "chopsticks", "--as", "second", stdin="\n".join(user_moves) + "\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    first_ply = next(i for i, text in enumerate(lines) if text.startswith("ply 0"))
+    assert "computer to move: loss in 8" in lines[first_ply]
+    assert lines[first_ply + 1] == f"computer plays {line[0]} -> 1-2|1-1"
+    assert not any("your move>" in text for text in lines[:first_ply + 2])
+    assert lines[-1] == "game over after 8 plies: you win."
+
+
+def test_bad_entries_are_refused_and_the_prompt_comes_again(built):
+    result = tablebase_play(built, "chopsticks", stdin="banana\n0\n99\n1 hits 7\n\n1\nquit\n")
+    assert result.returncode == 0 and result.stderr == ""
+    complaints = [text for text in result.stdout.splitlines() if "not a move here" in text]
+    assert len(complaints) == 5
+    assert result.stdout.count("your move>") == 7
+    assert "you play 1 hits 1 -> 1-2|1-1" in result.stdout
+    assert result.stdout.rstrip().endswith("game abandoned.")
+
+
+def test_end_of_input_ends_the_game_cleanly(built):
+    result = tablebase_play(built, "chopsticks", stdin="")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.rstrip().endswith("game abandoned.")
+
+
+def test_a_bad_side_is_one_line_error(built):
+    result = tablebase_play(built, "chopsticks", "--as", "third", stdin="")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == ["error: --as must be first or second, not 'third'"]
+
+
+def test_a_move_can_be_named_by_the_position_it_leads_to(built):
+    out = io.StringIO()
+    # 2-1|1-1 is 1-2|1-1 written unsorted: the position after 1 hits 1.
+    outcome = play("chopsticks", built, stdin=io.StringIO("2-1|1-1\nquit\n"), stdout=out)
+    assert "you play 1 hits 1 -> 1-2|1-1" in out.getvalue()
+    assert outcome.ended == "quit" and outcome.plies == 2
+
+
+def test_a_drawn_game_stops_at_the_ply_limit(built):
+    ruleset = "chopsticks:overflow=rollover"  # a draw: best play never ends
+    line = best_line(ruleset, built, 6)
+    out = io.StringIO()
+    outcome = play(ruleset, built, stdin=io.StringIO("\n".join(line[0::2]) + "\n"), stdout=out, max_plies=6)
+    assert outcome == Outcome(None, 6, "limit", outcome.position)
+    assert "stopped after 6 plies, the limit: the position is a draw" in out.getvalue()
