@@ -10,7 +10,7 @@ SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 .PHONY: all test bench claims clean install enumerate solve verify export build
 .DELETE_ON_ERROR:
 
-all: $(DATA)/catalog.parquet
+all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
 
 install: $(VENV)/.installed
 
@@ -23,6 +23,10 @@ $(VENV)/.installed: pyproject.toml
 # Every ruleset is rebuilt when the ruleset file or the pipeline's code changes.
 $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
+
+# Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at.
+$(DATA)/pages/index.html: $(DATA)/catalog.parquet
+	$(BIN)/tablebase draw --all --data $(DATA)
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q

@@ -37,6 +37,10 @@ from pipeline.rulesets import Ruleset
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
+#: With --all (as `make all` runs it): only what a person would look at, drawn quickly.
+ALL_GRAPH_LIMIT = 300
+ALL_GRAPH_TRANSITIONS = 500  # Graphviz takes minutes over dense cyclic graphs of ~800 edges
+ALL_PAGE_TRANSITIONS = 20_000
 #: Seconds Graphviz may spend laying out one graph before the SVG is given up.
 DOT_TIMEOUT = 120
 #: Graphs with more edges than this get dot's quicker layout settings.
@@ -562,7 +566,9 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
     """Draw each ruleset (every built one that fits with `every`), then the index.
 
     Named rulesets are all checked before anything is written; with `every`, rulesets
-    too large for graphs get their page alone and those too large for a page are skipped.
+    of more than ALL_GRAPH_LIMIT reachable positions or ALL_GRAPH_TRANSITIONS moves get
+    their page alone, and those of
+    more than ALL_PAGE_TRANSITIONS moves are skipped (name them to draw them).
     """
     chosen = [Ruleset.parse(text) for text in rulesets]
     plans = []
@@ -576,9 +582,11 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
         for row in sorted(catalog, key=lambda r: r["ruleset"]):
             if row["ruleset"] in named:
                 continue
-            fits_graph = graphs and row["reachable"] <= GRAPH_LIMIT
-            if row["reachable"] > PAGE_LIMIT:
-                log.info("skipped %s: %s positions, too many for a page", row["ruleset"], f"{row['positions']:,}")
+            fits_graph = (graphs and row["reachable"] <= ALL_GRAPH_LIMIT
+                          and row["transitions"] <= ALL_GRAPH_TRANSITIONS)
+            if row["reachable"] > PAGE_LIMIT or row["transitions"] > ALL_PAGE_TRANSITIONS:
+                log.info("skipped %s: %s positions, %s moves: too many for --all", row["ruleset"],
+                         f"{row['positions']:,}", f"{row['transitions']:,}")
                 continue
             plans.append((Ruleset.parse(row["ruleset"]), fits_graph))
     written = []
