@@ -224,7 +224,8 @@ def test_too_large_a_graph_is_refused_before_anything_is_written(built, tmp_path
 
 
 def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
-    for ruleset in ("sticks:rows=7", "hackenbush:tree=1:2/3"):  # 3,558 positions; an id with '/'
+    # 3,558 positions; 834 positions and 10,897 moves; an id with '/'
+    for ruleset in ("sticks:rows=7", "sticks:rows=6", "hackenbush:tree=1:2/3"):
         build(Ruleset.parse(ruleset), DataDir(tmp_path))
 
     def tablebase_draw(*args):
@@ -239,7 +240,8 @@ def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
     assert not (tmp_path / "pages").exists()
     drawn = tablebase_draw("--all")
     assert drawn.returncode == 0, drawn.stderr
-    sticks = tmp_path / "pages" / "sticks:rows=7"
+    assert not (tmp_path / "pages" / "sticks:rows=7").exists()  # too many moves for --all
+    sticks = tmp_path / "pages" / "sticks:rows=6"
     assert [p.name for p in sticks.iterdir()] == ["index.html"]  # too large for graphs: the page alone
     assert (tmp_path / "pages" / "hackenbush:tree=1:2%2F3" / "graph.dot").exists()
     index = Page(tmp_path / "pages" / "index.html")
