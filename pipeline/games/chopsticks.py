@@ -17,14 +17,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA
+from pipeline.games import POSITION_COLUMNS
+from pipeline.games._bulk import Batcher, first_per_pair
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 from pipeline.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
 MAX_POSITIONS = 200_000_000
-#: Rows per transitions batch (bounds the memory of move generation).
-BATCH_ROWS = 1 << 20
 
 
 class Chopsticks:
@@ -187,12 +186,10 @@ class ChopsticksSpace:
             start = len(labels)
             labels.extend(label for _, label in moves)
             own_label_ids.append(np.arange(start, len(labels), dtype=np.int32))
-        dictionary = pa.array(labels, pa.string())
+        batcher = Batcher(labels)
         side_values = np.array(self.sides, dtype=np.int64).reshape(m, h)
         opponents = np.arange(1, m, dtype=np.int64)  # opponent all dead: game over, no moves
 
-        pending: list[tuple[np.ndarray, ...]] = []
-        pending_rows = 0
         for mover in range(1, m):  # mover all dead: lost, no moves
             live = np.unique(side_values[mover][side_values[mover] > 0])
             # attacks, in the order (own hand value, opponent hand index)
@@ -211,24 +208,6 @@ class ChopsticksSpace:
                 dst = np.concatenate([dst, (opponents[:, None] * m + targets[None, :]).reshape(-1)])
                 move = np.concatenate([move, np.tile(own_label_ids[mover], len(opponents))])
             # distinct (src, dst), first move kept; ascending src then dst
-            key = src_o * n + dst
-            order = np.argsort(key, kind="stable")
-            key = key[order]
-            first = np.ones(key.size, dtype=bool)
-            first[1:] = key[1:] != key[:-1]
-            chosen = order[first]
-            pending.append((mover * m + src_o[chosen], dst[chosen], move[chosen]))
-            pending_rows += int(first.sum())
-            if pending_rows >= BATCH_ROWS:
-                yield self._batch(pending, dictionary)
-                pending, pending_rows = [], 0
-        if pending:
-            yield self._batch(pending, dictionary)
-
-    @staticmethod
-    def _batch(parts: list[tuple[np.ndarray, ...]], dictionary: pa.Array) -> pa.RecordBatch:
-        src, dst, move = (np.concatenate(column) for column in zip(*parts))
-        return pa.RecordBatch.from_arrays(
-            [pa.array(src), pa.array(dst), pa.DictionaryArray.from_arrays(pa.array(move), dictionary)],
-            schema=TRANSITION_SCHEMA,
-        )
+            src_o, dst, move = first_per_pair(src_o, dst, move, n)
+            yield from batcher.add(mover * m + src_o, dst, move)
+        yield from batcher.finish()
