@@ -71,6 +71,9 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 HEARTBEAT = 20.0
 #: With --wait-quiet: a child starts once the rest of the machine uses less than this many cores.
 QUIET_CORES = 0.25
+#: A run during which the rest of the machine used more than this many cores on average
+#: competed for the CPU; with --retries it is run again.
+CONTENDED_CORES = 0.1
 #: The pipeline's Timer lines ("HH:MM:SS what: done in 1.23 s"), logged without -q.
 TIMER_LINE = re.compile(r"^\d\d:\d\d:\d\d (.+): done in ([0-9.]+) s$")
 MIB = 1024 * 1024
@@ -87,6 +90,10 @@ class Run:
     load: float  # 1-minute load average when the run ended
     others_cpu: float | None  # CPU seconds the rest of the machine used meanwhile (/proc/stat)
     phases: dict[str, float] = field(default_factory=dict)  # the pipeline's own timers (--phases)
+
+    @property
+    def contended(self) -> bool:
+        return self.others_cpu is not None and self.others_cpu > CONTENDED_CORES * self.seconds
 
 
 class ChildFailed(RuntimeError):
@@ -192,6 +199,36 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
                None if others is None else round(others, 2), phases)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """How often to run each child."""
+
+    repeat: int = 1  # runs of every child
+    retries: int = 0  # extra runs while every run so far competed for the CPU
+    quiet_wait: float = 0  # seconds to wait for a quiet machine before each run
+
+
+def measure(what: str, argv: list[str], log: Path, plan: Plan, stdout: Path | None = None,
+            after=None) -> list[Run]:
+    """Run argv plan.repeat times, and up to plan.retries more while every run was contended.
+
+    `after(run)` is called after each run (to collect what the run wrote).
+    """
+    runs: list[Run] = []
+    while len(runs) < plan.repeat or (all(r.contended for r in runs) and len(runs) < plan.repeat + plan.retries):
+        extra = len(runs) >= plan.repeat
+        label = what + (" (again: the runs so far competed for the CPU)" if extra
+                        else f" (run {len(runs) + 1}/{plan.repeat})" if plan.repeat > 1 else "")
+        print(f"    {label} …", flush=True)
+        run = run_child(argv, log, label, stdout=stdout, quiet_wait=plan.quiet_wait)
+        if after is not None:
+            after(run)
+        runs.append(run)
+        print(f"    {label}: {run.seconds:.2f} s, {run.cpu_seconds:.1f} CPU s, "
+              f"peak {run.peak_mib:,.0f} MiB{_noise(run)}", flush=True)
+    return runs
+
+
 # -- one ruleset ----------------------------------------------------------------------
 
 
@@ -202,11 +239,16 @@ class Stage:
     rows: int  # rows of the stage's main output file
     output_mib: float  # size on disk of what the stage wrote
 
-    # With --repeat, times come from the fastest run (others' work only ever adds time) and
-    # the peak is the largest of any run.
+    # Times come from the fastest run that did not compete for the CPU (the fastest of all
+    # if every run did: others' work only ever adds time); the peak is the largest of any run.
     @property
     def best(self) -> Run:
-        return min(self.runs, key=lambda r: r.seconds)
+        clean = [r for r in self.runs if not r.contended]
+        return min(clean or self.runs, key=lambda r: r.seconds)
+
+    @property
+    def contended(self) -> bool:
+        return self.best.contended
 
     @property
     def seconds(self) -> float:
@@ -299,8 +341,7 @@ def _mib(*paths: Path) -> float:
     return round(sum(p.stat().st_size for p in paths if p.exists()) / MIB, 1)
 
 
-def bench_ruleset(ruleset: str, data: Path, repeat: int, whole_build: bool, phases: bool,
-                  quiet_wait: float) -> Result:
+def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phases: bool) -> Result:
     from pipeline.layout import DataDir
     from pipeline.rulesets import Ruleset
 
@@ -309,17 +350,12 @@ def bench_ruleset(ruleset: str, data: Path, repeat: int, whole_build: bool, phas
     log = data / f"{rules.dirname}.log"
     result = Result(rules.id)
     py = sys.executable
+    def short_timer_names(run: Run) -> None:
+        run.phases = {k.replace(f" {rules.id}", ""): v for k, v in run.phases.items()}
+
     for name in STAGES:
-        runs = []
-        for attempt in range(repeat):
-            label = f"{name} {rules.id}" + (f" (run {attempt + 1}/{repeat})" if repeat > 1 else "")
-            print(f"    {label} …", flush=True)
-            argv = [py, "-m", "pipeline", name, rules.id, "--data", str(data)] + ([] if phases else ["-q"])
-            run = run_child(argv, log, label, quiet_wait=quiet_wait)
-            run.phases = {k.replace(f" {rules.id}", ""): v for k, v in run.phases.items()}
-            runs.append(run)
-            print(f"    {label}: {run.seconds:.2f} s, {run.cpu_seconds:.1f} CPU s, "
-                  f"peak {run.peak_mib:,.0f} MiB{_noise(run)}", flush=True)
+        argv = [py, "-m", "pipeline", name, rules.id, "--data", str(data)] + ([] if phases else ["-q"])
+        runs = measure(f"{name} {rules.id}", argv, log, plan, after=short_timer_names)
         if name == "enumerate":
             result.positions = pq.read_metadata(files.positions).num_rows
             result.transitions = pq.read_metadata(files.transitions).num_rows
@@ -332,7 +368,7 @@ def bench_ruleset(ruleset: str, data: Path, repeat: int, whole_build: bool, phas
         rows = pq.read_metadata(getattr(files, OUTPUTS[name])).num_rows
         result.stages[name] = Stage(name, runs, rows, out_mib)
         if name == "solve":
-            run_yardstick(result, files.dir, data, log, repeat, quiet_wait)
+            run_yardstick(result, files.dir, data, log, plan)
         if name == "verify":
             failures = sum(r["failures"] for r in pq.read_table(files.verification).to_pylist())
             if failures:
@@ -340,35 +376,28 @@ def bench_ruleset(ruleset: str, data: Path, repeat: int, whole_build: bool, phas
     print(f"    stages total {result.total_seconds:.2f} s, peak {result.peak_mib:,.0f} MiB", flush=True)
     if whole_build:
         whole = data / "whole-build"
-        runs = []
-        for attempt in range(repeat):
-            label = f"build {rules.id} (one process)" + (f" (run {attempt + 1}/{repeat})" if repeat > 1 else "")
-            print(f"    {label} …", flush=True)
-            w = run_child([py, "-m", "pipeline", "build", rules.id, "--data", str(whole), "-q"],
-                          log, label, quiet_wait=quiet_wait)
-            runs.append(w)
-            print(f"    {label}: {w.seconds:.2f} s, {w.cpu_seconds:.1f} CPU s, peak {w.peak_mib:,.0f} MiB{_noise(w)}",
-                  flush=True)
-            shutil.rmtree(whole, ignore_errors=True)
+        runs = measure(f"build {rules.id} (one process)",
+                       [py, "-m", "pipeline", "build", rules.id, "--data", str(whole), "-q"], log, plan,
+                       after=lambda run: shutil.rmtree(whole, ignore_errors=True))
         result.whole_build = Stage("build", runs, result.positions, 0.0)
     return result
 
 
-def run_yardstick(result: Result, directory: Path, data: Path, log: Path, repeat: int, quiet_wait: float) -> None:
+def run_yardstick(result: Result, directory: Path, data: Path, log: Path, plan: Plan) -> None:
     answer = data / "yardstick.npz"
     stdout = data / "yardstick.json"
-    runs = []
-    for attempt in range(repeat):
-        label = f"yardstick {result.ruleset}" + (f" (run {attempt + 1}/{repeat})" if repeat > 1 else "")
-        print(f"    {label} …", flush=True)
-        stdout.unlink(missing_ok=True)
-        run = run_child([sys.executable, str(ROOT / "benchmarks" / "yardstick.py"), str(directory),
-                         "--out", str(answer)], log, label, stdout=stdout, quiet_wait=quiet_wait)
-        runs.append(run)
-        print(f"    {label}: {run.seconds:.2f} s, {run.cpu_seconds:.1f} CPU s, "
-              f"peak {run.peak_mib:,.0f} MiB{_noise(run)}", flush=True)
-    report = json.loads(stdout.read_text().splitlines()[-1])
-    result.yardstick = Stage("yardstick", runs, report["positions"], _mib(answer))
+    reports: dict[int, dict] = {}
+
+    def collect(run: Run) -> None:  # the yardstick prints its counts and phases as JSON
+        reports[id(run)] = json.loads(stdout.read_text().splitlines()[-1])
+        run.phases = reports[id(run)]["seconds"]
+        stdout.unlink()
+
+    runs = measure(f"yardstick {result.ruleset}",
+                   [sys.executable, str(ROOT / "benchmarks" / "yardstick.py"), str(directory), "--out", str(answer)],
+                   log, plan, stdout=stdout, after=collect)
+    result.yardstick = Stage("yardstick", runs, result.positions, _mib(answer))
+    report = reports[id(result.yardstick.best)]
     result.yardstick_report = report
     result.check = yardstick.compare(directory / "solution.parquet", answer)
     answer.unlink(missing_ok=True)
@@ -445,6 +474,12 @@ def _rate(count: int, seconds: float) -> str:
     return f"{rate / 1e6:.2f} M" if rate >= 1e6 else f"{rate / 1e3:.0f} k"
 
 
+def _secs(stage: Stage, bold: bool = False) -> str:
+    """Seconds, marked † when even the reported run competed for the CPU."""
+    text = f"**{stage.seconds:.2f}**" if bold else f"{stage.seconds:.2f}"
+    return text + (" †" if stage.contended else "")
+
+
 def ruleset_table(r: Result) -> list[str]:
     y = r.yardstick_report
     lines = [
@@ -459,20 +494,20 @@ def ruleset_table(r: Result) -> list[str]:
     ]
     for s in r.stages.values():
         out = f"{s.rows:,} rows, {s.output_mib:,.1f} MiB"
-        lines.append(f"| {s.name} | {s.seconds:.2f} | {s.cpu_seconds:.1f} | {_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
+        lines.append(f"| {s.name} | {_secs(s)} | {s.cpu_seconds:.1f} | {_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
                      f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | {out} |")
     lines.append(f"| **all four stages** | **{r.total_seconds:.2f}** | {r.total_cpu_seconds:.1f} | "
                  f"{_cpu(r.others_cpu)} | **{r.peak_mib:,.0f}** | {_rate(r.transitions, r.total_seconds)} | "
                  f"{_rate(r.positions, r.total_seconds)} | |")
     if r.whole_build:
         w = r.whole_build
-        lines.append(f"| `build` in one process | {w.seconds:.2f} | {w.cpu_seconds:.1f} | {_cpu(w.others_cpu)} | "
+        lines.append(f"| `build` in one process | {_secs(w)} | {w.cpu_seconds:.1f} | {_cpu(w.others_cpu)} | "
                      f"{w.peak_mib:,.0f} | "
                      f"{_rate(r.transitions, w.seconds)} | {_rate(r.positions, w.seconds)} | |")
     if r.yardstick:
         s = r.yardstick
         phases = ", ".join(f"{k} {v:.2f}" for k, v in y["seconds"].items())
-        lines.append(f"| NumPy yardstick (solve only) | {s.seconds:.2f} | {s.cpu_seconds:.1f} | "
+        lines.append(f"| NumPy yardstick (solve only) | {_secs(s)} | {s.cpu_seconds:.1f} | "
                      f"{_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
                      f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | in-process s: {phases} |")
         values = ("" if r.values_ratio is None else
@@ -558,7 +593,8 @@ def growth_table(results: list[Result]) -> list[str]:
         for column in columns:
             seconds = _in_process(r, column)
             cells.append("–" if seconds is None or not r.transitions else f"{seconds / r.transitions * 1e6:.3f}")
-        lines.append(f"| `{r.ruleset}` | {r.transitions / 1e6:.1f} M | {r.transitions / base.transitions:.1f} | "
+        count = f"{r.transitions / 1e6:.1f} M" if r.transitions >= 100_000 else f"{r.transitions:,}"
+        lines.append(f"| `{r.ruleset}` | {count} | {r.transitions / base.transitions:.1f} | "
                      + " | ".join(cells) + " |")
     exponents = [_exponent([(r.transitions, _in_process(r, column)) for r in results]) for column in columns]
     lines.append("| exponent b | | | " + " | ".join(exponents) + " |")
@@ -569,8 +605,9 @@ def markdown(report: dict, results: list[Result]) -> str:
     m, c = report["machine"], report["code"]
     lines = [
         f"Run {report['finished']} by `{report['command']}` "
-        f"({report['repeat']} run{'s' if report['repeat'] > 1 else ''} per stage"
-        + (": seconds of the fastest run, peak of the largest" if report["repeat"] > 1 else "") + ").",
+        f"({report['repeat']} run{'s' if report['repeat'] > 1 else ''} of every child, up to "
+        f"{report['retries']} more while every run competed for the CPU; seconds of the fastest run that "
+        f"did not compete, else of the fastest, marked †; peak of the largest run).",
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}. "
         f"Python {m['python']}, DuckDB {m['duckdb']}, pyarrow {m['pyarrow']}, NumPy {m['numpy']}. "
@@ -638,7 +675,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path,
                         help="data directory; its files of these rulesets are overwritten "
                              "(default: a temporary one under benchmarks/out/, removed afterwards)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each stage; the fastest is reported (default 1)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each stage; the fastest uncontended one is reported (default 1)")
+    parser.add_argument("--retries", type=int, default=2,
+                        help="extra runs of a stage while every run so far competed with other processes "
+                             f"for the CPU (they used over {CONTENDED_CORES} cores on average) (default 2)")
     parser.add_argument("--no-whole-build", dest="whole_build", action="store_false",
                         help="skip the extra one-process `build` of each ruleset")
     parser.add_argument("--update-doc", action="store_true",
@@ -670,8 +711,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.commit:
         CODE = checkout(args.commit, Path(tempfile.mkdtemp(prefix="code-", dir=OUT)))
     sys.path.insert(0, str(CODE))  # this process reads the layout from the same code as the children
+    plan = Plan(repeat=max(1, args.repeat), retries=max(0, args.retries), quiet_wait=args.wait_quiet)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    report = {"command": command.strip(), "repeat": args.repeat, "machine": machine(), "code": code_version(args.commit),
+    report = {"command": command.strip(), "repeat": plan.repeat, "retries": plan.retries,
+              "machine": machine(), "code": code_version(args.commit),
               "load_before": round(os.getloadavg()[0], 2)}
     print(f"benchmark: data in {data}; {report['machine']['cpu']}, {report['machine']['cores']} cores, "
           f"load {report['load_before']}", flush=True)
@@ -682,8 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for i, ruleset in enumerate(args.sizes, 1):
             print(f"[{i}/{len(args.sizes)}] {ruleset}", flush=True)
-            results.append(bench_ruleset(ruleset, data, args.repeat, args.whole_build, args.phases,
-                                         args.wait_quiet))
+            results.append(bench_ruleset(ruleset, data, plan, args.whole_build, args.phases))
     except ChildFailed as error:
         print(f"error: {error}", file=sys.stderr)
         status = 1
