@@ -166,12 +166,13 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 
 def _emit(table, form: str, output: Optional[Path]) -> None:
     """Write a query's result in `form` to `output`, or to stdout."""
-    from pipeline.output import render, write_parquet
+    from pipeline.output import render
+    from pipeline.parquet import write_table
 
     if form == "parquet":
         if output is None:
             raise RulesetError("--format parquet needs --output FILE")
-        write_parquet(table, output)
+        write_table(table, output)
         typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
     text = render(table, form)

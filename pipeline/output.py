@@ -1,16 +1,14 @@
-"""Query results as text (an aligned table, CSV, JSON lines) or as a Parquet file."""
+"""Query results as text: an aligned table, CSV, or JSON lines."""
 
 from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from pipeline.errors import TablebaseError
-from pipeline.parquet import write_table
 
 FORMATS = ("table", "csv", "json", "parquet")
 
@@ -30,10 +28,6 @@ def render(table: pa.Table, form: str) -> str:
             for row in rows
         )
     raise TablebaseError(f"unknown format {form!r} (expected one of {', '.join(FORMATS)})")
-
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    write_table(table, path)
 
 
 def _aligned(table: pa.Table) -> str:
