@@ -32,11 +32,14 @@ def atomic_path(path: Path) -> Iterator[Path]:
 class BatchWriter:
     """Streams record batches into one Parquet file (use inside `atomic_path`)."""
 
-    def __init__(self, path: Path, schema: pa.Schema):
+    def __init__(self, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()):
+        """`delta`: integer columns to write with DELTA_BINARY_PACKED encoding, not dictionaries."""
         self.rows = 0
-        self._writer = pq.ParquetWriter(
-            path, schema, compression=COMPRESSION, write_statistics=True
-        )
+        options: dict = {}
+        if delta:
+            options = {"use_dictionary": [name for name in schema.names if name not in delta],
+                       "column_encoding": {name: "DELTA_BINARY_PACKED" for name in delta}}
+        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=True, **options)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)

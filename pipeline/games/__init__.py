@@ -49,6 +49,13 @@ class Space(Protocol):
       transitions() batches of TRANSITION_SCHEMA: one row per distinct (src, dst) pair,
                   `move` naming the first move (in the game's order) that leads there.
                   Batches come in ascending `src`; within a source, ascending `dst`.
+
+    Optional:
+      rank()      for rulesets whose moves can never return to a position: one integer
+                  per row of positions() that every transition strictly lowers (sticks
+                  left, say); None where moves can cycle. With it, enumerate numbers the
+                  positions rank by rank and solve computes each rank from the one below
+                  in a single pass (stages/solve.py), checking that the rank did fall.
     """
 
     def positions(self) -> pa.Table: ...

@@ -96,7 +96,7 @@ class ChopsticksSpace:
         self.split_kill = rules["split_kill"]
         self.self_attack = rules["self_attack"]
         self.sides = list(combinations_with_replacement(range(fingers), hands))
-        self.rank = {side: i for i, side in enumerate(self.sides)}
+        self.side_rank = {side: i for i, side in enumerate(self.sides)}
         self.m = len(self.sides)
         self.side_text = ["-".join(map(str, side)) for side in self.sides]
 
@@ -123,6 +123,17 @@ class ChopsticksSpace:
             .append(pa.field("opponent", pa.list_(pa.int8()))),
         )
 
+    def rank(self) -> np.ndarray | None:
+        """Fingers still to add before every hand dies: each attack (and self attack) adds
+        at least one or kills a hand, so it falls with every move. Splits keep it and
+        rollover can lower a hand: with those, moves can cycle and there is no rank."""
+        if self.rollover or self.split != "none":
+            return None
+        values = np.array(self.sides, dtype=np.int64).reshape(self.m, self.hands)
+        side = np.where(values > 0, self.fingers - values, 0).sum(axis=1)
+        ids = np.arange(1, self.m * self.m, dtype=np.int64)  # as in positions()
+        return side[ids // self.m] + side[ids % self.m]
+
     def _hand_lists(self, values: np.ndarray) -> pa.ListArray:
         offsets = np.arange(0, values.size + 1, self.hands, dtype=np.int32)
         return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values.reshape(-1)))
@@ -143,7 +154,7 @@ class ChopsticksSpace:
                 for a in range(1, f):
                     hit = list(side)
                     hit[j] = self.overflow(a + b)
-                    table[rank, a, j] = self.rank[tuple(sorted(hit))]
+                    table[rank, a, j] = self.side_rank[tuple(sorted(hit))]
         return table
 
     def _own_moves(self) -> list[list[tuple[int, str]]]:
@@ -169,7 +180,7 @@ class ChopsticksSpace:
                             continue
                         hit = list(side)
                         hit[j] = self.overflow(a + c)
-                        target = self.rank[tuple(sorted(hit))]
+                        target = self.side_rank[tuple(sorted(hit))]
                         if target != rank:
                             found.setdefault(target, f"{a} hits own {c}")
             result.append(sorted(found.items()))

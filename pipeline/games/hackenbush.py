@@ -239,6 +239,13 @@ class HackenbushSpace:
             .append(pa.field("parents", pa.list_(pa.int32()))),
         )
 
+    def rank(self) -> np.ndarray:
+        """Edges left: every cut removes at least one."""
+        return np.concatenate([
+            (self.numbers(np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)) >= 0).sum(axis=1)
+            for lo in range(0, self.total, self.chunk)
+        ])
+
     def transitions(self) -> Iterator[pa.RecordBatch]:
         batcher = Batcher([f"cut {edge}" for edge in self.edges])
         scale = np.array([self.scale[edge] for edge in self.edges], dtype=np.int64)

@@ -307,6 +307,10 @@ class NimSpace:
             .append(pa.field("arrow", pa.int32())).append(pa.field("coin", pa.string())),
         )
 
+    def rank(self) -> np.ndarray:
+        """Stones left: every move of every variant takes at least one."""
+        return self.decode(self.keys())[0].sum(axis=1)
+
     def transitions(self) -> Iterator[pa.RecordBatch]:
         keys = self.keys()
         batcher = Batcher(self.label)

@@ -147,6 +147,11 @@ class SticksSpace:
             schema=POSITION_COLUMNS.append(pa.field("rows", pa.list_(pa.int8()))),
         )
 
+    def rank(self) -> np.ndarray:
+        """Sticks left: every move takes at least one."""
+        keys = self.keys()
+        return sum(length * self.counts(keys, length) for length in range(1, self.n + 1))
+
     # -- moves -----------------------------------------------------------------------
 
     def transitions(self) -> Iterator[pa.RecordBatch]:

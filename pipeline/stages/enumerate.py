@@ -1,23 +1,37 @@
 """Stage 1: every position and every transition of a ruleset, from its game, to Parquet.
 
-positions.parquet: id, text, terminal, moves (the number of distinct children), then
-the game's decoded columns. transitions.parquet: ruleset, src, dst, move.
+positions.parquet: id, text, terminal, moves (the number of distinct children), rank
+(NULL when moves can cycle), then the game's decoded columns. transitions.parquet:
+ruleset, src, dst, move, sorted by src.
+
+When the game gives a rank (a number every move lowers, `Space.rank`), positions are
+numbered rank by rank, lowest first, and the transitions are written in that order, so
+the solver finds each rank's positions and moves in one contiguous range. The game
+generates moves in its own order; they are spilled to one scratch file per group of
+ranks and read back group by group (memory stays bounded by one group).
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterator
 
 import numpy as np
 import pyarrow as pa
 
+from pipeline.errors import DataError
 from pipeline.games import TRANSITION_SCHEMA
+from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.parquet import BatchWriter, atomic_path, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 
 PUBLISHED_TRANSITIONS = TRANSITION_SCHEMA.insert(0, pa.field("ruleset", pa.dictionary(pa.int8(), pa.string())))
+#: At most this many scratch files (groups of consecutive ranks) while reordering moves.
+MAX_GROUPS = 256
 
 
 @dataclass(frozen=True)
@@ -32,14 +46,17 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles) -> Enumerated:
         space = rules.game.space(rules)
         positions = space.positions()
         log.info("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
-        ids = positions["id"].to_numpy()
-        moves = np.zeros(int(ids.max()) + 1 if len(ids) else 0, dtype=np.int64)
+        rank = space.rank() if hasattr(space, "rank") else None
+        numbering = None if rank is None else RankNumbering(positions["id"].to_numpy(), np.asarray(rank))
         # each published file names its ruleset, so files can be globbed together
         ruleset = pa.array([rules.id])
+        moves = np.zeros(positions.num_rows if numbering else _id_bound(positions), dtype=np.int64)
         with atomic_path(out.transitions) as tmp:
-            writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS)
+            # src ascending and dst near it: delta encoding beats dictionaries, in time and size
+            writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
             try:
-                for batch in space.transitions():
+                batches = space.transitions() if numbering is None else numbering.reorder(space.transitions(), out.dir)
+                for batch in batches:
                     src = batch.column("src").to_numpy()
                     moves[: src.max() + 1] += np.bincount(src)
                     name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
@@ -47,7 +64,96 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles) -> Enumerated:
                     log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
             finally:
                 writer.close()
+        if numbering is None:
+            ids = positions["id"].to_numpy()
+            rank_column = pa.nulls(positions.num_rows, pa.int32())
+        else:
+            positions = numbering.renumber(positions)
+            ids = np.arange(positions.num_rows)
+            rank_column = pa.array(numbering.rank, pa.int32())
         # the solver's starting counters, and a fact users ask for ("how many moves here?")
         positions = positions.add_column(3, "moves", pa.array(moves[ids].astype(np.int32)))
+        positions = positions.add_column(4, "rank", rank_column)
         write_table(positions, out.positions)
     return Enumerated(positions.num_rows, writer.rows)
+
+
+def _id_bound(positions: pa.Table) -> int:
+    ids = positions["id"].to_numpy()
+    return int(ids.max()) + 1 if len(ids) else 0
+
+
+class RankNumbering:
+    """Positions numbered 0..n-1 by rank (lowest first; the game's order within a rank)."""
+
+    def __init__(self, game_ids: np.ndarray, rank: np.ndarray):
+        if rank.shape != game_ids.shape:
+            raise DataError(f"the game's rank has {rank.size} entries for {game_ids.size} positions")
+        self.order = np.argsort(rank, kind="stable")
+        # int32 (positions are capped far below 2^31): half the memory traffic of the gathers
+        self.rank = rank[self.order].astype(np.int32)
+        self.new_id = np.full(int(game_ids.max()) + 1 if game_ids.size else 0, -1, dtype=np.int32)
+        self.new_id[game_ids[self.order]] = np.arange(game_ids.size, dtype=np.int32)
+        low = int(self.rank[0]) if self.rank.size else 0
+        span = int(self.rank[-1]) - low + 1 if self.rank.size else 1
+        # group of rank r: ranks are split into at most MAX_GROUPS runs of consecutive values
+        self.low, self.per_group = low, -(-span // MAX_GROUPS)
+
+    def renumber(self, positions: pa.Table) -> pa.Table:
+        positions = positions.take(pa.array(self.order))
+        return positions.set_column(0, "id", pa.array(np.arange(positions.num_rows, dtype=np.int64)))
+
+    def reorder(self, batches: Iterator[pa.RecordBatch], scratch_parent: Path) -> Iterator[pa.RecordBatch]:
+        """The game's transitions renumbered, checked to lower the rank, in ascending src."""
+        labels: dict[str, int] = {}
+        with tempfile.TemporaryDirectory(prefix=".moves-", dir=scratch_parent) as scratch:
+            files: dict[int, BinaryIO] = {}
+            try:
+                for batch in batches:
+                    self._spill(batch, labels, Path(scratch), files)
+            finally:
+                for handle in files.values():
+                    handle.close()
+            dictionary = pa.array(list(labels), pa.string())
+            for group in sorted(files):
+                rows = np.fromfile(Path(scratch) / f"{group}.bin", dtype=np.int32).reshape(-1, 3)
+                if self.per_group > 1:
+                    # rows came in the game's source order, which is the new order within a rank
+                    within = self.rank[rows[:, 0]] - (self.low + group * self.per_group)
+                    rows = rows[np.argsort(within.astype(np.uint16 if self.per_group <= 1 << 16 else np.int64),
+                                           kind="stable")]
+                for lo in range(0, rows.shape[0], BATCH_ROWS):
+                    part = rows[lo : lo + BATCH_ROWS]
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(part[:, 0].astype(np.int64)), pa.array(part[:, 1].astype(np.int64)),
+                         pa.DictionaryArray.from_arrays(pa.array(np.ascontiguousarray(part[:, 2])), dictionary)],
+                        schema=TRANSITION_SCHEMA,
+                    )
+
+    def _spill(self, batch: pa.RecordBatch, labels: dict[str, int], scratch: Path,
+               files: dict[int, BinaryIO]) -> None:
+        src = self.new_id[batch.column("src").to_numpy()]
+        dst = self.new_id[batch.column("dst").to_numpy()]
+        src_rank = self.rank[src]
+        falls = self.rank[dst] < src_rank
+        if not falls.all():
+            at = int(np.flatnonzero(~falls)[0])
+            raise DataError(
+                f"the game's rank does not fall along the move from position {src[at]} to {dst[at]} "
+                f"(rank {self.rank[src[at]]} to {self.rank[dst[at]]}): the game module is wrong"
+            )
+        move = batch.column("move")
+        codes = np.array([labels.setdefault(label, len(labels)) for label in move.dictionary.to_pylist()],
+                         dtype=np.int32)
+        group = ((src_rank - self.low) // self.per_group).astype(np.uint16)
+        order = np.argsort(group, kind="stable")
+        group = group[order]
+        # one (src, dst, move) int32 triple per row, each group's rows appended to its file
+        rows = np.stack([src[order], dst[order], codes[move.indices.to_numpy()][order]], axis=1)
+        bounds = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1, [rows.shape[0]]])
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            if hi > lo:
+                key = int(group[lo])
+                if key not in files:
+                    files[key] = open(scratch / f"{key}.bin", "ab")
+                rows[lo:hi].tofile(files[key])

@@ -1,6 +1,12 @@
-"""Stage 2: value, remoteness and Grundy value of every position, by retrograde analysis in DuckDB.
+"""Stage 2: value, remoteness and Grundy value of every position, in DuckDB.
 
-Values: level 0 is the terminal positions. Each level joins the positions decided at the
+Where the game gives a rank that every move lowers (positions.parquet's `rank` column;
+enumerate then numbers positions rank by rank), positions are solved rank by rank from the
+lowest (sql/rank_*.sql): every child of a rank's positions is solved already, so one
+INSERT per rank computes value, remoteness, Grundy value and height from the children,
+reading each transition once.
+
+Otherwise moves can cycle, and retrograde analysis runs level by level. Values: level 0 is the terminal positions. Each level joins the positions decided at the
 level before to their parents (sql/solve_level.sql), so every transition is looked at
 once in the whole solve: the work grows with the transitions, not with transitions x
 depth. Positions never decided are draws.
@@ -21,10 +27,21 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
+from pipeline.db import connect, run_sql, set_variables, sql_text
+from pipeline.errors import DataError
 from pipeline.layout import RulesetFiles
-from pipeline.parquet import atomic_path, require
+from pipeline.parquet import ROW_GROUP_ROWS, BatchWriter, atomic_path, require
 from pipeline.progress import Timer, log
+
+
+#: solution.parquet
+SOLUTION = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("value", pa.string(), nullable=False),  # win, loss or draw
+    pa.field("remoteness", pa.int32()),  # NULL for draws
+    pa.field("grundy", pa.int32()),  # NULL where a cycle is reachable
+    pa.field("grundy_height", pa.int32()),  # the longest line of play, where grundy is known
+])
 
 
 @dataclass(frozen=True)
@@ -43,26 +60,64 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
     label = label or files.dir.name
     with Timer(f"solve {label}"):
         con = connect(temp_dir)
+        total, ranked = con.execute(
+            "SELECT count(*), count(*) > 0 AND count(rank) = count(*) FROM read_parquet(?)", [str(files.positions)]
+        ).fetchall()[0]
+        if ranked:
+            solved = _by_rank(con, files, label, total)
+            con.close()
+            return solved
         run_sql(con, "solve_setup", positions=files.positions, transitions=files.transitions)
-        total = con.execute("SELECT count(*) FROM st").fetchall()[0][0]
         with Timer(f"solve {label}: values"):
             levels, decided = _values(con, label, total)
         with Timer(f"solve {label}: Grundy values"):
             grundy_levels, grundy_known = _grundy(con, files, label, total)
-        with atomic_path(files.solution) as tmp:
-            # st and gst keep the positions file's order (by id): no sort needed
-            con.execute(
-                f"""COPY (
-                    SELECT st.id::BIGINT AS id,
-                           CASE st.val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END AS value,
-                           st.rem AS remoteness,
-                           gst.grundy,
-                           gst.height AS grundy_height
-                    FROM st POSITIONAL JOIN gst
-                ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
-            )
+        # st and gst keep the positions file's order (by id): no sort needed
+        _write_solution(con, files.solution, """
+            SELECT st.id, CASE st.val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END,
+                   st.rem, gst.grundy, gst.height
+            FROM st POSITIONAL JOIN gst""")
         con.close()
     return Solved(levels, decided, total, grundy_levels, grundy_known)
+
+
+def _by_rank(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, total: int) -> Solved:
+    run_sql(con, "rank_setup", positions=files.positions)
+    dead_ends = con.execute("SELECT count(*) FROM pos WHERE moves = 0 AND terminal IS NULL").fetchall()[0][0]
+    if dead_ends:
+        raise DataError(f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value")
+    ranks = con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+    if any(hi - lo + 1 != count for _, lo, hi, count in ranks) or any(
+        later[1] <= earlier[2] for earlier, later in zip(ranks, ranks[1:])
+    ):
+        raise DataError(f"{files.positions} is not numbered rank by rank")
+    level_sql = sql_text("rank_level")
+    set_variables(con, transitions=files.transitions)
+    done = 0
+    with Timer(f"solve {label}: by rank"):
+        for rank, lo, hi, count in ranks:
+            set_variables(con, lo=lo, hi=hi)
+            con.execute(level_sql)
+            done += count
+            log.info("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
+    _write_solution(con, files.solution, """
+        SELECT id, CASE WHEN score >= 524288 THEN 'loss' ELSE 'win' END,
+               CASE WHEN score >= 524288 THEN 1048576 - score ELSE score END, grundy, height
+        FROM res  -- in id order already (sql/rank_level.sql)""")
+    return Solved(len(ranks), total, total, len(ranks), total)
+
+
+def _write_solution(con: duckdb.DuckDBPyConnection, path: Path, select: str) -> None:
+    """Write the rows of `select` (in SOLUTION's column order) to `path`, with SOLUTION's
+    schema whichever solver made them (DuckDB would mark columns without NULLs required)."""
+    with atomic_path(path) as tmp:
+        writer = BatchWriter(tmp, SOLUTION, delta=("id",))
+        try:
+            for batch in con.sql(select).to_arrow_reader(ROW_GROUP_ROWS):
+                writer.write(pa.RecordBatch.from_arrays(
+                    [column.cast(field.type) for column, field in zip(batch.columns, SOLUTION)], schema=SOLUTION))
+        finally:
+            writer.close()
 
 
 def _values(con: duckdb.DuckDBPyConnection, label: str, total: int) -> tuple[int, int]:

@@ -1,0 +1,15 @@
+-- Solving rank by rank, setup: for rulesets whose game gives a rank that every move
+-- lowers (positions.parquet's `rank`, positions numbered rank by rank, transitions sorted
+-- by src). Variables: positions (Parquet path). Sets variable width: bits of the
+-- Grundy-value masks, more than any value can reach (a value never exceeds its moves).
+SET VARIABLE width = (SELECT max(moves) + 2 FROM read_parquet(getvariable('positions')));
+
+CREATE TEMP TABLE pos AS
+SELECT id::INTEGER AS id, terminal, moves, rank
+FROM read_parquet(getvariable('positions'));
+
+-- One row per position solved so far. score packs value and remoteness so that a parent's
+-- best move is the child with the highest score: a child lost in r moves scores 2^20 - r
+-- (the parent wins in r + 1), a child won in r scores r (the parent loses in r + 1 at
+-- best). height: the longest line of play to a position without moves.
+CREATE TEMP TABLE res (id INTEGER, score INTEGER, grundy INTEGER, height INTEGER);

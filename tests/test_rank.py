@@ -1,0 +1,96 @@
+"""Solving rank by rank: the numbering enumerate writes, and agreement with retrograde analysis.
+
+Games whose moves never return to a position give a rank that every move lowers
+(`Space.rank`); enumerate then numbers positions rank by rank and the solver computes each
+rank from the ranks below. Everywhere else retrograde analysis runs. Both solvers must give
+the same solution, position by position, on the same files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.errors import DataError
+from pipeline.games import chopsticks
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.stages.solve import solve
+
+RANKED = [
+    "chopsticks",
+    "chopsticks:fingers=4,hands=3,self_attack=true",
+    "sticks:rows=5",
+    "sticks:rows=4,play=normal,max_take=2",
+    "nim:start=3-4-5",
+    "nim:start=2-3-4,variant=coin,play=misere",
+    "nim:start=2-3-3,variant=arrow-other",
+    "hackenbush:fib=4",
+]
+CYCLIC = ["chopsticks:split=any", "chopsticks:overflow=rollover", "chopsticks:split=dead,self_attack=true"]
+
+
+def enumerated(tmp_path, ruleset):
+    rules = Ruleset.parse(ruleset)
+    data = DataDir(tmp_path)
+    files = data.ruleset(rules)
+    files.dir.mkdir(parents=True)
+    enumerate_ruleset(rules, files)
+    return data, files
+
+
+@pytest.mark.parametrize("ruleset", RANKED)
+def test_ranked_positions_are_numbered_rank_by_rank(tmp_path, ruleset):
+    _, files = enumerated(tmp_path, ruleset)
+    positions = pq.read_table(files.positions, columns=["id", "rank", "moves"])
+    transitions = pq.read_table(files.transitions, columns=["src", "dst"])
+    ids, rank = positions["id"].to_numpy(), positions["rank"].to_numpy()
+    assert positions["rank"].null_count == 0
+    assert np.array_equal(ids, np.arange(len(ids)))
+    assert np.all(np.diff(rank) >= 0)
+    src, dst = transitions["src"].to_numpy(), transitions["dst"].to_numpy()
+    assert np.all(np.diff(src) >= 0)
+    assert np.all(rank[dst] < rank[src])
+    assert np.array_equal(np.bincount(src, minlength=len(ids)), positions["moves"].to_numpy())
+
+
+@pytest.mark.parametrize("ruleset", CYCLIC)
+def test_rulesets_whose_moves_can_cycle_have_no_rank(tmp_path, ruleset):
+    _, files = enumerated(tmp_path, ruleset)
+    assert pq.read_table(files.positions, columns=["rank"])["rank"].null_count == pq.read_metadata(
+        files.positions).num_rows
+
+
+@pytest.mark.parametrize("ruleset", RANKED)
+def test_rank_solver_agrees_with_retrograde_analysis(tmp_path, ruleset):
+    data, files = enumerated(tmp_path, ruleset)
+    solved = solve(files, data.temp)
+    assert solved.positions == solved.decided
+    by_rank = pq.read_table(files.solution)
+    # the same files without a rank: the solver falls back to retrograde analysis
+    positions = pq.read_table(files.positions)
+    at = positions.schema.get_field_index("rank")
+    pq.write_table(positions.set_column(at, "rank", pa.nulls(positions.num_rows, pa.int32())), files.positions)
+    solve(files, data.temp)
+    retrograde = pq.read_table(files.solution)
+    assert by_rank.schema == retrograde.schema
+    assert by_rank.equals(retrograde)
+
+
+def test_a_rank_that_does_not_fall_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(chopsticks.ChopsticksSpace, "rank", lambda self: np.zeros(self.m * self.m - 1, np.int64))
+    with pytest.raises(DataError, match="rank does not fall along the move"):
+        enumerated(tmp_path, "chopsticks")
+
+
+def test_positions_not_numbered_by_rank_are_refused(tmp_path):
+    data, files = enumerated(tmp_path, "sticks:rows=4")
+    positions = pq.read_table(files.positions)
+    at = positions.schema.get_field_index("rank")
+    reversed_rank = pa.array(positions["rank"].to_numpy()[::-1].copy(), pa.int32())
+    pq.write_table(positions.set_column(at, "rank", reversed_rank), files.positions)
+    with pytest.raises(DataError, match="not numbered rank by rank"):
+        solve(files, data.temp)
