@@ -3,7 +3,9 @@
 It reads the same files the pipeline's solve stage reads (positions.parquet: id, terminal,
 moves; transitions.parquet: src, dst), builds its own reverse index (an argsort of dst
 giving every position's parents as one CSR array), then decides positions level by level
-with counters, exactly the algorithm of pipeline/stages/solve.py:
+with counters, the algorithm of the pipeline's solver for rulesets whose moves can cycle
+(pipeline/sql/solve_*.sql; where the game has a rank, the pipeline solves rank by rank
+instead, but the yardstick stays the same fixed reference):
 
   level 0 is the terminal positions ('win' / 'loss' for the side to move);
   from the positions decided at level k, every undecided parent of a *lost* one is won at

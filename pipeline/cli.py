@@ -55,7 +55,7 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
     from pipeline.stages.enumerate import enumerate_ruleset
 
     _setup(quiet)
-    _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules)))
+    _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules), DataDir(data).temp))
 
 
 @app.command()

@@ -2,14 +2,14 @@
 
     data/catalog.parquet                 one row per built ruleset (export)
     data/tablebases.duckdb               views catalog, tablebase, transitions for DuckDB (export)
-    data/<ruleset>/positions.parquet     every position: id, text, terminal, decoded columns (enumerate)
+    data/<ruleset>/positions.parquet     every position: id, text, terminal, moves, rank, decoded columns (enumerate)
     data/<ruleset>/transitions.parquet   every move: src, dst, move (enumerate)
-    data/<ruleset>/solution.parquet      id, value, remoteness (solve)
+    data/<ruleset>/solution.parquet      id, value, remoteness, grundy, grundy_height (solve)
     data/<ruleset>/verification.parquet  one row per consistency check (verify)
     data/<ruleset>/tablebase.parquet     the published tablebase (export)
     data/<ruleset>/summary.parquet       the ruleset's catalog row (export)
     data/pages/                          pictures and HTML pages (`tablebase draw`)
-    data/.staging/, data/.tmp/           work in progress of `build`; DuckDB's spill space
+    data/.staging/, data/.tmp/           work in progress of `build`; scratch and DuckDB's spill space
 
 <ruleset> is the canonical ruleset id, with '/' written as %2F.
 """

@@ -26,7 +26,7 @@ def build(rules: Ruleset, data: DataDir) -> dict:
     stage.dir.mkdir(parents=True)
     keep = False
     try:
-        enumerate_ruleset(rules, stage)
+        enumerate_ruleset(rules, stage, data.temp)
         solve(stage, data.temp, rules.id)
         try:
             verify(stage, data.temp, rules.id)

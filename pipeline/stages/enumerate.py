@@ -40,8 +40,9 @@ class Enumerated:
     transitions: int
 
 
-def enumerate_ruleset(rules: Ruleset, out: RulesetFiles) -> Enumerated:
-    """Write out.transitions and out.positions for `rules`."""
+def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None = None) -> Enumerated:
+    """Write out.transitions and out.positions for `rules` (scratch files under `temp_dir`,
+    by default out.dir, removed when done)."""
     with Timer(f"enumerate {rules.id}"):
         space = rules.game.space(rules)
         positions = space.positions()
@@ -55,7 +56,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles) -> Enumerated:
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
             try:
-                batches = space.transitions() if numbering is None else numbering.reorder(space.transitions(), out.dir)
+                batches = space.transitions() if numbering is None else numbering.reorder(space.transitions(), temp_dir or out.dir)
                 for batch in batches:
                     src = batch.column("src").to_numpy()
                     moves[: src.max() + 1] += np.bincount(src)
@@ -106,6 +107,7 @@ class RankNumbering:
     def reorder(self, batches: Iterator[pa.RecordBatch], scratch_parent: Path) -> Iterator[pa.RecordBatch]:
         """The game's transitions renumbered, checked to lower the rank, in ascending src."""
         labels: dict[str, int] = {}
+        scratch_parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".moves-", dir=scratch_parent) as scratch:
             files: dict[int, BinaryIO] = {}
             try:
