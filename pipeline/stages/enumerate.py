@@ -55,6 +55,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         with atomic_path(out.transitions) as tmp:
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
+            logged = 0
             try:
                 batches = space.transitions() if numbering is None else numbering.reorder(space.transitions(), temp_dir or out.dir)
                 for batch in batches:
@@ -62,9 +63,12 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                     moves[: src.max() + 1] += np.bincount(src)
                     name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                     writer.write(pa.RecordBatch.from_arrays([name, *batch.columns], schema=PUBLISHED_TRANSITIONS))
-                    log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
+                    if writer.rows >= logged + BATCH_ROWS:  # about once a million
+                        logged = writer.rows
+                        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
             finally:
                 writer.close()
+        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
         if numbering is None:
             ids = positions["id"].to_numpy()
             rank_column = pa.nulls(positions.num_rows, pa.int32())
