@@ -91,6 +91,8 @@ def _by_rank(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, to
         later[1] <= earlier[2] for earlier, later in zip(ranks, ranks[1:])
     ):
         raise DataError(f"{files.positions} is not numbered rank by rank")
+    if len(ranks) >= 524288:  # remoteness < ranks must fit below half of sql/rank_level.sql's 2^20
+        raise DataError(f"{files.positions} has {len(ranks):,} ranks, more than this solver handles (524,287)")
     level_sql = sql_text("rank_level")
     set_variables(con, transitions=files.transitions)
     done = 0
