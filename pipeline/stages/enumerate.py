@@ -115,8 +115,12 @@ class RankNumbering:
         with tempfile.TemporaryDirectory(prefix=".moves-", dir=scratch_parent) as scratch:
             files: dict[int, BinaryIO] = {}
             try:
+                spilled = 0
                 for batch in batches:
                     self._spill(batch, labels, Path(scratch), files)
+                    spilled += batch.num_rows
+                    if spilled // (8 * BATCH_ROWS) != (spilled - batch.num_rows) // (8 * BATCH_ROWS):
+                        log.info("enumerate: %s moves generated, to be written in rank order", f"{spilled:,}")
             finally:
                 for handle in files.values():
                     handle.close()
