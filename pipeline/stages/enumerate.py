@@ -47,17 +47,21 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         space = rules.game.space(rules)
         positions = space.positions()
         log.info("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
+        game_ids = positions["id"].to_numpy()
         rank = space.rank() if hasattr(space, "rank") else None
-        numbering = None if rank is None else RankNumbering(positions["id"].to_numpy(), np.asarray(rank))
+        numbering = None if rank is None else RankNumbering(game_ids, np.asarray(rank))
         # each published file names its ruleset, so files can be globbed together
         ruleset = pa.array([rules.id])
-        moves = np.zeros(positions.num_rows if numbering else _id_bound(positions), dtype=np.int64)
+        # indexed by src: the game's ids, or the new ones (0..n-1, below the game's bound too)
+        moves = np.zeros(int(game_ids.max()) + 1 if len(game_ids) else 0, dtype=np.int64)
         with atomic_path(out.transitions) as tmp:
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
             logged = 0
             try:
-                batches = space.transitions() if numbering is None else numbering.reorder(space.transitions(), temp_dir or out.dir)
+                batches = space.transitions()
+                if numbering is not None:
+                    batches = numbering.reorder(batches, temp_dir or out.dir)
                 for batch in batches:
                     src = batch.column("src").to_numpy()
                     moves[: src.max() + 1] += np.bincount(src)
@@ -70,7 +74,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                 writer.close()
         log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
         if numbering is None:
-            ids = positions["id"].to_numpy()
+            ids = game_ids
             rank_column = pa.nulls(positions.num_rows, pa.int32())
         else:
             positions = numbering.renumber(positions)
@@ -81,11 +85,6 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         positions = positions.add_column(4, "rank", rank_column)
         write_table(positions, out.positions)
     return Enumerated(positions.num_rows, writer.rows)
-
-
-def _id_bound(positions: pa.Table) -> int:
-    ids = positions["id"].to_numpy()
-    return int(ids.max()) + 1 if len(ids) else 0
 
 
 class RankNumbering:
