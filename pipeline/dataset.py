@@ -68,6 +68,9 @@ CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is t
     Column("max_remoteness", pa.int64(), "the longest forced win or loss (NULL if every position is drawn)", True),
     Column("tablebase_sha256", pa.string(), "SHA-256 of tablebase.parquet"),
     Column("transitions_sha256", pa.string(), "SHA-256 of transitions.parquet"),
+    Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
+    Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
+    Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
     Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
 ))
 

@@ -83,6 +83,9 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         "max_remoteness": counts[5],
         "tablebase_sha256": sha256(files.tablebase),
         "transitions_sha256": sha256(files.transitions),
+        "positions_sha256": sha256(files.positions),
+        "solution_sha256": sha256(files.solution),
+        "verification_sha256": sha256(files.verification),
         "pipeline_version": __version__,
     }
     write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
