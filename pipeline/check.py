@@ -20,6 +20,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.errors import DataError
 from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
 from pipeline.layout import RESERVED, DataDir
 from pipeline.parquet import sha256
@@ -44,9 +45,11 @@ def check(folder: Path) -> list[str]:
     store = DataDir(folder)
     if not folder.is_dir():
         return [f"{folder}: no such folder"]
-    problems = [f"{path}: a ruleset folder of an earlier version's layout" for path in store.old_layout()]
-    if problems:
-        return problems
+    try:
+        store.check_layout()
+    except DataError as error:
+        return [str(error)]
+    problems = []
     sums = folder / SUMS
     if sums.exists():
         problems += check_sums(folder, sums)

@@ -154,6 +154,8 @@ class DataDir:
             shutil.rmtree(self.trash / str(os.getpid()), ignore_errors=True)
         else:
             os.rename(built.dir, final.dir)
+        prune(built.dir.parent, self.root)
+        prune(self.trash, self.root)
         return final
 
     def recover(self) -> None:
@@ -168,6 +170,17 @@ class DataDir:
                 if old.is_dir() and not final.exists():
                     os.rename(old, final)
             shutil.rmtree(owner, ignore_errors=True)
+        prune(self.trash, self.root)
+
+
+def prune(folder: Path, root: Path) -> None:
+    """Remove `folder` and its parents up to `root` while they are empty."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _alive(pid: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 
 from pipeline.errors import VerificationError
-from pipeline.layout import DataDir
+from pipeline.layout import DataDir, prune
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -45,3 +45,4 @@ def build(rules: Ruleset, data: DataDir) -> dict:
     finally:
         if not keep:
             shutil.rmtree(stage.dir, ignore_errors=True)
+            prune(stage.dir.parent, data.root)
