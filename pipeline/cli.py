@@ -194,18 +194,23 @@ FormatOption = Annotated[
     typer.Option("--format", "-f", help="table | csv | json | parquet (parquet needs --output)."),
 ]
 OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
-QueriesOption = Annotated[Path, typer.Option("--queries", help="Folder of query files.")]
+QueriesOption = Annotated[
+    Optional[Path],
+    typer.Option("--queries", exists=True, file_okay=False, show_default=False,
+                 help="A folder of your own query files (*.sql), added to the packaged library; "
+                      "a file of yours named like a packaged query is used instead of it."),
+]
 
 
 @app.command()
 def query(
-    name: Annotated[Optional[str], typer.Argument(help="A query in queries/ by name, or an .sql file.", show_default=False)] = None,
+    name: Annotated[Optional[str], typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False)] = None,
     param: ParamOption = None,
     form: FormatOption = "table",
     output: OutputOption = None,
     list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
     data: DataOption = Path("data"),
-    queries: QueriesOption = Path("queries"),
+    queries: QueriesOption = None,
 ) -> None:
     """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
 
@@ -245,10 +250,10 @@ def sql(
 @app.command()
 def claims(
     data: DataOption = Path("data"),
-    queries: Annotated[Path, typer.Option("--queries", help="Folder of query files.")] = Path("queries"),
+    queries: QueriesOption = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
 ) -> None:
-    """Check the seeds' claims (queries/claim_*.sql, seed*.sql) and write a Markdown report.
+    """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
     Example: tablebase claims --out data/claims.md
     """
