@@ -153,7 +153,13 @@ def test_query_list_and_formats_on_the_command_line(built, tmp_path):
     for query in list_queries():
         assert query.name in listed.stdout
     as_json = tablebase("query", "who_wins", "--format", "json")
-    assert json.loads(as_json.stdout.splitlines()[0])["ruleset"]
+    assert json.loads(as_json.stdout) == run(built, "who_wins")
+    as_jsonl = tablebase("query", "who_wins", "--format", "jsonl")
+    assert [json.loads(line) for line in as_jsonl.stdout.splitlines()] == run(built, "who_wins")
+    empty = tablebase("sql", "SELECT ruleset FROM catalog WHERE false", "-f", "json")
+    assert json.loads(empty.stdout) == []
+    refused = tablebase("query", "who_wins", "--format", "xml")
+    assert refused.returncode == 2 and "jsonl" in refused.stderr
     as_csv = tablebase("query", "remoteness_distribution", "-p", "ruleset=chopsticks", "-f", "csv")
     assert as_csv.stdout.splitlines()[0] == '"value","remoteness","positions","reachable"'
     bad = tablebase("sql", "SELECT * FROM nowhere")
