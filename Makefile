@@ -7,17 +7,20 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims clean install enumerate solve verify export build
+.PHONY: all test bench claims dist clean install enumerate solve verify export build
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
 
 install: $(VENV)/.installed
 
+# DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
+# with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	touch $@
 
 # Every ruleset is rebuilt when the ruleset file or the pipeline's code changes.
@@ -36,6 +39,10 @@ claims: $(DATA)/claims.md
 
 $(DATA)/claims.md: $(DATA)/catalog.parquet $(wildcard queries/*.sql)
 	$(BIN)/tablebase claims --data $(DATA) --out $@
+
+# What goes on a download page: the dataset folder, zip archives and SHA256SUMS, in dist/.
+dist: $(DATA)/catalog.parquet $(DATA)/pages/index.html $(DATA)/claims.md
+	$(BIN)/tablebase publish --data $(DATA) --out dist
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

@@ -347,7 +347,7 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
 
     rules = Ruleset.parse(ruleset)
     files = DataDir(data).ruleset(rules)
-    log = data / f"{rules.dirname}.log"
+    log = data / f"{rules.game_name}.{rules.slug}.log"
     result = Result(rules.id)
     py = sys.executable
     def short_timer_names(run: Run) -> None:

@@ -267,6 +267,44 @@ def claims(
 
 
 @app.command()
+def check(
+    folder: Annotated[Optional[Path], typer.Argument(help="A data folder or an unpacked bundle (default: --data).",
+                                                      show_default=False)] = None,
+    data: DataOption = Path("data"),
+) -> None:
+    """Check checksums, schemas and every tablebase against its catalog row; exit 1 on any problem.
+
+    Example: tablebase check dist/tablebase-0.2.0
+    """
+    from pipeline.check import check as check_folder
+
+    target = folder or data
+    problems = check_folder(target)
+    for line in problems:
+        typer.echo(line, err=True)
+    if problems:
+        sys.exit(1)
+    typer.echo(f"{target}: every file checks")
+
+
+@app.command()
+def publish(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")] = Path("dist"),
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Write the download bundle: the dataset folder, zip archives (all, and one per game), SHA256SUMS.
+
+    Example: tablebase publish --out dist
+    """
+    from pipeline.publish import publish as publish_bundle
+
+    _setup(quiet)
+    for path in publish_bundle(data, out):
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults.
 

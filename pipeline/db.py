@@ -38,6 +38,6 @@ def set_variables(con: duckdb.DuckDBPyConnection, **variables: Any) -> None:
         con.execute(f"SET VARIABLE {key} = ?", [str(value) if isinstance(value, Path) else value])
 
 
-def quote_path(path: Path) -> str:
-    """A file path as an SQL string literal (for statements that take no parameters, like COPY)."""
+def quote_path(path: Path | str) -> str:
+    """A file path (or any text) as an SQL string literal, for statements that take no parameters."""
     return "'" + str(path).replace("'", "''") + "'"

@@ -110,7 +110,7 @@ class Strategy:
 
 def read_summary(rules: Ruleset, data: Path) -> dict:
     """The ruleset's catalog row (from its summary.parquet); DataError if not built."""
-    files = DataDir(data).ruleset(rules)
+    files = DataDir(data).published(rules)
     path = require(files.summary, f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
     row = pq.read_table(path).to_pylist()[0]
     row["params"] = dict(row["params"])
@@ -401,9 +401,9 @@ def _first_player(value: str, remoteness: int | None) -> str:
     return "a draw: neither player can force a win"
 
 
-def page_href(dirname: str) -> str:
-    """The index's relative link to a ruleset page (ids hold ':' and '%', which need escaping)."""
-    return f"./{quote(dirname, safe='')}/index.html"
+def page_href(folder: str) -> str:
+    """The index's relative link to a ruleset page (`Ruleset.folder`: <game>/<slug>)."""
+    return f"./{quote(folder)}/index.html"
 
 
 def ruleset_page(graph: RulesetGraph, pictures: list[tuple[str, str]], counts: dict[tuple[str, int], int]) -> str:
@@ -414,7 +414,7 @@ def ruleset_page(graph: RulesetGraph, pictures: list[tuple[str, str]], counts: d
     listed = list(graph.positions.values())
     every = len(listed) == s["positions"]
     body = [
-        '<p><a href="../index.html">All rulesets</a></p>',
+        '<p><a href="../../index.html">All rulesets</a></p>',
         f"<h1>{_e(rules.id)}</h1>",
         f"<p>Game <b>{_e(s['game'])}</b>; "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s["params"].items()) + ".</p>",
@@ -488,8 +488,7 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
                  "<th>win / loss / draw</th><th>remoteness</th></tr></thead>", "<tbody>"]
         for row in (r for r in catalog if r["game"] == game):
             ruleset = row["ruleset"]
-            dirname = Ruleset.parse(ruleset).dirname
-            name = (f'<a href="{_e(page_href(dirname))}">{_e(ruleset)}</a>' if ruleset in drawn
+            name = (f'<a href="{_e(page_href(row["folder"]))}">{_e(ruleset)}</a>' if ruleset in drawn
                     else _e(ruleset))
             body.append(
                 f'<tr data-ruleset="{_e(ruleset)}"><td>{name}</td>'
@@ -524,7 +523,7 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
     summary = read_summary(rules, data)
     check_size(summary, graphs)
     graph = load_graph(rules, data, summary, reachable_only=summary["positions"] > PAGE_LIMIT)
-    folder = pages_dir(data, out) / rules.dirname
+    folder = pages_dir(data, out) / rules.folder
     written, pictures = [], []
     if graphs:
         plan = strategy(graph)
@@ -557,7 +556,7 @@ def draw_index(data: Path, out: Path | None = None) -> Path:
     for row in catalog:
         rules = Ruleset.parse(row["ruleset"])
         files[row["ruleset"]] = require(store.ruleset(rules).tablebase, f"tablebase of {rules.id}")
-    drawn = {ruleset for ruleset in files if (pages / Ruleset.parse(ruleset).dirname / "index.html").exists()}
+    drawn = {ruleset for ruleset in files if (pages / Ruleset.parse(ruleset).folder / "index.html").exists()}
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn))
 
 

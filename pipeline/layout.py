@@ -1,30 +1,39 @@
 """Where every file lives under the data directory (default `data/`).
 
-    data/catalog.parquet                 one row per built ruleset (export)
-    data/tablebases.duckdb               views catalog, tablebase, transitions for DuckDB (export)
-    data/<ruleset>/positions.parquet     every position: id, text, terminal, moves, rank, decoded columns (enumerate)
-    data/<ruleset>/transitions.parquet   every move: src, dst, move (enumerate)
-    data/<ruleset>/solution.parquet      id, value, remoteness, grundy, grundy_height (solve)
-    data/<ruleset>/verification.parquet  one row per consistency check (verify)
-    data/<ruleset>/tablebase.parquet     the published tablebase (export)
-    data/<ruleset>/summary.parquet       the ruleset's catalog row (export)
-    data/pages/                          pictures and HTML pages (`tablebase draw`)
-    data/.staging/, data/.tmp/           work in progress of `build`; scratch and DuckDB's spill space
+    data/catalog.parquet                        one row per built ruleset (export)
+    data/tablebases.duckdb                      views catalog, tablebase, transitions for DuckDB (export)
+    data/<game>/<slug>/positions.parquet        every position: id, text, terminal, moves, rank, decoded columns (enumerate)
+    data/<game>/<slug>/transitions.parquet      every move: ruleset, src, dst, move (enumerate)
+    data/<game>/<slug>/solution.parquet         id, value, remoteness, grundy, grundy_height (solve)
+    data/<game>/<slug>/verification.parquet     one row per consistency check (verify)
+    data/<game>/<slug>/tablebase.parquet        the published tablebase (export)
+    data/<game>/<slug>/summary.parquet          the ruleset's catalog row (export)
+    data/pages/                                 pictures and HTML pages (`tablebase draw`)
+    data/.staging/, data/.tmp/, data/.trash/    work in progress of `build`, scratch space, replaced folders
 
-<ruleset> is the canonical ruleset id, with '/' written as %2F.
+<slug> is `Ruleset.slug`: `default`, or the changed parameters (`fingers-10.split-any`).
+Every name is made of [a-z0-9._-], so the folders travel to any file system and reader.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.errors import DataError
 from pipeline.rulesets import Ruleset
+
+#: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
+KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
+#: Folder names of the data directory that are not games.
+RESERVED = ("pages", "dist")
 
 
 @dataclass(frozen=True)
 class RulesetFiles:
-    """The files of one ruleset's directory."""
+    """The files of one ruleset's folder."""
 
     dir: Path
 
@@ -53,9 +62,8 @@ class RulesetFiles:
         return self.dir / "summary.parquet"
 
     def all(self) -> list[Path]:
-        """Every file, in the order `build` publishes them (the catalog row last)."""
-        return [self.positions, self.transitions, self.solution, self.verification,
-                self.tablebase, self.summary]
+        """Every file, in the order `build` writes them (the catalog row last)."""
+        return [self.dir / f"{kind}.parquet" for kind in KINDS]
 
 
 @dataclass(frozen=True)
@@ -63,14 +71,23 @@ class DataDir:
     root: Path
 
     def ruleset(self, rules: Ruleset) -> RulesetFiles:
-        return RulesetFiles(self.root / rules.dirname)
+        return RulesetFiles(self.root / rules.folder)
+
+    def published(self, rules: Ruleset) -> RulesetFiles:
+        """The ruleset's folder, to read: DataError if the data directory has the earlier layout."""
+        self.check_layout()
+        return self.ruleset(rules)
 
     def staging(self, rules: Ruleset) -> RulesetFiles:
-        return RulesetFiles(self.root / ".staging" / rules.dirname)
+        return RulesetFiles(self.root / ".staging" / rules.folder)
 
     @property
     def temp(self) -> Path:
         return self.root / ".tmp"
+
+    @property
+    def trash(self) -> Path:
+        return self.root / ".trash"
 
     @property
     def pages(self) -> Path:
@@ -85,4 +102,94 @@ class DataDir:
         return self.root / "tablebases.duckdb"
 
     def summaries(self) -> list[Path]:
-        return sorted(self.root.glob("*/summary.parquet"))
+        """Every published ruleset's catalog row."""
+        return sorted(path for path in self.root.glob("*/*/summary.parquet")
+                      if not path.parts[-3].startswith("."))
+
+    # -- an earlier layout -----------------------------------------------------------
+
+    def old_layout(self) -> list[Path]:
+        """Folders written by an earlier version: data/<ruleset id>/<kind>.parquet."""
+        if not self.root.is_dir():
+            return []
+        return sorted(folder for folder in self.root.iterdir()
+                      if folder.is_dir() and any((folder / f"{kind}.parquet").exists() for kind in KINDS))
+
+    def check_layout(self) -> None:
+        """DataError if the data directory holds tablebases of the earlier layout."""
+        old = self.old_layout()
+        if old:
+            raise DataError(
+                f"{self.root} holds {len(old)} ruleset folder(s) of an earlier version's layout "
+                f"(e.g. {old[0].name}/): rebuild them with `make all` or `tablebase build`"
+            )
+
+    def remove_old_layout(self) -> int:
+        """Delete the files of the earlier layout (they are rebuilt); the number of folders."""
+        old = self.old_layout()
+        for folder in old:
+            for path in folder.iterdir():
+                if path.is_file() and path.name.endswith(".parquet"):
+                    path.unlink()
+            if not any(folder.iterdir()):
+                folder.rmdir()
+        return len(old)
+
+    # -- publishing a ruleset's folder at once ---------------------------------------
+
+    def publish(self, built: RulesetFiles, rules: Ruleset) -> RulesetFiles:
+        """Move the folder `built` to the ruleset's place, replacing the folder there.
+
+        A reader sees the old folder, then (for an instant) none, then the new one: never
+        a mix of old and new files. A kill between the two renames leaves the old folder
+        in data/.trash, and `recover` puts it back.
+        """
+        final = self.ruleset(rules)
+        final.dir.parent.mkdir(parents=True, exist_ok=True)
+        if final.dir.exists():
+            old = self.trash / str(os.getpid()) / rules.folder
+            old.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(final.dir, old)
+            os.rename(built.dir, final.dir)
+            shutil.rmtree(self.trash / str(os.getpid()), ignore_errors=True)
+        else:
+            os.rename(built.dir, final.dir)
+        prune(built.dir.parent, self.root)
+        prune(self.trash, self.root)
+        return final
+
+    def recover(self) -> None:
+        """Put back folders a killed `publish` left in data/.trash; drop the rest."""
+        if not self.trash.is_dir():
+            return
+        for owner in self.trash.iterdir():
+            if owner.name.isdigit() and _alive(int(owner.name)):
+                continue  # another build, between its two renames
+            for old in sorted(owner.glob("*/*")):
+                final = self.root / old.parts[-2] / old.parts[-1]
+                if old.is_dir() and not final.exists():
+                    os.rename(old, final)
+            shutil.rmtree(owner, ignore_errors=True)
+        prune(self.trash, self.root)
+
+
+def prune(folder: Path, root: Path) -> None:
+    """Remove `folder` and its parents up to `root` while they are empty."""
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

@@ -49,6 +49,21 @@ class BatchWriter:
         self._writer.close()
 
 
+def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+    """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
+    with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
+    one kind would differ in schema. The number of rows."""
+    with atomic_path(path) as tmp:
+        writer = BatchWriter(tmp, schema, delta=delta)
+        try:
+            for batch in con.sql(select).to_arrow_reader(ROW_GROUP_ROWS):
+                writer.write(pa.RecordBatch.from_arrays(
+                    [column.cast(field.type) for column, field in zip(batch.columns, schema)], schema=schema))
+        finally:
+            writer.close()
+    return writer.rows
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Write `table` to `path` atomically."""
     with atomic_path(path) as tmp:

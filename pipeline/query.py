@@ -137,7 +137,7 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
         result["position"] = text = rules.game.canonical_position(rules, params["position"])
-        tablebase = require(DataDir(data).ruleset(rules).tablebase, f"tablebase of {rules.id}")
+        tablebase = require(DataDir(data).published(rules).tablebase, f"tablebase of {rules.id}")
         found = duckdb.execute(
             "SELECT count(*) FROM read_parquet(?) WHERE position = ?", [str(tablebase), text]
         ).fetchall()[0][0]

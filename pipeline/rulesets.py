@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +11,12 @@ from typing import Any
 
 from pipeline.errors import RulesetError
 from pipeline.games import Game, find_game
+
+
+SLUG_KEY = re.compile(r"[a-z][a-z0-9_]*")
+SLUG_VALUE = re.compile(r"[a-z0-9-]+")
+#: Longest slug: keeps `data/<game>/<slug>/verification.parquet` well inside Windows' 260.
+MAX_SLUG = 96
 
 
 @dataclass(frozen=True)
@@ -34,21 +42,45 @@ class Ruleset:
         return {p.name: p.format(self[p.name]) for p in self.game.params}
 
     @property
-    def id(self) -> str:
-        """The canonical id: keys in alphabetical order, defaults omitted."""
-        changed = sorted(
+    def changed(self) -> list[tuple[str, str]]:
+        """The parameters not at their default, as (key, text), keys in alphabetical order."""
+        return sorted(
             (p.name, p.format(self[p.name]))
             for p in self.game.params
             if p.format(self[p.name]) != p.default
         )
-        if not changed:
-            return self.game_name
-        return self.game_name + ":" + ",".join(f"{k}={v}" for k, v in changed)
 
     @property
-    def dirname(self) -> str:
-        """The id made safe as one path component ('/' appears in hackenbush trees)."""
-        return self.id.replace("%", "%25").replace("/", "%2F")
+    def id(self) -> str:
+        """The canonical id: keys in alphabetical order, defaults omitted."""
+        if not self.changed:
+            return self.game_name
+        return self.game_name + ":" + ",".join(f"{k}={v}" for k, v in self.changed)
+
+    @property
+    def slug(self) -> str:
+        """The ruleset's folder name: only [a-z0-9._-], so every file system and reader
+        (Hadoop paths, Windows, hive-partition sniffing) takes it as it is.
+
+        `default` for the game's defaults; else `key-value` pairs joined by `.`
+        (`fingers-10.split-any`), which maps back to the id. Where a value has other
+        characters (hackenbush trees) or the name would be long, the readable part is
+        followed by `._` and a hash of the id, so slugs stay distinct.
+        """
+        changed = self.changed
+        if not changed:
+            return "default"
+        text = ".".join(f"{key}-{value}" for key, value in changed)
+        exact = all(SLUG_KEY.fullmatch(key) and SLUG_VALUE.fullmatch(value) for key, value in changed)
+        if exact and len(text) <= MAX_SLUG:
+            return text
+        readable = re.sub(r"[^a-z0-9.-]+", "_", text.lower())[: MAX_SLUG - 12].strip("._-")
+        return f"{readable}._{hashlib.sha256(self.id.encode()).hexdigest()[:10]}"
+
+    @property
+    def folder(self) -> str:
+        """The ruleset's folder relative to the data directory: `<game>/<slug>`."""
+        return f"{self.game_name}/{self.slug}"
 
     def __str__(self) -> str:
         return self.id

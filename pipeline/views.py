@@ -1,8 +1,12 @@
 """Views over every built tablebase, so that queries never spell out file paths.
 
     catalog      one row per built ruleset (data/catalog.parquet)
-    tablebase    every position of every ruleset (data/*/tablebase.parquet), with `ruleset`
-    transitions  every move of every ruleset (data/*/transitions.parquet), with `ruleset`
+    tablebase    every position of every ruleset (each catalog row's tablebase_path)
+    transitions  every move of every ruleset (each catalog row's transitions_path)
+
+`connect_views` defines them in memory for the command line. `write_database` writes
+data/tablebases.duckdb, which holds the same views by paths relative to its own folder,
+so the folder can be moved, copied or unpacked anywhere (see `DATABASE_HELP`).
 """
 
 from __future__ import annotations
@@ -10,37 +14,79 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 
 from pipeline.db import quote_path
 from pipeline.errors import DataError
 from pipeline.layout import DataDir
-from pipeline.parquet import require
+from pipeline.parquet import atomic_path, require
+
+#: The oldest DuckDB release that can open data/tablebases.duckdb.
+STORAGE_VERSION = "v1.1.0"
+#: What the database's views say when they meet another data folder than their own.
+FOREIGN = ("tablebases.duckdb: catalog.parquet in this folder is not the one the database was written "
+           "with; open the database from its own folder (cd into it, or SET file_search_path to it)")
 
 
-def define_views(con: duckdb.DuckDBPyConnection, data: Path) -> None:
-    """Create the views catalog, tablebase and transitions over `data` in `con`."""
+def published_paths(data: Path) -> dict[str, list[str]]:
+    """Each view's files, relative to `data`, from the catalog (DataError if none is built)."""
     store = DataDir(data)
+    store.check_layout()
     require(store.catalog, "catalog")
-    if not list(data.glob("*/tablebase.parquet")):
+    catalog = pq.read_table(store.catalog, columns=["tablebase_path", "transitions_path"])
+    if not catalog.num_rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
-    con.execute(f"CREATE OR REPLACE VIEW catalog AS SELECT * FROM read_parquet({quote_path(store.catalog)})")
-    for name in ("tablebase", "transitions"):
-        pattern = quote_path(data / "*" / f"{name}.parquet")
-        con.execute(
-            f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet({pattern}, union_by_name = true)"
-        )
+    return {"tablebase": catalog["tablebase_path"].to_pylist(),
+            "transitions": catalog["transitions_path"].to_pylist()}
+
+
+def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = False, guard: str = "") -> None:
+    """Create the views catalog, tablebase and transitions over `data` in `con`.
+
+    `relative`: name the files relative to `data`. `guard`: an SQL condition every view
+    also requires."""
+    paths = published_paths(data)
+    where = f" WHERE {guard}" if guard else ""
+
+    def literal(file: str) -> str:
+        return quote_path(file if relative else data / file)
+
+    con.execute(f"CREATE OR REPLACE VIEW catalog AS SELECT * FROM read_parquet({literal('catalog.parquet')}){where}")
+    for name, files in paths.items():
+        listed = ", ".join(literal(file) for file in files)
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}")
 
 
 def write_database(data: Path) -> Path:
-    """Write data/tablebases.duckdb: a DuckDB database holding the views (absolute paths),
-    for DuckDB's shell, Python, R or a notebook to open and query at once."""
-    from pipeline.parquet import atomic_path
+    """Write data/tablebases.duckdb: the views over the files beside it, by relative paths.
 
-    path = DataDir(data).database
+    DuckDB resolves a relative path from the working directory or `file_search_path`, so
+    the views work wherever the folder goes once either points into it. A view that meets
+    the files of another data folder fails (their catalog differs from the one recorded
+    here) instead of reading them. Written in the storage format of DuckDB 1.1.
+    """
+    store = DataDir(data)
+    path = store.database
     with atomic_path(path) as tmp:
-        con = duckdb.connect(str(tmp))
+        con = duckdb.connect()
         try:
-            define_views(con, data.resolve())
+            con.execute(f"ATTACH {quote_path(tmp)} AS tablebases (STORAGE_VERSION '{STORAGE_VERSION}')")
+            con.execute("USE tablebases")
+            con.execute("SET file_search_path = ?", [str(data.resolve())])
+            con.execute(f"""CREATE TABLE published AS
+                SELECT ruleset, tablebase_sha256, transitions_sha256
+                FROM read_parquet({quote_path(store.catalog)})""")
+            con.execute(f"""CREATE MACRO same_folder() AS (
+                SELECT CASE WHEN count(*) = 0 THEN true ELSE error({quote_path(FOREIGN)}) END
+                FROM ((SELECT ruleset, tablebase_sha256, transitions_sha256 FROM read_parquet('catalog.parquet')
+                       EXCEPT SELECT * FROM published)
+                      UNION ALL
+                      (SELECT * FROM published
+                       EXCEPT SELECT ruleset, tablebase_sha256, transitions_sha256 FROM read_parquet('catalog.parquet'))))""")
+            define_views(con, data, relative=True, guard="same_folder()")
+            con.execute("COMMENT ON MACRO same_folder IS 'true when catalog.parquet is the one this database was written with'")
+            con.execute("USE memory")
+            con.execute("DETACH tablebases")
         finally:
             con.close()
     return path

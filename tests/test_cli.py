@@ -78,7 +78,7 @@ def test_bad_input_gives_one_line_and_keeps_data(data, args, message):
 
 
 def test_corrupt_parquet_is_reported(data):
-    files = data / "chopsticks"
+    files = data / "chopsticks" / "default"
     (files / "transitions.parquet").write_bytes(b"not parquet at all")
     result = tablebase("probe", "chopsticks", "1-1|1-1", data=data)
     assert result.returncode == 1

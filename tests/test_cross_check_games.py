@@ -8,6 +8,7 @@ remoteness and Grundy value.
 from __future__ import annotations
 
 import logging
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -167,4 +168,4 @@ def test_bad_rulesets_are_refused_with_a_reason(bad, message):
 def test_structured_parameters_have_one_canonical_form(given, canonical):
     rules = Ruleset.parse(given)
     assert rules.id == canonical
-    assert "/" not in rules.dirname
+    assert re.fullmatch(r"[a-z0-9._-]+", rules.slug)

@@ -97,7 +97,7 @@ def pages(built, tmp_path_factory) -> Path:
 
 def test_state_graph_has_every_reachable_position_and_move(built, pages):
     positions, children = tablebase(built, "chopsticks")
-    nodes, edges = parse_dot(pages / "chopsticks" / "graph.dot")
+    nodes, edges = parse_dot(pages / "chopsticks" / "default" / "graph.dot")
     reachable = {pid for pid, row in positions.items() if row["reachable"]}
     assert {pid for _, pid in nodes} == reachable and len(nodes) == 92
     assert sorted((a[1], b[1]) for a, b in edges) == sorted((s, d) for s in reachable for d in children[s])
@@ -108,7 +108,7 @@ def test_state_graph_has_every_reachable_position_and_move(built, pages):
 
 def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
     positions, children = tablebase(built, "chopsticks")
-    nodes, edges = parse_dot(pages / "chopsticks" / "strategy.dot")
+    nodes, edges = parse_dot(pages / "chopsticks" / "default" / "strategy.dot")
     out = defaultdict(list)
     for a, b in edges:
         out[a].append(b[1])
@@ -131,7 +131,7 @@ def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
 
 def test_drawn_start_gets_the_first_players_drawing_strategy(built, pages):
     positions, children = tablebase(built, "chopsticks:overflow=rollover")
-    path = pages / "chopsticks:overflow=rollover" / "strategy.dot"
+    path = pages / "chopsticks" / "overflow-rollover" / "strategy.dot"
     assert "the start is a draw" in path.read_text()
     nodes, edges = parse_dot(path)
     out = defaultdict(list)
@@ -148,7 +148,7 @@ def test_drawn_start_gets_the_first_players_drawing_strategy(built, pages):
 def test_pages_are_self_contained_and_every_link_resolves(pages):
     parsed = {path: Page(path) for path in sorted(pages.rglob("*.html"))}
     assert {p.relative_to(pages).as_posix() for p in parsed} == {
-        "index.html", "chopsticks/index.html", "chopsticks:overflow=rollover/index.html"}
+        "index.html", "chopsticks/default/index.html", "chopsticks/overflow-rollover/index.html"}
     for path, page in parsed.items():
         text = path.read_text()
         assert "http://" not in text and "https://" not in text, path
@@ -165,7 +165,7 @@ def test_pages_are_self_contained_and_every_link_resolves(pages):
 
 def test_ruleset_page_colours_every_position_and_links_its_moves(built, pages):
     positions, children = tablebase(built, "chopsticks")
-    page = Page(pages / "chopsticks" / "index.html")
+    page = Page(pages / "chopsticks" / "default" / "index.html")
     rows = {rid: row for rid, row in page.rows.items() if rid.startswith("p")}
     assert set(rows) == {f"p{pid}" for pid in positions}
     for pid, position in positions.items():
@@ -196,13 +196,13 @@ def test_svg_follows_graphviz(built, tmp_path, monkeypatch):
     monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
     draw(["chopsticks"], built, tmp_path / "without")
     assert not list((tmp_path / "without").rglob("*.svg"))
-    assert "graph.svg" not in (tmp_path / "without" / "chopsticks" / "index.html").read_text()
+    assert "graph.svg" not in (tmp_path / "without" / "chopsticks" / "default" / "index.html").read_text()
     monkeypatch.undo()
     if shutil.which("dot") is None:
         pytest.skip("Graphviz is not installed")
     draw(["chopsticks"], built, tmp_path / "with")
     for name in ("graph.svg", "strategy.svg"):
-        assert "<svg" in (tmp_path / "with" / "chopsticks" / name).read_text()
+        assert "<svg" in (tmp_path / "with" / "chopsticks" / "default" / name).read_text()
 
 
 def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_path, monkeypatch):
@@ -210,7 +210,7 @@ def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_
     monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
     draw(["chopsticks"], built, tmp_path, graphs=False)
     positions, _ = tablebase(built, "chopsticks")
-    page = Page(tmp_path / "chopsticks" / "index.html")
+    page = Page(tmp_path / "chopsticks" / "default" / "index.html")
     assert {rid for rid in page.rows if rid.startswith("p")} == {
         f"p{pid}" for pid, row in positions.items() if row["reachable"]}
     assert all(href[1:] in page.ids for href, _ in page.links if href.startswith("#"))
@@ -240,10 +240,10 @@ def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
     assert not (tmp_path / "pages").exists()
     drawn = tablebase_draw("--all")
     assert drawn.returncode == 0, drawn.stderr
-    assert not (tmp_path / "pages" / "sticks:rows=7").exists()  # too many moves for --all
-    sticks = tmp_path / "pages" / "sticks:rows=6"
+    assert not (tmp_path / "pages" / "sticks" / "rows-7").exists()  # too many moves for --all
+    sticks = tmp_path / "pages" / "sticks" / "rows-6"
     assert [p.name for p in sticks.iterdir()] == ["index.html"]  # too large for graphs: the page alone
-    assert (tmp_path / "pages" / "hackenbush:tree=1:2%2F3" / "graph.dot").exists()
+    assert (tmp_path / "pages" / Ruleset.parse("hackenbush:tree=1:2/3").folder / "graph.dot").exists()
     index = Page(tmp_path / "pages" / "index.html")
     for href, _ in index.links:
         if not href.startswith("#"):

@@ -62,9 +62,9 @@ def test_who_wins_every_ruleset(built):
 
 def test_compare_rulesets_counts_every_difference(built):
     rows = run(built, "compare_rulesets", ruleset_a="chopsticks", ruleset_b="chopsticks:split=any")
-    a = {r["position"]: r["value"] for r in pq.read_table(built / "chopsticks" / "tablebase.parquet").to_pylist()}
+    a = {r["position"]: r["value"] for r in pq.read_table(built / "chopsticks" / "default" / "tablebase.parquet").to_pylist()}
     b = {r["position"]: r["value"]
-         for r in pq.read_table(built / "chopsticks:split=any" / "tablebase.parquet").to_pylist()}
+         for r in pq.read_table(built / "chopsticks" / "split-any" / "tablebase.parquet").to_pylist()}
     expected: dict[tuple, list] = {}
     for position in sorted(a):
         if a[position] != b[position]:
@@ -97,7 +97,7 @@ def test_remoteness_distribution_adds_up(built):
 
 def test_longest_lines_are_the_longest(built):
     rows = run(built, "longest_lines", ruleset="chopsticks:split=any")
-    table = pq.read_table(built / "chopsticks:split=any" / "tablebase.parquet").to_pylist()
+    table = pq.read_table(built / "chopsticks" / "split-any" / "tablebase.parquet").to_pylist()
     for value in ("win", "loss"):
         longest = max(r["remoteness"] for r in table if r["value"] == value)
         mine = [r for r in rows if r["value"] == value]
@@ -202,8 +202,8 @@ def test_own_query_folder_on_the_command_line(built, tmp_path):
 def test_database_file_holds_the_views(built, tmp_path, monkeypatch):
     import duckdb
 
-    monkeypatch.chdir(tmp_path)  # the views do not depend on the working directory
-    con = duckdb.connect(str(built / "tablebases.duckdb"), read_only=True)
+    monkeypatch.chdir(built)  # the views read the files beside the database, by relative paths
+    con = duckdb.connect("tablebases.duckdb", read_only=True)
     rulesets = {r[0] for r in con.execute("SELECT ruleset FROM catalog").fetchall()}
     in_tablebase = {r[0] for r in con.execute("SELECT DISTINCT ruleset FROM tablebase").fetchall()}
     moves = con.execute("SELECT count(*) FROM transitions WHERE ruleset = 'chopsticks'").fetchall()[0][0]

@@ -68,7 +68,9 @@ class Game(Protocol):
 
     Required: name, summary, params, columns, space(), start(), canonical_position().
     Optional: validate(values) for checks that involve several parameters; without it
-    every combination of individually valid values is accepted.
+    every combination of individually valid values is accepted. starts(rules): every
+    legal start's text, where the first player chooses how the game begins (`start` is
+    then the one shown as the start); without it, only `start`.
     """
 
     name: str
@@ -86,6 +88,14 @@ class Game(Protocol):
     def canonical_position(self, rules: "Ruleset", text: str) -> str:
         """The canonical text of a position a user typed; PositionError if malformed."""
         ...
+
+
+def legal_starts(rules: "Ruleset") -> list[str]:
+    """Every position a game may begin from: the game's optional `starts(rules)` (where the
+    first player has a choice, like the pointed heap of nim's arrow variants), else the
+    one start. `reachable` means reachable from one of these."""
+    starts = getattr(rules.game, "starts", None)
+    return list(starts(rules)) if starts is not None else [rules.game.start(rules)]
 
 
 def _registry() -> dict[str, Game]:

@@ -89,6 +89,13 @@ class Nim:
             return f"{heaps}@{min(rules['start'])}"
         return f"{heaps} H" if rules["variant"] == "coin" else heaps
 
+    def starts(self, rules: Ruleset) -> list[str]:
+        """In the arrow variants the first player points at any heap size to begin."""
+        heaps = "-".join(map(str, rules["start"]))
+        if rules["variant"] in ARROWS:
+            return [f"{heaps}@{size}" for size in sorted(set(rules["start"]))]
+        return [self.start(rules)]
+
     def canonical_position(self, rules: Ruleset, text: str) -> str:
         variant = rules["variant"]
         if variant in ARROWS:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 
 from pipeline.errors import VerificationError
-from pipeline.layout import DataDir
+from pipeline.layout import DataDir, prune
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -18,9 +17,14 @@ from pipeline.stages.verify import verify
 def build(rules: Ruleset, data: DataDir) -> dict:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
-    Nothing under data/<ruleset>/ changes unless every stage succeeds; an interrupted or
+    Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
     failed build leaves the previous tablebase as it was.
     """
+    data.recover()
+    removed = data.remove_old_layout()
+    if removed:
+        log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
+                 removed, data.root)
     stage = data.staging(rules)
     shutil.rmtree(stage.dir, ignore_errors=True)
     stage.dir.mkdir(parents=True)
@@ -35,12 +39,10 @@ def build(rules: Ruleset, data: DataDir) -> dict:
             log.error("the failed build is kept for inspection in %s", stage.dir)
             raise
         summary = export(rules, stage, data.temp)
-        final = data.ruleset(rules)
-        final.dir.mkdir(parents=True, exist_ok=True)
-        for built, published in zip(stage.all(), final.all()):
-            os.replace(built, published)
+        data.publish(stage, rules)
         write_catalog(data)
         return summary
     finally:
         if not keep:
             shutil.rmtree(stage.dir, ignore_errors=True)
+            prune(stage.dir.parent, data.root)

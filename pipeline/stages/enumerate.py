@@ -21,6 +21,7 @@ from typing import BinaryIO, Iterator
 import numpy as np
 import pyarrow as pa
 
+from pipeline.dataset import POSITIONS, TRANSITIONS, game_fields
 from pipeline.errors import DataError
 from pipeline.games import TRANSITION_SCHEMA
 from pipeline.games._bulk import BATCH_ROWS
@@ -29,7 +30,7 @@ from pipeline.parquet import BatchWriter, atomic_path, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 
-PUBLISHED_TRANSITIONS = TRANSITION_SCHEMA.insert(0, pa.field("ruleset", pa.dictionary(pa.int8(), pa.string())))
+PUBLISHED_TRANSITIONS = TRANSITIONS.schema()
 #: At most this many scratch files (groups of consecutive ranks) while reordering moves.
 MAX_GROUPS = 256
 
@@ -83,7 +84,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         # the solver's starting counters, and a fact users ask for ("how many moves here?")
         positions = positions.add_column(3, "moves", pa.array(moves[ids].astype(np.int32)))
         positions = positions.add_column(4, "rank", rank_column)
-        write_table(positions, out.positions)
+        # one schema for every ruleset of a game, whichever columns happen to hold no NULL
+        write_table(positions.cast(POSITIONS.schema(game_fields(positions.schema, POSITIONS))), out.positions)
     return Enumerated(positions.num_rows, writer.rows)
 
 

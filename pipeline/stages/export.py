@@ -1,7 +1,8 @@
 """Stage 4: the published tablebase of a ruleset and its row of the catalog.
 
-tablebase.parquet: ruleset, id, position, the game's decoded columns, value, remoteness,
-reachable. summary.parquet: the ruleset's catalog row. catalog.parquet: every summary.
+tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, value,
+remoteness, grundy, reachable. summary.parquet: the ruleset's catalog row.
+catalog.parquet: every summary. Columns and types: pipeline/dataset.py.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
+from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
+from pipeline.db import connect, run_sql, set_variables, sql_text
 from pipeline.errors import DataError
 from pipeline.layout import DataDir, RulesetFiles
-from pipeline.parquet import atomic_path, require, sha256, write_table
+from pipeline.games import legal_starts
+from pipeline.parquet import require, sha256, write_select, write_table
 from pipeline.progress import Timer
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
@@ -30,24 +33,23 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         set_variables(con, positions=files.positions, solution=files.solution,
                       transitions=files.transitions, ruleset=rules.id)
         start_text = rules.game.start(rules)
-        rows = con.execute(
-            "SELECT id FROM read_parquet(getvariable('positions')) WHERE text = ?", [start_text]
+        starts = legal_starts(rules)
+        ids = con.execute(
+            "SELECT id, text FROM read_parquet(getvariable('positions')) WHERE list_contains(?, text)", [starts]
         ).fetchall()
-        if not rows:
-            raise DataError(f"{files.positions} has no start position {start_text!r}")
-        mark_reachable(con, files, rows[0][0])
+        missing = set(starts) - {text for _, text in ids}
+        if missing:
+            raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
+        mark_reachable(con, files, [id_ for id_, _ in ids])
         decoded = ", ".join(f'p."{name}"' for name in rules.game.columns)
-        with atomic_path(files.tablebase) as tmp:
-            con.execute(
-                f"""COPY (
-                    SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}, p.moves,
-                           s.value, s.remoteness, s.grundy, r.seen AS reachable
-                    FROM read_parquet(getvariable('positions')) AS p
-                    JOIN read_parquet(getvariable('solution')) AS s USING (id)
-                    JOIN reach AS r ON r.id = p.id
-                    ORDER BY p.id
-                ) TO {quote_path(tmp)} (FORMAT parquet, COMPRESSION zstd)"""
-            )
+        schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
+        write_select(con, f"""
+            SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}, p.moves,
+                   s.value, s.remoteness, s.grundy, r.seen AS reachable
+            FROM read_parquet(getvariable('positions')) AS p
+            JOIN read_parquet(getvariable('solution')) AS s USING (id)
+            JOIN reach AS r ON r.id = p.id
+            ORDER BY p.id""", files.tablebase, schema)
         counts = con.execute(
             """SELECT count(*),
                       count(*) FILTER (WHERE value = 'win'),
@@ -65,6 +67,9 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         "ruleset": rules.id,
         "game": rules.game_name,
         "params": list(rules.params.items()),
+        "folder": rules.folder,
+        "tablebase_path": f"{rules.folder}/{files.tablebase.name}",
+        "transitions_path": f"{rules.folder}/{files.transitions.name}",
         "positions": counts[0],
         "transitions": pq.read_metadata(files.transitions).num_rows,
         "wins": counts[1],
@@ -78,17 +83,20 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         "max_remoteness": counts[5],
         "tablebase_sha256": sha256(files.tablebase),
         "transitions_sha256": sha256(files.transitions),
+        "positions_sha256": sha256(files.positions),
+        "solution_sha256": sha256(files.solution),
+        "verification_sha256": sha256(files.verification),
         "pipeline_version": __version__,
     }
     write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
     return summary
 
 
-def mark_reachable(con, files: RulesetFiles, start: int) -> None:
-    """Table `reach` (id, seen): whether each position can be reached from `start`."""
+def mark_reachable(con, files: RulesetFiles, starts: list[int]) -> None:
+    """Table `reach` (id, seen): whether each position can be reached from one of `starts`."""
     run_sql(con, "reachable", positions=files.positions, transitions=files.transitions)
-    frontier = pa.table({"id": pa.array([start], pa.int32())})
-    con.execute("UPDATE reach SET seen = true WHERE id = ?", [start])
+    frontier = pa.table({"id": pa.array(starts, pa.int32())})
+    con.execute("UPDATE reach SET seen = true WHERE list_contains(?, id)", [starts])
     level_sql = sql_text("reachable_level")
     while frontier.num_rows:
         con.register("frontier", frontier)
@@ -96,15 +104,7 @@ def mark_reachable(con, files: RulesetFiles, start: int) -> None:
         con.unregister("frontier")
 
 
-SUMMARY_SCHEMA = pa.schema([
-    ("ruleset", pa.string()), ("game", pa.string()), ("params", pa.map_(pa.string(), pa.string())),
-    ("positions", pa.int64()), ("transitions", pa.int64()), ("wins", pa.int64()),
-    ("losses", pa.int64()), ("draws", pa.int64()), ("reachable", pa.int64()),
-    ("start", pa.string()), ("start_value", pa.string()), ("start_remoteness", pa.int64()),
-    ("start_grundy", pa.int64()),
-    ("max_remoteness", pa.int64()), ("tablebase_sha256", pa.string()),
-    ("transitions_sha256", pa.string()), ("pipeline_version", pa.string()),
-])
+SUMMARY_SCHEMA = CATALOG.schema()
 
 
 def write_catalog(data: DataDir) -> int:

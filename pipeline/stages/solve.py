@@ -27,21 +27,16 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline import dataset
 from pipeline.db import connect, run_sql, set_variables, sql_text
 from pipeline.errors import DataError
 from pipeline.layout import RulesetFiles
-from pipeline.parquet import ROW_GROUP_ROWS, BatchWriter, atomic_path, require
+from pipeline.parquet import require, write_select
 from pipeline.progress import Timer, log
 
 
 #: solution.parquet
-SOLUTION = pa.schema([
-    pa.field("id", pa.int64(), nullable=False),
-    pa.field("value", pa.string(), nullable=False),  # win, loss or draw
-    pa.field("remoteness", pa.int32()),  # NULL for draws
-    pa.field("grundy", pa.int32()),  # NULL where a cycle is reachable
-    pa.field("grundy_height", pa.int32()),  # the longest line of play, where grundy is known
-])
+SOLUTION = dataset.SOLUTION.schema()
 
 
 @dataclass(frozen=True)
@@ -73,10 +68,10 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "") -> Solved:
         with Timer(f"solve {label}: Grundy values"):
             grundy_levels, grundy_known = _grundy(con, files, label, total)
         # st and gst keep the positions file's order (by id): no sort needed
-        _write_solution(con, files.solution, """
+        write_select(con, """
             SELECT st.id, CASE st.val WHEN 1 THEN 'win' WHEN 2 THEN 'loss' ELSE 'draw' END,
                    st.rem, gst.grundy, gst.height
-            FROM st POSITIONAL JOIN gst""")
+            FROM st POSITIONAL JOIN gst""", files.solution, SOLUTION, delta=("id",))
         con.close()
     return Solved(levels, decided, total, grundy_levels, grundy_known)
 
@@ -102,24 +97,11 @@ def _by_rank(con: duckdb.DuckDBPyConnection, files: RulesetFiles, label: str, to
             con.execute(level_sql)
             done += count
             log.info("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
-    _write_solution(con, files.solution, """
+    write_select(con, """
         SELECT id, CASE WHEN score >= 524288 THEN 'loss' ELSE 'win' END,
                CASE WHEN score >= 524288 THEN 1048576 - score ELSE score END, grundy, height
-        FROM res  -- in id order already (sql/rank_level.sql)""")
+        FROM res  -- in id order already (sql/rank_level.sql)""", files.solution, SOLUTION, delta=("id",))
     return Solved(len(ranks), total, total, len(ranks), total)
-
-
-def _write_solution(con: duckdb.DuckDBPyConnection, path: Path, select: str) -> None:
-    """Write the rows of `select` (in SOLUTION's column order) to `path`, with SOLUTION's
-    schema whichever solver made them (DuckDB would mark columns without NULLs required)."""
-    with atomic_path(path) as tmp:
-        writer = BatchWriter(tmp, SOLUTION, delta=("id",))
-        try:
-            for batch in con.sql(select).to_arrow_reader(ROW_GROUP_ROWS):
-                writer.write(pa.RecordBatch.from_arrays(
-                    [column.cast(field.type) for column, field in zip(batch.columns, SOLUTION)], schema=SOLUTION))
-        finally:
-            writer.close()
 
 
 def _values(con: duckdb.DuckDBPyConnection, label: str, total: int) -> tuple[int, int]:

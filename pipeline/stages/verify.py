@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.dataset import VERIFICATION
 from pipeline.db import connect, run_sql
 from pipeline.errors import VerificationError
 from pipeline.layout import RulesetFiles
@@ -50,10 +51,7 @@ CHECKS: list[tuple[str, str, str]] = [
      "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (value = 'loss')"),
 ]
 
-VERIFICATION_SCHEMA = pa.schema([
-    ("check", pa.string()), ("requirement", pa.string()), ("failures", pa.int64()),
-    ("example", pa.string()), ("solution_sha256", pa.string()),
-])
+VERIFICATION_SCHEMA = VERIFICATION.schema()
 
 
 def verify(files: RulesetFiles, temp_dir: Path, label: str = "") -> pa.Table:

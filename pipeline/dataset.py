@@ -1,0 +1,131 @@
+"""The published dataset's files: each one's columns, types and meaning, defined once.
+
+export writes the tablebase and the catalog with these schemas, `tablebase check` holds
+every file to them, and DATASET.md (`tablebase publish`) is written from them. A game's
+own columns (`Game.columns`) sit between a file's leading and trailing columns; their
+types are the game's and the same in every ruleset of the game, and they may be NULL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    meaning: str
+    nullable: bool = False
+
+    @property
+    def field(self) -> pa.Field:
+        return pa.field(self.name, self.type, nullable=self.nullable)
+
+
+@dataclass(frozen=True)
+class FileKind:
+    """One kind of file of a ruleset's folder (or the catalog)."""
+
+    name: str  # file name without .parquet
+    what: str
+    head: tuple[Column, ...]
+    tail: tuple[Column, ...] = ()
+    game_columns: bool = False  # the game's decoded columns sit between head and tail
+
+    def schema(self, game_fields: list[pa.Field] | tuple = ()) -> pa.Schema:
+        middle = [field.with_nullable(True) for field in game_fields] if self.game_columns else []
+        return pa.schema([c.field for c in self.head] + middle + [c.field for c in self.tail])
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return self.head + self.tail
+
+
+RULESET = Column("ruleset", pa.string(), "canonical ruleset id, e.g. `chopsticks:split=any`")
+RULESET_DICT = Column("ruleset", pa.dictionary(pa.int8(), pa.string()), RULESET.meaning)
+
+CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is the ruleset's own row)", (
+    RULESET,
+    Column("game", pa.string(), "game name"),
+    Column("params", pa.map_(pa.string(), pa.string()),
+           "every parameter's value as text, defaults included (`params['fingers']`)"),
+    Column("folder", pa.string(), "the ruleset's folder relative to the data folder: `<game>/<slug>`"),
+    Column("tablebase_path", pa.string(), "path of its tablebase.parquet relative to the data folder"),
+    Column("transitions_path", pa.string(), "path of its transitions.parquet relative to the data folder"),
+    Column("positions", pa.int64(), "number of positions"),
+    Column("transitions", pa.int64(), "number of transitions (distinct position pairs)"),
+    Column("wins", pa.int64(), "positions won for the player to move"),
+    Column("losses", pa.int64(), "positions lost for the player to move"),
+    Column("draws", pa.int64(), "positions drawn (endless play under best play)"),
+    Column("reachable", pa.int64(), "positions that can arise in play from a legal start"),
+    Column("start", pa.string(), "the start position's text"),
+    Column("start_value", pa.string(), "the start's value for the first player: `loss` means the second player wins"),
+    Column("start_remoteness", pa.int64(), "the start's remoteness (NULL for a draw)", True),
+    Column("start_grundy", pa.int64(), "the start's Grundy value (NULL where a cycle is reachable)", True),
+    Column("max_remoteness", pa.int64(), "the longest forced win or loss (NULL if every position is drawn)", True),
+    Column("tablebase_sha256", pa.string(), "SHA-256 of tablebase.parquet"),
+    Column("transitions_sha256", pa.string(), "SHA-256 of transitions.parquet"),
+    Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
+    Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
+    Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
+    Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
+))
+
+TABLEBASE = FileKind("tablebase", "every position with its value, one row per position, ordered by `id`: the product", (
+    RULESET,
+    Column("id", pa.int64(), "the position's number in this ruleset (joins `transitions.src` and `dst`)"),
+    Column("position", pa.string(), "the position's text, as `tablebase probe` takes it"),
+), (
+    Column("moves", pa.int32(), "number of distinct positions one move away"),
+    Column("value", pa.string(), "`win`, `loss` or `draw`, for the player to move"),
+    Column("remoteness", pa.int32(), "plies to the end under best play (the winner hurries, the loser "
+           "holds out); 0 where the game is over; NULL for draws", True),
+    Column("grundy", pa.int32(), "Grundy value under normal play: the mex of the children's, 0 without moves; "
+           "NULL where a cycle is reachable", True),
+    Column("reachable", pa.bool_(), "whether play from a legal start can reach the position"),
+), game_columns=True)
+
+TRANSITIONS = FileKind("transitions", "every move: one row per distinct (src, dst) pair, ordered by `src`", (
+    RULESET_DICT,
+    Column("src", pa.int64(), "id of the position before the move"),
+    Column("dst", pa.int64(), "id of the position after it (from the new mover's side)"),
+    Column("move", pa.dictionary(pa.int32(), pa.string()),
+           "the move, e.g. `3 hits 2`; when several moves lead to the same position, the first in the game's order"),
+))
+
+POSITIONS = FileKind("positions", "every position before solving", (
+    Column("id", pa.int64(), "the position's number"),
+    Column("text", pa.string(), "the position's text"),
+    Column("terminal", pa.string(), "`win` or `loss` where the game is over, else NULL", True),
+    Column("moves", pa.int32(), "number of distinct positions one move away"),
+    Column("rank", pa.int32(), "a number every move lowers (NULL where moves can cycle); ids go rank by rank", True),
+), game_columns=True)
+
+SOLUTION = FileKind("solution", "the solver's values by position id", (
+    Column("id", pa.int64(), "the position's number"),
+    Column("value", pa.string(), "`win`, `loss` or `draw`"),
+    Column("remoteness", pa.int32(), "plies to the end under best play; NULL for draws", True),
+    Column("grundy", pa.int32(), "Grundy value; NULL where a cycle is reachable", True),
+    Column("grundy_height", pa.int32(), "the longest line of play, where the Grundy value is known: "
+           "the verifier's proof that no cycle is reachable", True),
+))
+
+VERIFICATION = FileKind("verification", "one row per consistency check the verifier ran", (
+    Column("check", pa.string(), "the check's name"),
+    Column("requirement", pa.string(), "what it requires"),
+    Column("failures", pa.int64(), "positions that fail it (0 in every published file)"),
+    Column("example", pa.string(), "a failing position, if any", True),
+    Column("solution_sha256", pa.string(), "SHA-256 of the solution checked"),
+))
+
+#: The files of a ruleset's folder, in the order `build` writes them; `summary` has the catalog's schema.
+RULESET_FILES = (POSITIONS, TRANSITIONS, SOLUTION, VERIFICATION, TABLEBASE,
+                 FileKind("summary", "the ruleset's catalog row", CATALOG.head))
+
+
+def game_fields(schema: pa.Schema, kind: FileKind) -> list[pa.Field]:
+    """The fields of `schema` between `kind`'s leading and trailing columns."""
+    return list(schema)[len(kind.head): len(schema) - len(kind.tail)]

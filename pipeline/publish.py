@@ -1,0 +1,139 @@
+"""`tablebase publish`: what goes on a download page, written from a checked data folder.
+
+    OUT/tablebase-<version>/            the whole dataset, unpacked: catalog, every ruleset's
+                                        folder, tablebases.duckdb, pages, claims report,
+                                        DATASET.md, LICENSE, SHA256SUMS
+    OUT/tablebase-<version>.zip         the same folder as one archive
+    OUT/tablebase-<version>-<game>.zip  one game: its folders, its catalog rows, its own
+                                        tablebases.duckdb, DATASET.md, LICENSE, SHA256SUMS
+    OUT/SHA256SUMS                      checksums of the archives
+
+Every folder inside is a dataset of its own that `tablebase check` accepts. Scratch
+folders (.staging, .tmp, .trash) never go in. Zip archives open on every system; their
+entries are sorted and dated 1980-01-01, so the same files give the same archive.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from pipeline import __version__
+from pipeline.check import SUMS, check
+from pipeline.datacard import data_card, data_licence
+from pipeline.errors import DataError
+from pipeline.layout import DataDir
+from pipeline.parquet import sha256, write_table
+from pipeline.progress import log
+from pipeline.views import write_database
+
+#: Files that zip would not make smaller.
+STORED = (".parquet", ".zip")
+
+
+def publish(data: Path, out: Path) -> list[Path]:
+    """Write the bundle of `data` into `out`; the archives and the unpacked folder."""
+    problems = check(data)
+    if problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
+    store = DataDir(data)
+    catalog = pq.read_table(store.catalog)
+    name = f"tablebase-{__version__}"
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, extras=True))
+    written.append(tree)
+    archives = [_zip(tree, out / f"{name}.zip", name)]
+    for game in sorted(set(catalog["game"].to_pylist())):
+        rows = catalog.filter(pc.equal(catalog["game"], game))
+        scratch = out / f".{name}-{game}"
+        shutil.rmtree(scratch, ignore_errors=True)
+        try:
+            _dataset(store, rows, scratch, extras=False)
+            archives.append(_zip(scratch, out / f"{name}-{game}.zip", f"{name}-{game}"))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    _write_sums(out, [path.name for path in archives])
+    log.info("published %d rulesets to %s: %s", catalog.num_rows, out, ", ".join(p.name for p in archives))
+    return written + archives + [out / SUMS]
+
+
+def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> None:
+    """A complete dataset folder: the catalog's rulesets, database, card, licence, checksums."""
+    folder.mkdir(parents=True)
+    for row in catalog.to_pylist():
+        for path in sorted((store.root / row["folder"]).glob("*.parquet")):
+            _link(path, folder / row["folder"] / path.name)
+    write_table(catalog, folder / "catalog.parquet")
+    if extras:
+        for item in ("pages", "claims.md"):
+            source = store.root / item
+            if source.is_dir():
+                for path in sorted(p for p in source.rglob("*") if p.is_file()):
+                    _link(path, folder / item / path.relative_to(source))
+            elif source.is_file():
+                _link(source, folder / item)
+    write_database(folder)
+    (folder / "LICENSE").write_text(data_licence())
+    (folder / "DATASET.md").write_text(data_card(folder, catalog))
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    _write_sums(folder, files)
+    problems = check(folder)
+    if problems:
+        raise DataError(f"the bundle does not check: {problems[0]}")
+
+
+def _write_sums(folder: Path, names: list[str]) -> None:
+    """SHA256SUMS in the format `sha256sum -c` reads."""
+    lines = [f"{sha256(folder / name)}  {name}\n" for name in sorted(names) if name != SUMS]
+    (folder / SUMS).write_text("".join(lines))
+
+
+def _link(source: Path, target: Path) -> None:
+    """`target` as a hard link to `source` (a copy across file systems): the bundle keeps
+    the bytes it was published with even when a later build replaces the data."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _replace(final: Path, make) -> Path:
+    """Make a folder aside with `make(tmp)` and put it at `final`, replacing the old one."""
+    tmp = final.with_name(f".{final.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        make(tmp)
+        old = final.with_name(f".{final.name}.old")
+        if final.exists():
+            os.rename(final, old)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def _zip(folder: Path, archive: Path, root: str) -> Path:
+    """A zip of `folder` whose entries sit under `root/`, written aside then renamed."""
+    tmp = archive.with_name(f".{archive.name}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w") as handle:
+            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+                entry = zipfile.ZipInfo(f"{root}/{path.relative_to(folder).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0))
+                entry.external_attr = 0o644 << 16
+                entry.compress_type = zipfile.ZIP_STORED if path.suffix in STORED else zipfile.ZIP_DEFLATED
+                with open(path, "rb") as source, handle.open(entry, "w", force_zip64=True) as sink:
+                    shutil.copyfileobj(source, sink, 1 << 20)
+        os.replace(tmp, archive)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return archive

@@ -1,0 +1,279 @@
+"""The dataset as it leaves the machine: safe names, an earlier layout met, folders published
+whole, `tablebase check` catching every changed byte, `tablebase publish`'s bundle."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections import deque
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.check import check
+from pipeline.dataset import RULESET_FILES
+from pipeline.layout import DataDir
+from pipeline.publish import publish
+from pipeline.rulesets import Ruleset, load_ruleset_file
+from pipeline.stages.build import build
+
+ROOT = Path(__file__).resolve().parent.parent
+SAFE = re.compile(r"[a-z0-9._-]+")
+
+
+def tablebase(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True)
+
+
+@pytest.fixture()
+def data(built, tmp_path) -> Path:
+    """A copy of the session's built data folder, free to damage."""
+    copy = tmp_path / "data"
+    shutil.copytree(built, copy)
+    return copy
+
+
+# -- names ---------------------------------------------------------------------------
+
+
+def test_every_ruleset_of_the_ruleset_file_gets_its_own_safe_folder():
+    folders = [rules.folder for rules, _ in load_ruleset_file(ROOT / "rulesets.toml")]
+    assert len(set(folders)) == len(folders)
+    for folder in folders:
+        game, slug = folder.split("/")
+        assert SAFE.fullmatch(game) and SAFE.fullmatch(slug) and "=" not in folder
+        assert len(folder) < 120
+
+
+@pytest.mark.parametrize("ruleset, folder", [
+    ("chopsticks", "chopsticks/default"),
+    ("chopsticks:fingers=10,split=any", "chopsticks/fingers-10.split-any"),
+    ("nim:start=1-2-3-4-5,variant=arrow-other", "nim/start-1-2-3-4-5.variant-arrow-other"),
+    ("sticks:max_take=2,play=normal,rows=10", "sticks/max_take-2.play-normal.rows-10"),
+])
+def test_plain_parameters_read_back_from_the_folder_name(ruleset, folder):
+    assert Ruleset.parse(ruleset).folder == folder
+
+
+def test_values_with_other_characters_get_a_hash_and_stay_distinct():
+    trees = ["1:2/3;2:4", "1:2/3;3:4", "1:2;2:3/4", "1:2/3/4"]
+    slugs = [Ruleset.parse(f"hackenbush:tree={tree}").slug for tree in trees]
+    assert len(set(slugs)) == len(slugs)
+    assert all(SAFE.fullmatch(slug) and re.search(r"\._[0-9a-f]{10}$", slug) for slug in slugs)
+
+
+# -- the earlier layout ----------------------------------------------------------------
+
+
+def _old_layout(data: Path) -> None:
+    """What the previous version wrote: data/<ruleset id>/<kind>.parquet."""
+    for rules in ("chopsticks", "chopsticks:split=any"):
+        old = data / rules
+        shutil.copytree(DataDir(data).ruleset(Ruleset.parse(rules)).dir, old, dirs_exist_ok=True)
+
+
+def test_a_command_meeting_the_earlier_layout_says_so_in_one_line(data):
+    _old_layout(data)
+    for args in (("probe", "chopsticks", "1-1|1-1"), ("sql", "SELECT 1"), ("check",)):
+        result = tablebase(*args, "--data", str(data))
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "earlier" in lines[0] and "layout" in lines[0], result.stderr
+
+
+def test_build_replaces_the_earlier_layout(data):
+    _old_layout(data)
+    build(Ruleset.parse("sticks:rows=1"), DataDir(data))
+    assert not DataDir(data).old_layout()
+    assert not (data / "chopsticks:split=any").exists()
+    assert (data / "chopsticks" / "default" / "tablebase.parquet").exists()
+
+
+# -- publishing a folder whole -------------------------------------------------------------
+
+
+def test_a_folder_left_aside_by_a_killed_publish_is_put_back(data):
+    store = DataDir(data)
+    rules = Ruleset.parse("chopsticks")
+    before = sha(store.ruleset(rules).tablebase)
+    # killed between the two renames: the old folder aside, nothing in its place
+    aside = store.trash / "999999999" / rules.folder
+    aside.parent.mkdir(parents=True)
+    os.rename(store.ruleset(rules).dir, aside)
+    build(Ruleset.parse("sticks:rows=1"), store)
+    assert sha(store.ruleset(rules).tablebase) == before
+    assert not store.trash.exists()
+
+
+def test_a_rebuild_replaces_the_whole_folder_at_once(data):
+    store = DataDir(data)
+    rules = Ruleset.parse("sticks:rows=2")
+    folder = store.ruleset(rules).dir
+    (folder / "stray.parquet").write_bytes(b"left by hand")
+    before = {path.name: sha(path) for path in folder.glob("*.parquet") if path.name != "stray.parquet"}
+    build(rules, store)
+    assert {path.name: sha(path) for path in folder.glob("*.parquet")} == before  # same bytes, no stray
+
+
+# -- check ---------------------------------------------------------------------------------
+
+
+def test_a_built_data_folder_checks(built):
+    assert check(built) == []
+
+
+def test_a_changed_byte_is_one_line_naming_the_file(data):
+    path = data / "chopsticks" / "split-any" / "tablebase.parquet"
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 1
+    path.write_bytes(bytes(raw))
+    result = tablebase("check", str(data))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"{path}: its SHA-256 differs from the catalog's"]
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda d: (d / "chopsticks" / "default" / "positions.parquet").unlink(), "positions.parquet: missing"),
+    (lambda d: (d / "chopsticks" / "default" / "notes.parquet").write_bytes(b"x"), "notes.parquet: not a file of"),
+    (lambda d: shutil.copytree(d / "sticks" / "rows-2", d / "sticks" / "rows-9"), "rows-9: not in the catalog"),
+])
+def test_a_missing_or_extra_file_is_reported(data, damage, expected):
+    damage(data)
+    problems = check(data)
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
+    """Rewritten consistently with its checksum, but one value changed: the counts catch it."""
+    store = DataDir(data)
+    rules = Ruleset.parse("chopsticks")
+    path = store.ruleset(rules).tablebase
+    table = pq.read_table(path)
+    values = table["value"].to_pylist()
+    first_win = values.index("win")
+    values[first_win] = "loss"
+    import pyarrow as pa
+
+    pq.write_table(table.set_column(table.schema.get_field_index("value"), table.schema.field("value"),
+                                    pa.array(values, pa.string())), path, compression="zstd")
+    for target in (store.catalog, store.ruleset(rules).summary):
+        rows = pq.read_table(target)
+        digests = [sha(path) if r == rules.id else d
+                   for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
+        index = rows.schema.get_field_index("tablebase_sha256")
+        pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
+    problems = check(data)
+    assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
+    assert "wins" in problems[0] and "losses" in problems[0]
+
+
+def test_every_file_has_its_documented_schema(built):
+    for kind in RULESET_FILES:
+        for path in sorted(built.glob(f"*/*/{kind.name}.parquet")):
+            schema = pq.read_schema(path).remove_metadata()
+            assert schema.names[: len(kind.head)] == [c.name for c in kind.head], path
+
+
+# -- reachable ---------------------------------------------------------------------------
+
+
+def test_every_position_arising_from_any_legal_start_is_reachable(tmp_path):
+    """Nim with an arrow: the first player may point at any heap size to begin (RULES.md)."""
+    rules = Ruleset.parse("nim:variant=arrow")
+    build(rules, DataDir(tmp_path))
+    files = DataDir(tmp_path).ruleset(rules)
+    table = pq.read_table(files.tablebase, columns=["id", "position", "reachable"]).to_pylist()
+    moves = pq.read_table(files.transitions, columns=["src", "dst"]).to_pylist()
+    children: dict[int, list[int]] = {}
+    for move in moves:
+        children.setdefault(move["src"], []).append(move["dst"])
+    starts = [row["id"] for row in table if row["position"] in ("3-4-5@3", "3-4-5@4", "3-4-5@5")]
+    seen, queue = set(starts), deque(starts)
+    while queue:
+        for child in children.get(queue.popleft(), []):
+            if child not in seen:
+                seen.add(child)
+                queue.append(child)
+    assert len(starts) == 3
+    assert {row["id"] for row in table if row["reachable"]} == seen
+    assert next(row for row in table if row["position"] == "3-4-5@5")["reachable"]
+
+
+# -- publish -------------------------------------------------------------------------------
+
+
+def test_the_bundle_holds_every_dataset_each_checking(built, tmp_path):
+    (built / ".staging" / "leftover").mkdir(parents=True, exist_ok=True)
+    written = publish(built, tmp_path / "dist")
+    names = sorted(path.name for path in written)
+    version = __import__("pipeline").__version__
+    games = sorted({row["game"] for row in pq.read_table(built / "catalog.parquet").to_pylist()})
+    assert names == sorted([f"tablebase-{version}", f"tablebase-{version}.zip", "SHA256SUMS"]
+                           + [f"tablebase-{version}-{game}.zip" for game in games])
+    assert_sums(tmp_path / "dist", only=[name for name in names if name.endswith(".zip")])
+    for archive in sorted((tmp_path / "dist").glob("*.zip")):
+        with zipfile.ZipFile(archive) as handle:
+            assert handle.testzip() is None
+            assert not [n for n in handle.namelist() if any(part.startswith(".") for part in n.split("/"))]
+            handle.extractall(tmp_path / "unpacked")
+    for folder in sorted((tmp_path / "unpacked").iterdir()):
+        assert check(folder) == [], folder
+        assert_sums(folder)
+        assert (folder / "LICENSE").read_text().count("CC0 1.0 Universal") >= 2
+        con = duckdb.connect(str(folder / "tablebases.duckdb"), read_only=True)
+        con.execute("SET file_search_path = ?", [str(folder)])
+        assert con.sql("SELECT count(*) FROM tablebase").fetchall()[0][0] == sum(
+            pq.read_table(folder / "catalog.parquet")["positions"].to_pylist())
+        con.close()
+
+
+def test_the_data_card_names_every_ruleset_file_and_column(built, tmp_path):
+    publish(built, tmp_path)
+    version = __import__("pipeline").__version__
+    card = (tmp_path / f"tablebase-{version}" / "DATASET.md").read_text()
+    for row in pq.read_table(built / "catalog.parquet").to_pylist():
+        assert f"`{row['ruleset']}`" in card and f"`{row['folder']}/`" in card
+    for kind in RULESET_FILES:
+        for column in kind.columns:
+            assert f"| `{column.name}` |" in card
+    for game_column in ("mover", "opponent", "rows"):
+        assert f"| `{game_column}` |" in card
+    for reader in ("duckdb", "pyarrow", "polars", "pandas", "spark"):
+        assert reader in card.lower()
+
+
+def test_publishing_twice_gives_the_same_archives(built, tmp_path):
+    publish(built, tmp_path / "a")
+    publish(built, tmp_path / "b")
+    assert (tmp_path / "a" / "SHA256SUMS").read_text() == (tmp_path / "b" / "SHA256SUMS").read_text()
+
+
+def test_a_data_folder_that_does_not_check_is_not_published(data, tmp_path):
+    (data / "sticks" / "rows-2" / "tablebase.parquet").write_bytes(b"oops")
+    result = tablebase("publish", "--data", str(data), "--out", str(tmp_path / "dist"))
+    assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "tablebase.parquet" in result.stderr and "nothing published" in result.stderr
+    assert not (tmp_path / "dist").exists() or not list((tmp_path / "dist").iterdir())
+
+
+def assert_sums(folder: Path, only: list[str] | None = None) -> None:
+    """SHA256SUMS lists every file (or `only` these) with its checksum, as `sha256sum -c` reads it."""
+    listed = {}
+    for line in (folder / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split("  ", 1)
+        listed[name] = digest
+    files = set(only) if only is not None else (
+        {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"SHA256SUMS"})
+    assert set(listed) == files
+    assert all(sha(folder / name) == digest for name, digest in listed.items())
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
