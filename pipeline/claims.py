@@ -1,7 +1,8 @@
 """The seeds' claims and tables, put to the test by the query files, as one Markdown report.
 
-Every query in queries/ whose name starts with `claim_` or `seed` runs over the built
-tablebases; its header comment says what it checks. Claim queries answer one row per
+Every query of the library (queries/, installed as pipeline.queries; plus a folder of the
+user's own, whose files win on a name both have) whose name starts with `claim_` or `seed`
+runs over the built tablebases; its header comment says what it checks. Claim queries answer one row per
 ruleset ('holds on N positions') or one 'fails' row per counterexample.
 """
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.parquet import atomic_path
-from pipeline.query import QueryError, QueryFile, run_sql
+from pipeline.query import QueryError, QueryFile, query_files, run_sql
 
 #: Parameters for the report's run of queries that take some.
 REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
@@ -20,38 +21,39 @@ REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
 SHOWN = 10
 
 
-def claim_queries(queries: Path) -> list[Path]:
-    return sorted(p for p in queries.glob("*.sql") if p.stem.startswith(("claim_", "seed")))
+def claim_queries(queries: Path | None = None) -> list[QueryFile]:
+    """The claim and seed queries, packaged and in the folder `queries`, by name."""
+    return [QueryFile.read(path) for name, path in query_files(queries).items()
+            if name.startswith(("claim_", "seed"))]
 
 
-def report(data: Path, queries: Path) -> str:
-    """Run every claim and seed query; the Markdown report."""
+def report(data: Path, queries: Path | None = None) -> str:
+    """Run every claim and seed query (packaged, and in the folder `queries`); the Markdown report."""
     out = ["# The seeds' claims, checked against the tablebases", ""]
     summary = []
     sections = []
-    for path in claim_queries(queries):
-        query = QueryFile.read(path)
-        params = REPORT_PARAMS.get(path.stem, {})
+    for query in claim_queries(queries):
+        params = REPORT_PARAMS.get(query.name, {})
         text = [line for line in query.header if not line.startswith(("Example", "Parameters"))]
-        sections += [f"## {path.stem}", "", *text, ""]
+        sections += [f"## {query.name}", "", *text, ""]
         if any(name not in params for name in query.parameters):
             sections += ["(skipped: needs parameters)", ""]
             continue
         try:
-            table = run_sql(data, path.read_text(), params)
+            table = run_sql(data, query.path.read_text(), params)
         except QueryError as error:
             sections += [f"(not run: {error})", ""]
             continue
-        sections += [f"`tablebase query {path.stem}"
+        sections += [f"`tablebase query {query.name}"
                      + "".join(f" --param {k}={v}" for k, v in params.items()) + "`", ""]
         if "verdict" in table.column_names:
             rows = table.to_pylist()
             for ruleset in dict.fromkeys(r["ruleset"] for r in rows):
                 mine = [r for r in rows if r["ruleset"] == ruleset]
                 if mine[0]["verdict"].startswith("holds"):
-                    summary.append(f"| {path.stem} | `{ruleset}` | {mine[0]['verdict']} |")
+                    summary.append(f"| {query.name} | `{ruleset}` | {mine[0]['verdict']} |")
                 else:
-                    summary.append(f"| {path.stem} | `{ruleset}` | **fails**: {len(mine)} counterexamples |")
+                    summary.append(f"| {query.name} | `{ruleset}` | **fails**: {len(mine)} counterexamples |")
             sections += _markdown(_shown(table))
         else:
             sections += _markdown(table)
@@ -83,7 +85,7 @@ def _markdown(table: pa.Table) -> list[str]:
     return lines
 
 
-def write_report(data: Path, queries: Path, out: Path) -> None:
+def write_report(data: Path, queries: Path | None, out: Path) -> None:
     """Write the report to `out` (atomically)."""
     text = report(data, queries)
     with atomic_path(out) as tmp:

@@ -17,6 +17,7 @@ from pipeline import __version__
 from pipeline.errors import RulesetError, TablebaseError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
+from pipeline.output import Format
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset, load_ruleset_file
 
@@ -164,12 +165,12 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     return params
 
 
-def _emit(table, form: str, output: Optional[Path]) -> None:
+def _emit(table, form: Format, output: Optional[Path]) -> None:
     """Write a query's result in `form` to `output`, or to stdout."""
     from pipeline.output import render
     from pipeline.parquet import write_table
 
-    if form == "parquet":
+    if form is Format.parquet:
         if output is None:
             raise RulesetError("--format parquet needs --output FILE")
         write_table(table, output)
@@ -190,22 +191,28 @@ ParamOption = Annotated[
     typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
 ]
 FormatOption = Annotated[
-    str,
-    typer.Option("--format", "-f", help="table | csv | json | parquet (parquet needs --output)."),
+    Format,
+    typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
+                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output)."),
 ]
 OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
-QueriesOption = Annotated[Path, typer.Option("--queries", help="Folder of query files.")]
+QueriesOption = Annotated[
+    Optional[Path],
+    typer.Option("--queries", exists=True, file_okay=False, show_default=False,
+                 help="A folder of your own query files (*.sql), added to the packaged library; "
+                      "a file of yours named like a packaged query is used instead of it."),
+]
 
 
 @app.command()
 def query(
-    name: Annotated[Optional[str], typer.Argument(help="A query in queries/ by name, or an .sql file.", show_default=False)] = None,
+    name: Annotated[Optional[str], typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False)] = None,
     param: ParamOption = None,
-    form: FormatOption = "table",
+    form: FormatOption = Format.table,
     output: OutputOption = None,
     list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
     data: DataOption = Path("data"),
-    queries: QueriesOption = Path("queries"),
+    queries: QueriesOption = None,
 ) -> None:
     """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
 
@@ -229,7 +236,7 @@ def query(
 def sql(
     statement: Annotated[str, typer.Argument(help="One SQL statement.", show_default=False)],
     param: ParamOption = None,
-    form: FormatOption = "table",
+    form: FormatOption = Format.table,
     output: OutputOption = None,
     data: DataOption = Path("data"),
 ) -> None:
@@ -245,10 +252,10 @@ def sql(
 @app.command()
 def claims(
     data: DataOption = Path("data"),
-    queries: Annotated[Path, typer.Option("--queries", help="Folder of query files.")] = Path("queries"),
+    queries: QueriesOption = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
 ) -> None:
-    """Check the seeds' claims (queries/claim_*.sql, seed*.sql) and write a Markdown report.
+    """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
     Example: tablebase claims --out data/claims.md
     """

@@ -1,33 +1,52 @@
-"""Query results as text: an aligned table, CSV, or JSON lines."""
+"""Query results as text: an aligned table, CSV, a JSON array, or JSON Lines."""
 
 from __future__ import annotations
 
 import io
 import json
+from enum import Enum
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from pipeline.errors import TablebaseError
 
-FORMATS = ("table", "csv", "json", "parquet")
+
+class Format(str, Enum):
+    """How a query's result is written."""
+
+    table = "table"  # aligned columns, for people
+    csv = "csv"
+    json = "json"  # one JSON array of objects, one object per line
+    jsonl = "jsonl"  # JSON Lines: one object per line, nothing around them
+    parquet = "parquet"  # binary: written to a file, never rendered as text
 
 
-def render(table: pa.Table, form: str) -> str:
-    """`table` as text in `form`: table, csv or json (one object per line)."""
-    if form == "table":
+def render(table: pa.Table, form: Format | str) -> str:
+    """`table` as text in `form`: table, csv, json (an array of objects) or jsonl."""
+    try:
+        form = Format(form)
+    except ValueError:
+        raise TablebaseError(f"unknown format {form!r} (expected one of "
+                             f"{', '.join(f.value for f in Format if f is not Format.parquet)})") from None
+    if form is Format.table:
         return _aligned(table)
-    if form == "csv":
+    if form is Format.csv:
         sink = io.BytesIO()
         pacsv.write_csv(_flat(table), sink)
         return sink.getvalue().decode()
-    if form == "json":
-        rows = zip(*(_plain_column(column) for column in table.columns)) if table.num_columns else []
-        return "".join(
-            json.dumps(dict(zip(table.column_names, row)), default=str, ensure_ascii=False) + "\n"
-            for row in rows
-        )
-    raise TablebaseError(f"unknown format {form!r} (expected one of {', '.join(FORMATS)})")
+    if form is Format.json:
+        lines = _json_lines(table)
+        return "[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n"
+    if form is Format.jsonl:
+        return "".join(line + "\n" for line in _json_lines(table))
+    raise TablebaseError(f"format {form.value} is binary: it needs an output file")
+
+
+def _json_lines(table: pa.Table) -> list[str]:
+    """Each row as one line of JSON: an object keyed by column name."""
+    rows = zip(*(_plain_column(column) for column in table.columns)) if table.num_columns else []
+    return [json.dumps(dict(zip(table.column_names, row)), default=str, ensure_ascii=False) for row in rows]
 
 
 def _aligned(table: pa.Table) -> str:

@@ -1,4 +1,5 @@
-"""Running SQL over the built tablebases: the query files in queries/ and one-off statements.
+"""Running SQL over the built tablebases: the query library (queries/, installed as
+pipeline.queries), a user's own query files, and one-off statements.
 
 Parameters are bound by DuckDB (`$name` in the SQL), never pasted into the text. Two
 kinds of parameter are understood before the query runs, by name:
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import duckdb
@@ -24,7 +27,8 @@ from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
 from pipeline.views import connect_views
 
-QUERIES = Path("queries")
+#: A source checkout, recognised by the pyproject.toml beside the package.
+_CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 class QueryError(TablebaseError):
@@ -35,14 +39,14 @@ class QueryError(TablebaseError):
 class QueryFile:
     """A query file with what its header comment says about it."""
 
-    path: Path
+    path: Traversable  # a Path, or a file of the installed package
     description: str  # the header's first sentence
     header: list[str]  # every line of the leading comment
     parameters: list[str]  # `$name`s used, in order of first use
 
     @property
     def name(self) -> str:
-        return self.path.stem
+        return self.path.name.removesuffix(".sql")
 
     @property
     def example(self) -> str | None:
@@ -50,7 +54,7 @@ class QueryFile:
                      if line.startswith("Example:")), None)
 
     @staticmethod
-    def read(path: Path) -> "QueryFile":
+    def read(path: Traversable) -> "QueryFile":
         sql = path.read_text()
         header = []
         for line in sql.splitlines():
@@ -61,23 +65,48 @@ class QueryFile:
         return QueryFile(path, first, header, parameters(sql))
 
 
-def find_query(name: str, queries: Path = QUERIES) -> Path:
-    """The query file called `name` (or the path `name` itself)."""
+def library() -> Traversable:
+    """The query library that ships with the package: the repository's queries/ folder.
+
+    pyproject.toml installs that folder as the package pipeline.queries, read here with
+    importlib.resources. From a source checkout (installed editable, or on PYTHONPATH) it
+    is the checkout's own folder, so that the code and the queries always come from the
+    same tree, even if another checkout is installed.
+    """
+    if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "queries").is_dir():
+        return _CHECKOUT / "queries"
+    return resources.files("pipeline.queries")
+
+
+def query_files(extra: Path | None = None) -> dict[str, Traversable]:
+    """Every query file by name: the packaged library's, then those of the folder `extra`,
+    which win over packaged files of the same name."""
+    files = {item.name.removesuffix(".sql"): item for item in library().iterdir()
+             if item.name.endswith(".sql") and item.is_file()}
+    if extra is not None:
+        if not extra.is_dir():
+            raise QueryError(f"query folder {extra} does not exist")
+        files.update((path.stem, path) for path in extra.glob("*.sql") if path.is_file())
+    return dict(sorted(files.items()))
+
+
+def find_query(name: str, extra: Path | None = None) -> Traversable:
+    """The query file called `name` (in the folder `extra`, else packaged), or the path `name` itself."""
     path = Path(name)
     if path.suffix == ".sql":
         if path.exists():
             return path
         raise QueryError(f"query file {name} does not exist")
-    candidate = queries / f"{name}.sql"
-    if candidate.exists():
-        return candidate
-    known = ", ".join(sorted(p.stem for p in queries.glob("*.sql")))
-    raise QueryError(f"no query named {name!r} in {queries}/ (known: {known or 'none'})")
+    files = query_files(extra)
+    if name in files:
+        return files[name]
+    where = "the query library" + (f" or {extra}/" if extra is not None else "")
+    raise QueryError(f"no query named {name!r} in {where} (known: {', '.join(files) or 'none'})")
 
 
-def list_queries(queries: Path = QUERIES) -> list[QueryFile]:
-    """Every query file of the folder, by name."""
-    return [QueryFile.read(path) for path in sorted(queries.glob("*.sql"))]
+def list_queries(extra: Path | None = None) -> list[QueryFile]:
+    """Every query file (packaged, and in the folder `extra`), by name."""
+    return [QueryFile.read(path) for path in query_files(extra).values()]
 
 
 def parameters(sql: str) -> list[str]:

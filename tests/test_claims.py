@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.claims import report
+from pipeline.claims import claim_queries, report
 from pipeline.layout import DataDir
 from pipeline.query import run_sql
 from pipeline.rulesets import Ruleset
@@ -144,7 +144,18 @@ def test_seed004_winning_move_is_cut_4(claims_data):
 
 
 def test_report_lists_every_claim(claims_data):
-    text = report(claims_data, QUERIES)
+    text = report(claims_data)  # the packaged library
     for name in ["claim_nim_normal", "claim_nim_coin", "claim_hackenbush_colon", "seed004_winning_moves"]:
         assert f"## {name}" in text
     assert "**fails**" in text and "holds on" in text
+
+
+def test_report_adds_a_folder_of_ones_own(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "claim_mine.sql").write_text("-- Mine.\nSELECT 1 AS one\n")
+    (mine / "claim_nim_coin.sql").write_text("-- My coin.\nSELECT 1 AS one\n")
+    (mine / "not_a_claim.sql").write_text("-- Other.\nSELECT 1 AS one\n")
+    queries = {query.name: query.description for query in claim_queries(mine)}
+    assert queries["claim_mine"] == "Mine" and queries["claim_nim_coin"] == "My coin"
+    assert "claim_nim_normal" in queries and "not_a_claim" not in queries

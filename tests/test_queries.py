@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.query import QueryError, list_queries, run_sql
+from pipeline.query import QueryError, find_query, list_queries, query_files, run_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "queries"
@@ -21,7 +22,28 @@ def run(data: Path, name: str, **params: str) -> list[dict]:
     return run_sql(data, (QUERIES / f"{name}.sql").read_text(), params).to_pylist()
 
 
-@pytest.mark.parametrize("query", list_queries(QUERIES), ids=lambda q: q.name)
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`tablebase ARGS` run in `cwd`, with this checkout's package."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+
+
+def own_queries(folder: Path) -> Path:
+    """A folder of a user's query files: one new, one named like a packaged query."""
+    folder.mkdir()
+    (folder / "my_count.sql").write_text(
+        "-- How many rulesets are built.\n-- Parameters: none.\n"
+        "-- Example: tablebase query my_count --queries mine\nSELECT count(*) AS rulesets FROM catalog\n")
+    (folder / "who_wins.sql").write_text("-- My own who wins.\nSELECT 'mine' AS who\n")
+    return folder
+
+
+def test_library_is_the_queries_folder():
+    assert list(query_files()) == sorted(p.stem for p in QUERIES.glob("*.sql"))
+
+
+@pytest.mark.parametrize("query", list_queries(), ids=lambda q: q.name)
 def test_every_query_says_what_it_answers(query):
     assert query.description, f"{query.name} has no header comment"
     assert any(line.startswith("Parameters:") for line in query.header), query.name
@@ -121,21 +143,60 @@ def test_parameters_are_values_never_sql(built, value):
     assert run_sql(built, "SELECT count(*) AS n FROM tablebase").to_pylist()[0]["n"] > 0
 
 
-def test_query_list_and_formats_on_the_command_line(built):
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(built)],
-                              capture_output=True, text=True, cwd=ROOT)
+def test_query_list_and_formats_on_the_command_line(built, tmp_path):
+    def tablebase(*args):
+        return cli(*args, "--data", str(built), cwd=tmp_path)  # not the repository: the library is packaged
 
-    listed = cli("query", "--list")
-    assert listed.returncode == 0
-    for query in list_queries(QUERIES):
+    listed = tablebase("query", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert "who_wins" in listed.stdout
+    for query in list_queries():
         assert query.name in listed.stdout
-    as_json = cli("query", "who_wins", "--format", "json")
-    assert json.loads(as_json.stdout.splitlines()[0])["ruleset"]
-    as_csv = cli("query", "remoteness_distribution", "-p", "ruleset=chopsticks", "-f", "csv")
+    as_json = tablebase("query", "who_wins", "--format", "json")
+    assert json.loads(as_json.stdout) == run(built, "who_wins")
+    as_jsonl = tablebase("query", "who_wins", "--format", "jsonl")
+    assert [json.loads(line) for line in as_jsonl.stdout.splitlines()] == run(built, "who_wins")
+    empty = tablebase("sql", "SELECT ruleset FROM catalog WHERE false", "-f", "json")
+    assert json.loads(empty.stdout) == []
+    refused = tablebase("query", "who_wins", "--format", "xml")
+    assert refused.returncode == 2 and "jsonl" in refused.stderr
+    as_csv = tablebase("query", "remoteness_distribution", "-p", "ruleset=chopsticks", "-f", "csv")
     assert as_csv.stdout.splitlines()[0] == '"value","remoteness","positions","reachable"'
-    bad = cli("sql", "SELECT * FROM nowhere")
+    bad = tablebase("sql", "SELECT * FROM nowhere")
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_own_query_folder_adds_to_the_library(tmp_path):
+    mine = own_queries(tmp_path / "mine")
+    files = query_files(mine)
+    assert files["my_count"] == mine / "my_count.sql"
+    assert set(query_files()) < set(files)
+    assert {q.name: q.description for q in list_queries(mine)}["my_count"] == "How many rulesets are built"
+
+
+def test_own_query_wins_over_a_packaged_one(tmp_path):
+    mine = own_queries(tmp_path / "mine")
+    assert find_query("who_wins", mine) == mine / "who_wins.sql"
+    assert find_query("who_wins").read_text() == (QUERIES / "who_wins.sql").read_text()
+
+
+def test_unknown_query_names_the_known_ones(tmp_path):
+    mine = own_queries(tmp_path / "mine")
+    with pytest.raises(QueryError, match=r"no query named 'nope'.*known: .*my_count.*remoteness_distribution"):
+        find_query("nope", mine)
+    with pytest.raises(QueryError, match="does not exist"):
+        query_files(tmp_path / "nowhere")
+
+
+def test_own_query_folder_on_the_command_line(built, tmp_path):
+    mine = own_queries(tmp_path / "mine")
+    listed = cli("query", "--list", "--queries", "mine", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "my_count" in listed.stdout and "My own who wins" in listed.stdout and "longest_lines" in listed.stdout
+    ran = cli("query", "who_wins", "--queries", str(mine), "--data", str(built), "-f", "csv", cwd=tmp_path)
+    assert ran.stdout == '"who"\n"mine"\n', ran.stderr
+    unknown = cli("query", "nope", "--queries", str(mine), "--data", str(built), cwd=tmp_path)
+    assert unknown.returncode == 1 and "my_count" in unknown.stderr and "who_wins" in unknown.stderr
 
 
 def test_database_file_holds_the_views(built, tmp_path, monkeypatch):

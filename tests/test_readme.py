@@ -32,3 +32,22 @@ def test_readme_probe_example_is_current(built):
     assert f"{result.position}  {result.value} in {result.remoteness}" in block
     for move in result.moves:
         assert move.move in block
+
+
+READERS = re.search(r"```python\n(duckdb\.sql\(.*?)```", README, flags=re.S).group(1).splitlines()
+
+
+@pytest.mark.parametrize("line", READERS, ids=[line.split("#")[-1].strip() for line in READERS])
+def test_readme_reader_one_liners_run(built, tmp_path, monkeypatch, line):
+    import glob
+
+    import duckdb
+    import pandas
+    import polars
+    import pyarrow.dataset
+
+    (tmp_path / "data").symlink_to(built)
+    monkeypatch.chdir(tmp_path)
+    result = eval(line, {"duckdb": duckdb, "glob": glob, "pandas": pandas, "polars": polars, "pyarrow": pyarrow})
+    rows = result.fetchall() if isinstance(result, duckdb.DuckDBPyRelation) else result
+    assert len(rows) > 0

@@ -1,0 +1,1 @@
+"""The query library: installed as pipeline.queries (see pyproject.toml), read with importlib.resources."""
