@@ -45,7 +45,6 @@ class FileKind:
 
 
 RULESET = Column("ruleset", pa.string(), "canonical ruleset id, e.g. `chopsticks:split=any`")
-RULESET_DICT = Column("ruleset", pa.dictionary(pa.int8(), pa.string()), RULESET.meaning)
 
 CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is the ruleset's own row)", (
     RULESET,
@@ -89,10 +88,10 @@ TABLEBASE = FileKind("tablebase", "every position with its value, one row per po
 ), game_columns=True)
 
 TRANSITIONS = FileKind("transitions", "every move: one row per distinct (src, dst) pair, ordered by `src`", (
-    RULESET_DICT,
+    RULESET,
     Column("src", pa.int64(), "id of the position before the move"),
     Column("dst", pa.int64(), "id of the position after it (from the new mover's side)"),
-    Column("move", pa.dictionary(pa.int32(), pa.string()),
+    Column("move", pa.string(),
            "the move, e.g. `3 hits 2`; when several moves lead to the same position, the first in the game's order"),
 ))
 

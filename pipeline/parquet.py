@@ -39,7 +39,12 @@ class BatchWriter:
         if delta:
             options = {"use_dictionary": [name for name in schema.names if name not in delta],
                        "column_encoding": {name: "DELTA_BINARY_PACKED" for name in delta}}
-        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=True, **options)
+        # Dictionary columns are stored dictionary-encoded either way; without the Arrow
+        # schema in the file readers see plain strings, which merge across files (pyarrow
+        # cannot group differing dictionaries).
+        plain = any(pa.types.is_dictionary(field.type) for field in schema)
+        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=True,
+                                        store_schema=not plain, **options)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)

@@ -30,7 +30,10 @@ from pipeline.parquet import BatchWriter, atomic_path, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 
-PUBLISHED_TRANSITIONS = TRANSITIONS.schema()
+#: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
+PUBLISHED_TRANSITIONS = pa.schema([
+    field.with_type(pa.dictionary(pa.int8() if field.name == "ruleset" else pa.int32(), pa.string()))
+    if pa.types.is_string(field.type) else field for field in TRANSITIONS.schema()])
 #: At most this many scratch files (groups of consecutive ranks) while reordering moves.
 MAX_GROUPS = 256
 
