@@ -107,7 +107,7 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     out += ["", "## Rulesets", "",
             "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
     for row in rows:
-        out.append(f"| `{row['ruleset']}` | `{row['folder']}/` | {row['positions']:,} | `{row['start']}` "
+        out.append(f"| `{cell(row['ruleset'])}` | `{row['folder']}/` | {row['positions']:,} | `{cell(row['start'])}` "
                    f"| {_who_wins(row)} |")
     out += [
         "", "## Files", "",
@@ -179,6 +179,11 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "```", "",
     ]
     return "\n".join(out)
+
+
+def cell(text: str) -> str:
+    """Text for a Markdown table cell: `|` would end the cell, even inside backquotes."""
+    return text.replace("|", "\\|")
 
 
 def _who_wins(row: dict) -> str:

@@ -1,12 +1,12 @@
 """Pictures of the built tablebases: state graphs, winning strategies and HTML pages.
 
     PAGES/index.html                every built ruleset: value counts and remoteness histograms
-    PAGES/<ruleset>/index.html      every position coloured by value, linked to its children
-    PAGES/<ruleset>/graph.dot       the positions reachable from the start and every move
-    PAGES/<ruleset>/strategy.dot    what the winning side needs from the start
-    PAGES/<ruleset>/*.svg           the same drawn by Graphviz, where `dot` is installed
+    PAGES/<game>/<slug>/index.html      every position coloured by value, linked to its children
+    PAGES/<game>/<slug>/graph.dot       the positions reachable from the start and every move
+    PAGES/<game>/<slug>/strategy.dot    what the winning side needs from the start
+    PAGES/<game>/<slug>/*.svg           the same drawn by Graphviz, where `dot` is installed
 
-PAGES is DATA/pages/ unless given; <ruleset> is the ruleset's directory name, as under
+PAGES is DATA/pages/ unless given; <game>/<slug> is the ruleset's folder, as under
 DATA/. The pages are self-contained: inline CSS and SVG, no script, no fetch, so they
 open offline straight from the disk.
 
@@ -18,6 +18,7 @@ ones, up to PAGE_LIMIT of those. Values are the side to move's, as everywhere.
 from __future__ import annotations
 
 import html
+import os
 import shutil
 import subprocess
 from collections import deque
@@ -588,8 +589,22 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
                          f"{row['positions']:,}", f"{row['transitions']:,}")
                 continue
             plans.append((Ruleset.parse(row["ruleset"]), fits_graph))
+    pages = pages_dir(data, out)
+    # --all draws every page anew aside, then swaps the folders: no page is left of a
+    # ruleset no longer built (or of an earlier layout)
+    target = pages.with_name(f".{pages.name}.tmp") if every else pages
+    if every:
+        shutil.rmtree(target, ignore_errors=True)
     written = []
     for rules, with_graphs in plans:
-        written += draw_ruleset(rules, data, out, with_graphs)
-    written.append(draw_index(data, out))
+        written += draw_ruleset(rules, data, target, with_graphs)
+    written.append(draw_index(data, target))
+    if every:
+        old = pages.with_name(f".{pages.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        if pages.exists():
+            os.rename(pages, old)
+        os.rename(target, pages)
+        shutil.rmtree(old, ignore_errors=True)
+        written = [pages / path.relative_to(target) for path in written]
     return written
