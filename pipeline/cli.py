@@ -5,15 +5,20 @@ Library errors become one line on stderr and exit status 1 here, and only here.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Annotated, Callable, Optional
 
 import duckdb
+import pyarrow as pa
 import typer
 
 from pipeline import __version__
+from pipeline.db import DEFAULT_MEMORY_LIMIT
 from pipeline.errors import RulesetError, TablebaseError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
@@ -165,11 +170,13 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     return params
 
 
-def _emit(table, form: Format, output: Optional[Path]) -> None:
-    """Write a query's result in `form` to `output`, or to stdout."""
+def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
+    """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
     from pipeline.output import render
     from pipeline.parquet import write_table
 
+    if output is not None and data.resolve() in [output.resolve(), *output.resolve().parents]:
+        raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
     if form is Format.parquet:
         if output is None:
             raise RulesetError("--format parquet needs --output FILE")
@@ -186,6 +193,9 @@ def _emit(table, form: Format, output: Optional[Path]) -> None:
             tmp.write_text(text)
 
 
+AllowWritesOption = Annotated[bool, typer.Option(
+    "--allow-writes", help="Run any statement with DuckDB's full power (COPY, ATTACH, other files); "
+    "without it only reading statements run, and only on the data folder.")]
 ParamOption = Annotated[
     Optional[list[str]],
     typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
@@ -213,6 +223,7 @@ def query(
     list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
+    allow_writes: AllowWritesOption = False,
 ) -> None:
     """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
 
@@ -229,7 +240,7 @@ def query(
     if name is None:
         raise RulesetError("name a query (see tablebase query --list)")
     path = find_query(name, queries)
-    _emit(run_sql(data, path.read_text(), _parse_params(param or [])), form, output)
+    _emit(run_sql(data, path.read_text(), _parse_params(param or []), allow_writes), form, output, data)
 
 
 @app.command()
@@ -239,14 +250,17 @@ def sql(
     form: FormatOption = Format.table,
     output: OutputOption = None,
     data: DataOption = Path("data"),
+    allow_writes: AllowWritesOption = False,
 ) -> None:
     """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
+
+    Only reading statements run, on the data folder alone, unless --allow-writes.
 
     Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
     """
     from pipeline.query import run_sql
 
-    _emit(run_sql(data, statement, _parse_params(param or [])), form, output)
+    _emit(run_sql(data, statement, _parse_params(param or []), allow_writes), form, output, data)
 
 
 @app.command()
@@ -373,13 +387,51 @@ def draw(
     typer.echo(f"wrote {written[-1]}")
 
 
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
+) -> None:
+    if debug:
+        os.environ["TABLEBASE_DEBUG"] = "1"
+
+
 def main() -> None:
-    """Entry point of the `tablebase` script: usage errors are typer's, the rest one line each."""
+    """Entry point of the `tablebase` script: usage errors are typer's, the rest one line each
+    (exit 130 for Ctrl-C, 1 otherwise); --debug or TABLEBASE_DEBUG=1 shows the traceback."""
     try:
         app()
-    except TablebaseError as error:
-        typer.echo(f"error: {error}", err=True)
-        sys.exit(1)
-    except duckdb.Error as error:
-        typer.echo(f"error: {str(error).splitlines()[0]}", err=True)
-        sys.exit(1)
+    except BaseException as error:  # noqa: BLE001 - the one place errors become a line
+        message, status = describe(error)
+        if message is None:
+            raise
+        if os.environ.get("TABLEBASE_DEBUG"):
+            traceback.print_exc()
+        typer.echo(f"error: {message}", err=True)
+        sys.exit(status)
+
+
+def describe(error: BaseException) -> tuple[str | None, int]:
+    """The one line and exit status for `error`; None for what is not ours to explain."""
+    from pipeline.progress import failed_in
+
+    where = f" during {failed_in[0]}" if failed_in else ""
+    interrupted = isinstance(error, (KeyboardInterrupt, duckdb.InterruptException)) or (
+        isinstance(error, RuntimeError) and "interrupted" in str(error).lower())
+    if interrupted:
+        return f"interrupted{where}: nothing was published, what was built before is kept", 130
+    if isinstance(error, TablebaseError):
+        return str(error), 1
+    if isinstance(error, (MemoryError, duckdb.OutOfMemoryException, pa.ArrowMemoryError)):
+        return (f"out of memory{where}: build a smaller ruleset, or give DuckDB less with "
+                f"TABLEBASE_MEMORY_LIMIT (now {DEFAULT_MEMORY_LIMIT}) so it spills to disk"), 1
+    if isinstance(error, OSError):
+        name = f" {error.filename}" if error.filename else ""
+        if error.errno == errno.ENOSPC:
+            return f"no space left on the disk{where} writing{name}: free some and build again", 1
+        return f"{error.strerror or error}{where}:{name}".rstrip(":"), 1
+    if isinstance(error, duckdb.Error):
+        first = str(error).splitlines()[0]
+        if "No space left" in first or "could not write" in first.lower() and "space" in first.lower():
+            return f"no space left on the disk{where}: {first}", 1
+        return f"{first}{where and ' (' + where.strip() + ')'}", 1
+    return None, 1

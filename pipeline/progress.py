@@ -7,6 +7,9 @@ import time
 
 log = logging.getLogger("tablebase")
 
+#: The innermost stage an exception last left (e.g. "solve chopsticks"), for error messages.
+failed_in: list[str] = []
+
 
 class Timer:
     """Reports `what` with its elapsed time when the block ends."""
@@ -16,6 +19,7 @@ class Timer:
 
     def __enter__(self) -> "Timer":
         self.start = time.perf_counter()
+        failed_in.clear()
         log.info("%s …", self.what)
         return self
 
@@ -23,3 +27,5 @@ class Timer:
         self.seconds = time.perf_counter() - self.start
         if exc[0] is None:
             log.info("%s: done in %.2f s", self.what, self.seconds)
+        elif not failed_in:
+            failed_in.append(self.what)

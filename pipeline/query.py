@@ -146,10 +146,32 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
     return result
 
 
-def run_sql(data: Path, sql: str, params: dict[str, str] | None = None) -> pa.Table:
-    """Run one statement over the views of `data` with `params` bound; the result as Arrow."""
+#: What runs without --allow-writes: statements that only read (PIVOT is several SELECTs).
+READ_ONLY = {"SELECT", "EXPLAIN", "CALL", "MULTI"}
+
+
+def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False) -> pa.Table:
+    """Run one statement over the views of `data` with `params` bound; the result as Arrow.
+
+    Unless `allow_writes`, the statement must only read, and the connection can read no
+    file outside `data`, write none, attach nothing and change no setting (DuckDB's
+    enable_external_access with allowed_directories, then lock_configuration)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise QueryError(str(error).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise QueryError(f"one SQL statement at a time, not {len(statements)}")
+    kind = statements[0].type.name
+    if not allow_writes and kind not in READ_ONLY:
+        raise QueryError(f"{kind} statements can change things: only reading statements run "
+                         "(SELECT, EXPLAIN, …) unless you add --allow-writes")
     params = checked_params(data, parameters(sql), dict(params or {}))
     con = connect_views(data)
+    if not allow_writes:
+        con.execute("SET allowed_directories = ?", [[str(data.resolve())]])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     try:
         return con.sql(sql, params=params or None).to_arrow_table()
     except duckdb.Error as error:
