@@ -9,7 +9,8 @@
     data/<game>/<slug>/tablebase.parquet        the published tablebase (export)
     data/<game>/<slug>/summary.parquet          the ruleset's catalog row (export)
     data/pages/                                 pictures and HTML pages (`tablebase draw`)
-    data/.staging/, data/.tmp/, data/.trash/    work in progress of `build`, scratch space, replaced folders
+    data/.staging/<pid>/, data/.tmp/<pid>/      a build's work in progress and scratch space, per process
+    data/.trash/<pid>/                          folders being replaced; data/.locks/: lock files
 
 <slug> is `Ruleset.slug`: `default`, or the changed parameters (`fingers-10.split-any`).
 Every name is made of [a-z0-9._-], so the folders travel to any file system and reader.
@@ -18,9 +19,17 @@ Every name is made of [a-z0-9._-], so the folders travel to any file system and 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: builds there take no lock
+    fcntl = None
 
 from pipeline.errors import DataError
 from pipeline.rulesets import Ruleset
@@ -79,11 +88,12 @@ class DataDir:
         return self.ruleset(rules)
 
     def staging(self, rules: Ruleset) -> RulesetFiles:
-        return RulesetFiles(self.root / ".staging" / rules.folder)
+        return RulesetFiles(self.root / ".staging" / str(os.getpid()) / rules.folder)
 
     @property
     def temp(self) -> Path:
-        return self.root / ".tmp"
+        """This process's scratch space (DuckDB's spill files, enumerate's move spill)."""
+        return self.root / ".tmp" / str(os.getpid())
 
     @property
     def trash(self) -> Path:
@@ -158,6 +168,51 @@ class DataDir:
         prune(self.trash, self.root)
         return final
 
+    # -- several processes, kills -----------------------------------------------------
+
+    @contextmanager
+    def lock(self, name: str, wait: bool = True, busy: str = "") -> Iterator[None]:
+        """Hold the lock `name` of this data directory (re-entrant within a process).
+
+        Without `wait`, DataError(`busy`) at once if another process holds it."""
+        key = (self.root.resolve(), name)
+        if fcntl is None or _held.get(key):
+            _held[key] = _held.get(key, 0) + 1
+            try:
+                yield
+            finally:
+                _held[key] -= 1
+            return
+        path = self.root / ".locks" / f"{name}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                raise DataError(busy or f"{self.root} is busy ({name})") from None
+            _held[key] = 1
+            try:
+                yield
+            finally:
+                _held[key] = 0
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def sweep(self) -> None:
+        """Remove what killed processes left: their staging and scratch folders and their
+        half-written files beside the catalog; put back folders a publish left aside."""
+        self.recover()
+        for area in (self.root / ".staging", self.root / ".tmp"):
+            if area.is_dir():
+                for owner in area.iterdir():
+                    if not (owner.name.isdigit() and _alive(int(owner.name))):  # dead, or this process
+                        shutil.rmtree(owner, ignore_errors=True)
+                prune(area, self.root)
+        if self.root.is_dir():
+            for path in self.root.glob(".*.tmp"):
+                match = re.fullmatch(r"\..+\.(\d+)\.tmp", path.name)
+                if match and not _alive(int(match.group(1))) and path.is_file():
+                    path.unlink(missing_ok=True)
+
     def recover(self) -> None:
         """Put back folders a killed `publish` left in data/.trash; drop the rest."""
         if not self.trash.is_dir():
@@ -181,6 +236,10 @@ def prune(folder: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+#: Locks this process holds, by (data directory, name): how many times over.
+_held: dict[tuple[Path, str], int] = {}
 
 
 def _alive(pid: int) -> bool:

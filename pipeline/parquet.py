@@ -19,14 +19,30 @@ ROW_GROUP_ROWS = 1 << 20
 
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path`; renamed onto it only if the block completes."""
+    """A temporary path beside `path`; renamed onto it only if the block completes.
+
+    The file is flushed to the disk before the rename and the rename after it, so a crash
+    or power cut leaves the old file or the new one, never a truncated one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         yield tmp
+        sync(tmp)
         os.replace(tmp, path)
+        sync(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def sync(path: Path) -> None:
+    """fsync a file or a folder (a folder's entries: a rename is durable once it is synced)."""
+    if path.is_dir() and os.name == "nt":
+        return  # Windows cannot open a folder to sync it
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class BatchWriter:

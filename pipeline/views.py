@@ -86,10 +86,30 @@ def write_database(data: Path) -> Path:
             define_views(con, data, relative=True, guard="same_folder()")
             con.execute("COMMENT ON MACRO same_folder IS 'true when catalog.parquet is the one this database was written with'")
             con.execute("USE memory")
+            con.execute("CHECKPOINT tablebases")
             con.execute("DETACH tablebases")
         finally:
             con.close()
+        _check_database(tmp, data)
     return path
+
+
+def _check_database(path: Path, data: Path) -> None:
+    """Open the database just written and count every view's rows before it replaces the old
+    one: a full disk must not leave a database without its views."""
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            con.execute("SET file_search_path = ?", [str(data.resolve())])
+            for view in ("catalog", "tablebase", "transitions"):
+                con.sql(f"SELECT count(*) FROM {view}").fetchall()
+        finally:
+            con.close()
+    except duckdb.Error as error:
+        raise DataError(f"{path.name} could not be written whole ({str(error).splitlines()[0]})") from None
+    wal = path.with_name(path.name + ".wal")
+    if wal.exists():
+        raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
 
 
 def connect_views(data: Path) -> duckdb.DuckDBPyConnection:

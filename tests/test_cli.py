@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli import app
+from pipeline.commands import app
 
 ROOT = Path(__file__).resolve().parent.parent
 

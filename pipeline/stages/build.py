@@ -18,31 +18,39 @@ def build(rules: Ruleset, data: DataDir) -> dict:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
-    failed build leaves the previous tablebase as it was.
+    failed build leaves the previous tablebase as it was. Builds of other rulesets may run
+    at the same time into the same data directory; a second build of the same ruleset is
+    refused while the first runs.
     """
-    data.recover()
-    removed = data.remove_old_layout()
-    if removed:
-        log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
-                 removed, data.root)
-    stage = data.staging(rules)
-    shutil.rmtree(stage.dir, ignore_errors=True)
-    stage.dir.mkdir(parents=True)
-    keep = False
-    try:
-        enumerate_ruleset(rules, stage, data.temp)
-        solve(stage, data.temp, rules.id)
+    busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
+    with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
+        with data.lock("publish"):
+            data.sweep()
+            removed = data.remove_old_layout()
+        if removed:
+            log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
+                     removed, data.root)
+        stage = data.staging(rules)
+        shutil.rmtree(stage.dir, ignore_errors=True)
+        stage.dir.mkdir(parents=True)
+        keep = False
         try:
-            verify(stage, data.temp, rules.id)
-        except VerificationError:
-            keep = True
-            log.error("the failed build is kept for inspection in %s", stage.dir)
-            raise
-        summary = export(rules, stage, data.temp)
-        data.publish(stage, rules)
-        write_catalog(data)
-        return summary
-    finally:
-        if not keep:
-            shutil.rmtree(stage.dir, ignore_errors=True)
-            prune(stage.dir.parent, data.root)
+            enumerate_ruleset(rules, stage, data.temp)
+            solve(stage, data.temp, rules.id)
+            try:
+                verify(stage, data.temp, rules.id)
+            except VerificationError:
+                keep = True
+                log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
+                raise
+            summary = export(rules, stage, data.temp)
+            with data.lock("publish"):
+                data.publish(stage, rules)
+                write_catalog(data)
+            return summary
+        finally:
+            shutil.rmtree(data.temp, ignore_errors=True)
+            prune(data.temp.parent, data.root)
+            if not keep:
+                shutil.rmtree(stage.dir, ignore_errors=True)
+                prune(stage.dir.parent, data.root)

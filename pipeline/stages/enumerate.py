@@ -13,6 +13,9 @@ ranks and read back group by group (memory stays bounded by one group).
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +95,13 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
     return Enumerated(positions.num_rows, writer.rows)
 
 
+def _short_write(error: OSError, path: Path) -> OSError:
+    """NumPy reports a short write without errno: on a full disk, say so."""
+    if error.errno is None and shutil.disk_usage(path.parent).free < 1 << 20:
+        return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    return error
+
+
 class RankNumbering:
     """Positions numbered 0..n-1 by rank (lowest first; the game's order within a rank)."""
 
@@ -118,6 +128,7 @@ class RankNumbering:
         scratch_parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".moves-", dir=scratch_parent) as scratch:
             files: dict[int, BinaryIO] = {}
+            self.spilled: dict[int, int] = {}  # rows written to each group's file
             try:
                 spilled = 0
                 for batch in batches:
@@ -130,7 +141,11 @@ class RankNumbering:
                     handle.close()
             dictionary = pa.array(list(labels), pa.string())
             for group in sorted(files):
-                rows = np.fromfile(Path(scratch) / f"{group}.bin", dtype=np.int32).reshape(-1, 3)
+                path = Path(scratch) / f"{group}.bin"
+                if path.stat().st_size != 12 * self.spilled[group]:  # never a silently short graph
+                    raise DataError(f"scratch file {path} holds {path.stat().st_size:,} bytes, not the "
+                                    f"{12 * self.spilled[group]:,} written: was the disk full?")
+                rows = np.fromfile(path, dtype=np.int32).reshape(-1, 3)
                 if self.per_group > 1:
                     # rows came in the game's source order, which is the new order within a rank
                     within = self.rank[rows[:, 0]] - (self.low + group * self.per_group)
@@ -170,4 +185,8 @@ class RankNumbering:
                 key = int(group[lo])
                 if key not in files:
                     files[key] = open(scratch / f"{key}.bin", "ab")
-                rows[lo:hi].tofile(files[key])
+                self.spilled[key] = self.spilled.get(key, 0) + int(hi - lo)
+                try:
+                    rows[lo:hi].tofile(files[key])
+                except OSError as error:
+                    raise _short_write(error, scratch / f"{key}.bin") from None

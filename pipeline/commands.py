@@ -1,0 +1,390 @@
+"""The `tablebase` commands: a thin layer over the stages and the probe.
+
+Errors are not handled here: pipeline/cli.py turns each into one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Callable, Optional
+
+import typer
+
+from pipeline import __version__
+from pipeline.errors import RulesetError, TablebaseError
+from pipeline.games import all_games
+from pipeline.layout import DataDir
+from pipeline.output import Format
+from pipeline.progress import log
+from pipeline.rulesets import Ruleset, load_ruleset_file
+
+app = typer.Typer(
+    name="tablebase",
+    help="Solve small two-player games completely and publish the tablebases as Parquet.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
+RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
+
+
+def _setup(quiet: bool) -> None:
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO,
+        format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr, force=True,
+    )
+
+
+def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
+    parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
+    for rules in parsed:
+        action(rules)
+
+
+@app.command("enumerate")
+def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Write every position and transition of each ruleset to Parquet.
+
+    Example: tablebase enumerate chopsticks chopsticks:split=any
+    """
+    from pipeline.stages.enumerate import enumerate_ruleset
+
+    _setup(quiet)
+    _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules), DataDir(data).temp))
+
+
+@app.command()
+def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Label every enumerated position win / loss / draw with its remoteness.
+
+    Example: tablebase solve chopsticks
+    """
+    from pipeline.stages.solve import solve as solve_stage
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id))
+
+
+@app.command()
+def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Check every solved value against its children and the rules; exit 1 on any failure.
+
+    Example: tablebase verify chopsticks
+    """
+    from pipeline.stages.verify import verify as verify_stage
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id))
+
+
+@app.command()
+def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+    """Write the tablebase of each verified ruleset and rewrite the catalog.
+
+    Example: tablebase export chopsticks
+    """
+    from pipeline.stages.export import export as export_stage
+    from pipeline.stages.export import write_catalog
+
+    _setup(quiet)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp))
+    write_catalog(store)
+
+
+@app.command()
+def build(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Build every ruleset of the ruleset file.")] = False,
+    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Enumerate, solve, verify and export each ruleset; publish only what verifies.
+
+    Examples: tablebase build chopsticks:overflow=rollover
+              tablebase build --all
+    """
+    from pipeline.stages.build import build as build_stage
+
+    _setup(quiet)
+    ids = list(rulesets or [])
+    if all_:
+        ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
+    if not ids:
+        raise RulesetError("nothing to build: name rulesets or use --all")
+    store = DataDir(data)
+    for rules in [Ruleset.parse(text) for text in ids]:
+        summary = build_stage(rules, store)
+        log.info(
+            "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
+            summary["start"], summary["start_value"],
+            "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
+        )
+
+
+@app.command()
+def probe(
+    ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
+    position: Annotated[str, typer.Argument(help="Position text, e.g. 1-1|1-1.", show_default=False)],
+    data: DataOption = Path("data"),
+) -> None:
+    """Show a position's value and remoteness and every move, best first.
+
+    Example: tablebase probe chopsticks 1-1|1-1
+    """
+    from pipeline.probe import probe as probe_position
+
+    result = probe_position(ruleset, position, data)
+    typer.echo(f"{result.ruleset}  {result.position}  {_value(result.value, result.remoteness)}")
+    width = max((len(m.move) for m in result.moves), default=0)
+    for move in result.moves:
+        typer.echo(f"  {move.move:<{width}}  -> {move.position:<12} "
+                   f"{move.outcome} for the mover ({_value(move.value, move.remoteness)} for the opponent)")
+
+
+def _value(value: str, remoteness: int | None) -> str:
+    return value if remoteness is None else f"{value} in {remoteness}"
+
+
+def _parse_params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise RulesetError(f"bad --param {pair!r}: expected name=value")
+        params[key] = value
+    return params
+
+
+def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
+    """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
+    from pipeline.output import render
+    from pipeline.parquet import write_table
+
+    if output is not None and data.resolve() in [output.resolve(), *output.resolve().parents]:
+        raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
+    if form is Format.parquet:
+        if output is None:
+            raise RulesetError("--format parquet needs --output FILE")
+        write_table(table, output)
+        typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
+        return
+    text = render(table, form)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        from pipeline.parquet import atomic_path
+
+        with atomic_path(output) as tmp:
+            tmp.write_text(text)
+
+
+AllowWritesOption = Annotated[bool, typer.Option(
+    "--allow-writes", help="Run any statement with DuckDB's full power (COPY, ATTACH, other files); "
+    "without it only reading statements run, and only on the data folder.")]
+ParamOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
+]
+FormatOption = Annotated[
+    Format,
+    typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
+                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output)."),
+]
+OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
+QueriesOption = Annotated[
+    Optional[Path],
+    typer.Option("--queries", exists=True, file_okay=False, show_default=False,
+                 help="A folder of your own query files (*.sql), added to the packaged library; "
+                      "a file of yours named like a packaged query is used instead of it."),
+]
+
+
+@app.command()
+def query(
+    name: Annotated[Optional[str], typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False)] = None,
+    param: ParamOption = None,
+    form: FormatOption = Format.table,
+    output: OutputOption = None,
+    list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
+    data: DataOption = Path("data"),
+    queries: QueriesOption = None,
+    allow_writes: AllowWritesOption = False,
+) -> None:
+    """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
+
+    Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
+    """
+    from pipeline.query import find_query, list_queries, run_sql
+
+    if list_:
+        for item in list_queries(queries):
+            params = " ".join(f"--param {p}=…" for p in item.parameters)
+            typer.echo(f"{item.name}  {params}".rstrip())
+            typer.echo(f"    {item.description}")
+        return
+    if name is None:
+        raise RulesetError("name a query (see tablebase query --list)")
+    path = find_query(name, queries)
+    _emit(run_sql(data, path.read_text(), _parse_params(param or []), allow_writes), form, output, data)
+
+
+@app.command()
+def sql(
+    statement: Annotated[str, typer.Argument(help="One SQL statement.", show_default=False)],
+    param: ParamOption = None,
+    form: FormatOption = Format.table,
+    output: OutputOption = None,
+    data: DataOption = Path("data"),
+    allow_writes: AllowWritesOption = False,
+) -> None:
+    """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
+
+    Only reading statements run, on the data folder alone, unless --allow-writes.
+
+    Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
+    """
+    from pipeline.query import run_sql
+
+    _emit(run_sql(data, statement, _parse_params(param or []), allow_writes), form, output, data)
+
+
+@app.command()
+def claims(
+    data: DataOption = Path("data"),
+    queries: QueriesOption = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
+) -> None:
+    """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
+
+    Example: tablebase claims --out data/claims.md
+    """
+    from pipeline.claims import write_report
+
+    target = out or data / "claims.md"
+    write_report(data, queries, target)
+    typer.echo(f"wrote {target}")
+
+
+@app.command()
+def check(
+    folder: Annotated[Optional[Path], typer.Argument(help="A data folder or an unpacked bundle (default: --data).",
+                                                      show_default=False)] = None,
+    data: DataOption = Path("data"),
+) -> None:
+    """Check checksums, schemas and every tablebase against its catalog row; exit 1 on any problem.
+
+    Example: tablebase check dist/tablebase-0.2.0
+    """
+    from pipeline.check import check as check_folder
+
+    target = folder or data
+    problems = check_folder(target)
+    for line in problems:
+        typer.echo(line, err=True)
+    if problems:
+        sys.exit(1)
+    typer.echo(f"{target}: every file checks")
+
+
+@app.command()
+def publish(
+    out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")] = Path("dist"),
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Write the download bundle: the dataset folder, zip archives (all, and one per game), SHA256SUMS.
+
+    Example: tablebase publish --out dist
+    """
+    from pipeline.publish import publish as publish_bundle
+
+    _setup(quiet)
+    for path in publish_bundle(data, out):
+        typer.echo(f"wrote {path}")
+
+
+@app.command()
+def games() -> None:
+    """List every game and its rule parameters with their values and defaults.
+
+    Example: tablebase games
+    """
+    for game in all_games().values():
+        typer.echo(f"{game.name}: {game.summary}")
+        for param in game.params:
+            typer.echo(f"  {param.name}={param.default:<8} {param.values_help():<28} {param.help}")
+
+
+@app.command()
+def rulesets(
+    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+) -> None:
+    """List the named rulesets of the ruleset file with their comments.
+
+    Example: tablebase rulesets
+    """
+    for rules, comment in load_ruleset_file(ruleset_file):
+        typer.echo(f"{rules.id:<45} {comment}")
+
+
+@app.command()
+def version() -> None:
+    """Print the pipeline's version.
+
+    Example: tablebase version
+    """
+    typer.echo(__version__)
+
+
+@app.command()
+def play(
+    ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
+    side: Annotated[str, typer.Option("--as", help="Play first or second.")] = "first",
+    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")] = 200,
+    data: DataOption = Path("data"),
+) -> None:
+    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position; quit stops.
+
+    Example: tablebase play chopsticks --as second
+    """
+    from pipeline.play import parse_side, play as play_game
+
+    play_game(ruleset, data, human_first=parse_side(side), max_plies=max_plies)
+
+
+@app.command()
+def draw(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
+    page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+) -> None:
+    """Draw each ruleset's state graph, winning strategy (DOT; SVG if Graphviz is installed) and page, and the index.
+
+    Example: tablebase draw chopsticks chopsticks:split=any
+    """
+    from pipeline.draw import draw as draw_pages
+
+    _setup(quiet)
+    written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_)
+    typer.echo(f"wrote {written[-1]}")
+
+
+@app.callback()
+def _options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
+) -> None:
+    if debug:
+        os.environ["TABLEBASE_DEBUG"] = "1"

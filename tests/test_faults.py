@@ -1,0 +1,165 @@
+"""Faults a user meets: Ctrl-C and kill -9 at any moment, builds running side by side,
+a full disk, hostile SQL. After each: one line and the right exit status, the tablebases
+built before intact and checking, the catalog complete, no scratch left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.check import check
+
+#: Takes a few seconds to build: long enough to be interrupted in every stage.
+SLOW = "chopsticks:fingers=9,hands=4,split=any"
+QUICK = ["chopsticks", "sticks:rows=3"]
+
+
+def run(*args: str, data: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def start(*args: str, data: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> Path:
+    """A data folder with two small rulesets built."""
+    data = tmp_path_factory.mktemp("faults")
+    assert run("build", *QUICK, "-q", data=data).returncode == 0
+    return data
+
+
+@pytest.fixture()
+def data(base, tmp_path) -> Path:
+    copy = tmp_path / "data"
+    subprocess.run(["cp", "-a", str(base), str(copy)], check=True)
+    return copy
+
+
+def digests(data: Path) -> dict[str, str]:
+    return {row["ruleset"]: row["tablebase_sha256"] for row in pq.read_table(data / "catalog.parquet").to_pylist()}
+
+
+def assert_intact(data: Path, before: dict[str, str]) -> None:
+    """What was built before is there and checks; no scratch is left."""
+    assert check(data) == []
+    after = digests(data)
+    assert {k: after.get(k) for k in before} == before
+    leftovers = [p for p in (".staging", ".tmp", ".trash") if (data / p).exists()]
+    assert not leftovers, leftovers
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.5, 3.0, 5.0])
+def test_ctrl_c_at_any_moment_is_one_line_and_loses_nothing(data, delay):
+    before = digests(data)
+    process = start("build", SLOW, "-q", data=data)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    if process.returncode == 0:  # it finished first
+        assert SLOW in digests(data)
+    else:
+        assert process.returncode == 130, err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: interrupted"), err
+    assert_intact(data, before)
+
+
+@pytest.mark.parametrize("delay", [0.5, 2.0, 4.0])
+def test_a_killed_build_leaves_scratch_that_the_next_build_removes(data, delay):
+    before = digests(data)
+    process = start("build", SLOW, "-q", data=data)
+    time.sleep(delay)
+    process.kill()
+    process.communicate(timeout=60)
+    assert check(data) == [] or SLOW not in digests(data)
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    assert_intact(data, before)
+
+
+def test_builds_of_different_rulesets_side_by_side_both_land(data):
+    before = digests(data)
+    others = ["sticks:rows=4", "nim", "chopsticks:split=any"]
+    processes = [start("build", ruleset, "-q", data=data) for ruleset in others]
+    for process in processes:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    assert_intact(data, before)
+    assert set(others) <= set(digests(data))
+
+
+def test_a_second_build_of_the_same_ruleset_is_refused_in_one_line(data):
+    before = digests(data)
+    first = start("build", SLOW, "-q", data=data)
+    time.sleep(0.8)  # the first holds the ruleset's lock by now
+    second = run("build", SLOW, "-q", data=data)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    assert second.returncode == 1
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1 and "being built by another process" in lines[0], second.stderr
+    assert_intact(data, before)
+
+
+@pytest.fixture()
+def small_disk(tmp_path):
+    """A 4 MiB file system, where a larger ruleset cannot fit."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {result.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_keeps_what_was_built(small_disk):
+    data = small_disk / "data"
+    assert run("build", *QUICK, "-q", data=data).returncode == 0
+    before = digests(data)
+    result = run("build", "sticks:rows=8", "-q", data=data)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no space left" in lines[0], result.stderr
+    assert_intact(data, before)
+    assert "sticks:rows=8" not in digests(data)
+
+
+@pytest.mark.parametrize("statement", [
+    "COPY (SELECT 1) TO 'catalog.parquet'",
+    "ATTACH 'other.duckdb'",
+    "DROP VIEW catalog",
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT 1; SELECT 2",
+    "SET enable_external_access = true",
+    "INSTALL httpfs",
+])
+def test_hostile_sql_is_refused_in_one_line(data, statement):
+    before = {p: p.stat().st_mtime_ns for p in data.rglob("*") if p.is_file()}
+    result = run("sql", statement, data=data)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert {p: p.stat().st_mtime_ns for p in data.rglob("*") if p.is_file()} == before
+
+
+def test_output_never_overwrites_the_data_folder(data):
+    result = run("sql", "SELECT 1", "-f", "parquet", "-o", str(data / "catalog.parquet"), data=data)
+    assert result.returncode == 1 and "inside the data folder" in result.stderr
+    assert check(data) == []
+
+
+def test_allow_writes_gives_duckdb_its_full_power(data, tmp_path):
+    target = tmp_path / "copy.csv"
+    result = run("sql", f"COPY (SELECT ruleset FROM catalog) TO '{target}'", "--allow-writes", data=data)
+    assert result.returncode == 0, result.stderr
+    assert "chopsticks" in target.read_text()
