@@ -14,16 +14,18 @@ Each problem is one line naming the file.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.errors import DataError
 from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
-from pipeline.layout import RESERVED, DataDir
-from pipeline.parquet import sha256
+from pipeline.errors import DataError
+from pipeline.layout import RESERVED, DataDir, RulesetFiles
+from pipeline.parquet import atomic_path, require, sha256
+from pipeline.rulesets import Ruleset
 
 SUMS = "SHA256SUMS"
 #: What the tablebase's rows must add up to, against the catalog row.
@@ -158,3 +160,44 @@ def check_ruleset(store: DataDir, row: dict, schemas: dict) -> list[str]:
 def _scratch(relative: Path) -> bool:
     """Work in progress and hidden files (data/.staging, .tmp, .trash, .x.tmp)."""
     return any(part.startswith(".") for part in relative.parts)
+
+
+def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
+    """The ruleset's folder, once its tablebase and transitions match the catalog's
+    checksums (probe, play and draw read nothing else); DataError naming the file if not."""
+    files = store.published(rules)
+    catalog = pq.read_table(require(store.catalog, "catalog"),
+                            columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
+    row = next((r for r in catalog if r["ruleset"] == rules.id), None)
+    if row is None:
+        raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
+    for kind in ("tablebase", "transitions"):
+        path = require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}")
+        if cached_sha256(store, path) != row[f"{kind}_sha256"]:
+            raise DataError(f"{path} is not the file the catalog records (its SHA-256 differs): "
+                            f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`")
+    return files
+
+
+def cached_sha256(store: DataDir, path: Path) -> str:
+    """`path`'s SHA-256, remembered in data/.cache/sha256.json while the file's size, times
+    and inode stay the same (any write changes its ctime, which no user can set back)."""
+    cache_file = store.root / ".cache" / "sha256.json"
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    info = path.stat()
+    stamp = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+    key = path.relative_to(store.root).as_posix()
+    entry = cache.get(key)
+    if isinstance(entry, list) and entry[:4] == stamp:
+        return entry[4]
+    digest = sha256(path)
+    cache[key] = [*stamp, digest]
+    try:
+        with atomic_path(cache_file) as tmp:
+            tmp.write_text(json.dumps(cache))
+    except OSError:
+        pass  # a read-only data folder: no cache, just slower
+    return digest

@@ -131,7 +131,8 @@ def build(
         )
 
 
-@app.command()
+# a position such as `-1` is a position to look up, not an unknown option
+@app.command(context_settings={"ignore_unknown_options": True})
 def probe(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
     position: Annotated[str, typer.Argument(help="Position text, e.g. 1-1|1-1.", show_default=False)],

@@ -30,6 +30,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from pipeline.errors import DataError, TablebaseError
+from pipeline.check import trusted
 from pipeline.layout import DataDir
 from pipeline.parquet import atomic_path, require
 from pipeline.probe import Move, best_first
@@ -133,7 +134,7 @@ def check_size(summary: dict, graphs: bool) -> None:
 
 def load_graph(rules: Ruleset, data: Path, summary: dict, reachable_only: bool) -> RulesetGraph:
     """The ruleset's positions (every one, or those reachable from the start) and their moves."""
-    files = DataDir(data).ruleset(rules)
+    files = trusted(DataDir(data), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))
     con = duckdb.connect()

@@ -8,6 +8,16 @@ from typing import Any, Callable
 from pipeline.errors import RulesetError
 
 
+#: Longest number a position or parameter may hold: far past any game here, far short of
+#: what would overflow an int32 column or make int() slow.
+MAX_DIGITS = 9
+
+
+def is_number(text: str) -> bool:
+    """ASCII digits only ('²'.isdigit() is true), at most MAX_DIGITS of them."""
+    return 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit()
+
+
 @dataclass(frozen=True)
 class Param:
     """A rule parameter: its name, default (as text), help line and how to parse a value."""
@@ -38,7 +48,7 @@ class IntParam(Param):
     def parse(self, text: str) -> int | None:
         if self.none_ok and text == "none":
             return None
-        if not text.isascii() or not text.isdigit():
+        if not is_number(text):
             expected = f"an integer ≥ {self.minimum}" + (" or 'none'" if self.none_ok else "")
             raise self.fail(text, f"expected {expected}")
         value = int(text)

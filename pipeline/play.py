@@ -22,6 +22,7 @@ from typing import TextIO
 
 from pipeline.errors import PositionError, TablebaseError
 from pipeline.probe import Move, Probe, probe
+from pipeline.params import is_number
 from pipeline.rulesets import Ruleset
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
@@ -73,7 +74,7 @@ def match_entry(rules: Ruleset, entry: str, moves: list[Move]) -> Move | None:
     """The move a user's entry names: its number in `moves` (from 1), its label, or the
     position it leads to; None if it names none of them."""
     entry = " ".join(entry.split())
-    if entry.isdigit():
+    if is_number(entry):
         number = int(entry)
         return moves[number - 1] if 1 <= number <= len(moves) else None
     for move in moves:

@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.errors import PositionError
+from pipeline.check import trusted
 from pipeline.layout import DataDir
 from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
@@ -59,7 +60,7 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     """The value, remoteness and every move of `position`; PositionError if there is no such position."""
     rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
     text = rules.game.canonical_position(rules, position)
-    files = DataDir(Path(data)).published(rules)
+    files = trusted(DataDir(Path(data)), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))
     con = duckdb.connect()

@@ -60,7 +60,7 @@ def test_every_command_has_help_with_an_example():
         (["probe", "chopsticks", "1-1|x-1"], "malformed chopsticks position"),
         (["probe", "chopsticks", "1-7|1-1"], "impossible chopsticks position"),
         (["probe", "chopsticks", "0-0|0-0"], "impossible chopsticks position"),
-        (["probe", "chopsticks:split=any", "1-1|1-1"], "missing"),
+        (["probe", "chopsticks:split=any", "1-1|1-1"], "is not built"),
         (["solve", "chopsticks:fingers=3"], "missing"),
         (["export", "chopsticks:fingers=3"], "missing"),
         (["query", "no_such_query"], "no query named"),

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.games import TRANSITION_SCHEMA
+from pipeline.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
 
 #: Rows per transitions batch (bounds the memory of move generation).
 BATCH_ROWS = 1 << 20
@@ -40,8 +41,8 @@ def terminal_column(finished: np.ndarray, value: str) -> pa.Array:
 
 def parse_numbers(text: str) -> list[int] | None:
     """The non-negative integers of `text` joined by '-', or None if it is not that shape."""
-    parts = text.strip().split("-")
-    if not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+    parts = [p.strip() for p in text.strip().split("-")]
+    if len(parts) > 10_000 or not all(is_number(p) for p in parts):
         return None
     return [int(p) for p in parts]
 

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS
-from pipeline.games._bulk import Batcher, first_per_pair
+from pipeline.games._bulk import Batcher, first_per_pair, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 from pipeline.rulesets import Ruleset
 
@@ -70,10 +70,10 @@ class Chopsticks:
             raise PositionError(f"malformed chopsticks position {text!r}: {shape}")
         parsed = []
         for side in sides:
-            parts = side.strip().split("-")
-            if len(parts) != hands or not all(p.strip().isdigit() for p in parts):
+            numbers = parse_numbers(side)
+            if numbers is None or len(numbers) != hands:
                 raise PositionError(f"malformed chopsticks position {text!r}: {shape}")
-            values = sorted(int(p) for p in parts)
+            values = sorted(numbers)
             if values[-1] >= fingers:
                 raise PositionError(
                     f"impossible chopsticks position {text!r}: a hand holds at most {fingers - 1} fingers"

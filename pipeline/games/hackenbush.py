@@ -17,7 +17,9 @@ import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS
-from pipeline.games._bulk import Batcher, joined_text, number_lists, parse_numbers, terminal_column
+from pipeline.games._bulk import (
+    MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
+)
 from pipeline.params import IntParam, TextParam
 from pipeline.rulesets import Ruleset
 
@@ -36,8 +38,9 @@ def parse_tree(text: str) -> Tree:
     for part in text.split(";"):
         top, colon, kids = part.partition(":")
         numbers = [top, *kids.split("/")]
-        if not colon or not all(n.isascii() and n.isdigit() and int(n) > 0 for n in numbers):
-            raise ValueError(f"expected parent:child/child;… with node numbers ≥ 1, but got {part!r}")
+        if not colon or not all(is_number(n) and int(n) > 0 for n in numbers):
+            raise ValueError(f"expected parent:child/child;… with node numbers from 1 to "
+                             f"{'9' * MAX_DIGITS}, but got {part!r}")
         for kid in map(int, kids.split("/")):
             if kid in parent:
                 if parent[kid] == int(top):

@@ -22,7 +22,7 @@ from pipeline.games import POSITION_COLUMNS
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
-from pipeline.params import ChoiceParam, TextParam
+from pipeline.params import ChoiceParam, TextParam, is_number
 from pipeline.rulesets import Ruleset
 
 MAX_POSITIONS = 200_000_000
@@ -109,7 +109,7 @@ class Nim:
         if variant in ARROWS:
             body, at, pointed = body.partition("@")
             if at:
-                if not pointed.strip().isascii() or not pointed.strip().isdigit():
+                if not is_number(pointed.strip()):
                     raise bad
                 suffix = f"@{int(pointed)}"
         elif variant == "coin":
