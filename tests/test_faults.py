@@ -163,3 +163,40 @@ def test_allow_writes_gives_duckdb_its_full_power(data, tmp_path):
     result = run("sql", f"COPY (SELECT ruleset FROM catalog) TO '{target}'", "--allow-writes", data=data)
     assert result.returncode == 0, result.stderr
     assert "chopsticks" in target.read_text()
+
+
+@pytest.mark.parametrize("args", [
+    ["probe", "chopsticks", "²-1|1-1"],
+    ["probe", "chopsticks", "9" * 5000 + "-1|1-1"],
+    ["probe", "sticks:rows=3", "9" * 5000],
+    ["probe", "sticks:rows=3", "-1"],
+    ["build", "hackenbush:tree=1:999999999999999"],
+    ["build", "chopsticks:fingers=" + "9" * 5000],
+    ["build", "nim:start=" + "-".join(["3"] * 400)],
+])
+def test_a_users_odd_input_is_one_line(data, args):
+    before = digests(data)
+    result = run(*args, data=data)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert_intact(data, before)
+
+
+def test_a_changed_tablebase_is_refused_by_probe_play_and_draw(data):
+    import pyarrow as pa
+
+    path = data / "chopsticks" / "default" / "tablebase.parquet"
+    assert run("probe", "chopsticks", "1-1|1-1", data=data).returncode == 0  # its checksum is remembered
+    table = pq.read_table(path)
+    values = ["win" if v == "loss" else v for v in table["value"].to_pylist()]
+    index = table.schema.get_field_index("value")
+    pq.write_table(table.set_column(index, table.schema.field(index), pa.array(values)), path)
+    for args in (["probe", "chopsticks", "1-1|1-1"], ["draw", "chopsticks", "--page-only"]):
+        result = run(*args, data=data)
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and "SHA-256" in lines[0], result.stderr
+    result = subprocess.run([sys.executable, "-m", "pipeline", "play", "chopsticks", "--data", str(data)],
+                            input="quit\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "SHA-256" in result.stderr
