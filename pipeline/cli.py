@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import traceback
 
@@ -35,11 +36,23 @@ def main() -> None:
             raise
         if os.environ.get("TABLEBASE_DEBUG"):
             traceback.print_exc()
-        print(f"error: {message}", file=sys.stderr)
-        sys.exit(status)
+        leave(message, status)
     if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
-        print(f"error: {interrupted()}", file=sys.stderr)
+        leave(interrupted(), 130)
     sys.exit(status or 0)
+
+
+def leave(message: str, status: int) -> None:
+    """Print the one line and exit with `status`. After Ctrl-C, at once: a signal left
+    pending by an extension module (DuckDB's handler) would otherwise end the process
+    by SIGINT during shutdown, with status -2 instead of 130."""
+    print(f"error: {message}", file=sys.stderr)
+    if status == 130:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 def interrupted() -> str:

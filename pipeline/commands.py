@@ -107,6 +107,10 @@ def build(
     ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    size_check: Annotated[bool, typer.Option(
+        "--size-check/--no-size-check",
+        help="Refuse, before any work, a ruleset whose estimate does not fit this machine "
+             "(see `tablebase estimate`); --no-size-check tries anyway.")] = True,
 ) -> None:
     """Enumerate, solve, verify and export each ruleset; publish only what verifies.
 
@@ -123,12 +127,42 @@ def build(
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
     for rules in [Ruleset.parse(text) for text in ids]:
-        summary = build_stage(rules, store)
+        summary = build_stage(rules, store, size_check)
         log.info(
             "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
             summary["start"], summary["start_value"],
             "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
         )
+
+
+@app.command()
+def estimate(
+    rulesets: RulesetsArg,
+    data: DataOption = Path("data"),
+) -> None:
+    """Count each ruleset's positions and transitions without building it, and say what a build needs.
+
+    Exits 1 if one would not fit this machine's memory or the disk under --data.
+
+    Example: tablebase estimate sticks:rows=12 chopsticks:fingers=40,hands=3
+    """
+    from pipeline.estimate import estimate as estimate_of
+    from pipeline.estimate import require_fit
+
+    refused = 0
+    for rules in [Ruleset.parse(text) for text in rulesets]:
+        found = estimate_of(rules)
+        if found is None:
+            typer.echo(f"{rules.id}: its game cannot count itself before building")
+            continue
+        typer.echo(found.describe())
+        try:
+            require_fit(rules, data)
+        except RulesetError as error:
+            typer.echo(f"  does not fit: {error}")
+            refused += 1
+    if refused:
+        sys.exit(1)
 
 
 # a position such as `-1` is a position to look up, not an unknown option

@@ -9,6 +9,7 @@ Values are always from the side to move: 'win', 'loss', or NULL for "not over ye
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 
 import pyarrow as pa
@@ -36,6 +37,16 @@ TRANSITION_SCHEMA = pa.schema(
         pa.field("move", pa.dictionary(pa.int32(), pa.string()), nullable=False),
     ]
 )
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a ruleset is, known before building it: `positions` exactly where `exact`,
+    else an upper bound; `transitions` (distinct position pairs) an upper bound."""
+
+    positions: int
+    transitions: int
+    exact: bool = False
 
 
 class Space(Protocol):
@@ -68,7 +79,9 @@ class Game(Protocol):
 
     Required: name, summary, params, columns, space(), start(), canonical_position().
     Optional: validate(values) for checks that involve several parameters; without it
-    every combination of individually valid values is accepted. starts(rules): every
+    every combination of individually valid values is accepted. size(rules) -> Size: how
+    big the ruleset is, counted without building it (in well under a second); without it
+    a ruleset is not checked against the machine before it is built. starts(rules): every
     legal start's text, where the first player chooses how the game begins (`start` is
     then the one shown as the start); without it, only `start`.
     """

@@ -17,13 +17,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS
+from pipeline.games import POSITION_COLUMNS, Size
 from pipeline.games._bulk import Batcher, first_per_pair, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 from pipeline.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
 MAX_POSITIONS = 200_000_000
+
+
+def _hands_by_total(fingers: int, hands: int) -> list[int]:
+    """For each total t, how many sorted hands (values 0..fingers-1) hold t fingers."""
+    # ways[k][t]: sorted k hands, each value < the current bound, summing to t
+    top = (fingers - 1) * hands
+    ways = [[1] + [0] * top] + [[0] * (top + 1) for _ in range(hands)]
+    for value in range(fingers):
+        for k in range(1, hands + 1):
+            for total in range(value, top + 1):
+                ways[k][total] += ways[k - 1][total - value]
+    return ways[hands]
 
 
 class Chopsticks:
@@ -47,6 +59,17 @@ class Chopsticks:
         "mover": "the hands of the player to move, ascending (list of integers, 0 = dead)",
         "opponent": "the other player's hands, ascending",
     }
+
+    def size(self, rules: Ruleset) -> Size:
+        """Every pair of hands is a position; a position has at most one move per pair of
+        hand values attacked (and attacking), and per redistribution of its fingers."""
+        fingers, hands = rules["fingers"], rules["hands"]
+        sides = comb(fingers + hands - 1, hands)
+        moves = hands * hands + (hands * (hands - 1) if rules["self_attack"] else 0)
+        if rules["split"] != "none":
+            moves += max(_hands_by_total(fingers, hands))
+        positions = sides * sides - 1  # every pair of hands but both players' all dead
+        return Size(positions, positions * moves, exact=True)
 
     def validate(self, values: dict) -> None:
         sides = comb(values["fingers"] + values["hands"] - 1, values["hands"])

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS
+from pipeline.games import POSITION_COLUMNS, Size
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
@@ -154,6 +154,11 @@ class Hackenbush:
                 f"hackenbush with {what} has {positions:,} positions and {moves:,} moves, more than this "
                 f"pipeline builds ({MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
             )
+
+    def size(self, rules: Ruleset) -> Size:
+        """Counted exactly: every root-connected edge set, and one move per edge of each."""
+        states, moves = subtree_sizes(tree_of(rules))
+        return Size(states.get(1, 1), moves, exact=True)
 
     def space(self, rules: Ruleset) -> "HackenbushSpace":
         return HackenbushSpace(tree_of(rules))

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS
+from pipeline.games import POSITION_COLUMNS, Size
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
@@ -70,15 +70,28 @@ class Nim:
                 f"nim with variant=distinct needs distinct heap sizes, but start "
                 f"{'-'.join(map(str, heaps))} has equal heaps of {', '.join(map(str, equal))}"
             )
-        states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
         vectors = HeapRanks.count(heaps, limit=MAX_POSITIONS)
-        positions, moves = vectors * states, vectors * states * sum(heaps)
+        positions, moves = self._bounds(heaps, variant, vectors)
         if positions > MAX_POSITIONS or moves > MAX_MOVES:
             size = f"over {MAX_POSITIONS:,}" if vectors > MAX_POSITIONS else f"up to {positions:,}"
             raise RulesetError(
                 f"nim from {'-'.join(map(str, heaps))} is more than this pipeline builds: {size} positions "
                 f"and {moves:,} moves (the limits are {MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
             )
+
+    def size(self, rules: Ruleset) -> Size:
+        """Bounded by every sorted heap vector below the start, in every arrow or coin state."""
+        heaps = rules["start"]
+        positions, moves = self._bounds(heaps, rules["variant"], HeapRanks.count(heaps, limit=MAX_POSITIONS))
+        return Size(positions, moves)
+
+    @staticmethod
+    def _bounds(heaps: tuple[int, ...], variant: str, vectors: int) -> tuple[int, int]:
+        """(positions, moves) at most: states per vector, and per position at most one
+        move per stone count of each heap, times the arrow's new targets."""
+        states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
+        targets = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
+        return vectors * states, vectors * states * sum(heaps) * targets
 
     def space(self, rules: Ruleset) -> "NimSpace":
         return NimSpace(rules)

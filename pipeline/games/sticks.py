@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS
+from pipeline.games import POSITION_COLUMNS, Size
 from pipeline.games._bulk import (
     BATCH_ROWS, Batcher, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
@@ -52,6 +52,23 @@ class Sticks:
                 f"sticks with rows={values['rows']} is more than this pipeline builds: rows ≤ {MAX_ROWS} "
                 f"(rows=12 already has 6.9 million positions and 512 million moves; each row more ×25)"
             )
+
+    def size(self, rules: Ruleset) -> Size:
+        """Bounded: every multiset of rows of 1..rows sticks holding no more sticks than the
+        start, each with one move per distinct row length and distinct pair of rows left."""
+        n, take = rules["rows"], rules["max_take"] or rules["rows"]
+        total = n * (n + 1) // 2
+        ways, moves = [1] + [0] * total, [0] * (total + 1)
+        for length in range(1, n + 1):
+            splits = sum(1 for a in range(length) for b in range(a, length) if 1 <= length - a - b <= take)
+            new_ways, new_moves = [0] * (total + 1), [0] * (total + 1)
+            for s in range(total + 1):
+                for rows in range(s // length + 1):  # how many rows of this length
+                    w = ways[s - rows * length]
+                    new_ways[s] += w
+                    new_moves[s] += moves[s - rows * length] + (splits * w if rows else 0)
+            ways, moves = new_ways, new_moves
+        return Size(sum(ways), sum(moves))
 
     def space(self, rules: Ruleset) -> "SticksSpace":
         return SticksSpace(rules)

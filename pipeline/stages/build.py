@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 from pipeline.errors import VerificationError
+from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset
@@ -14,14 +15,17 @@ from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
 
 
-def build(rules: Ruleset, data: DataDir) -> dict:
+def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
     failed build leaves the previous tablebase as it was. Builds of other rulesets may run
     at the same time into the same data directory; a second build of the same ruleset is
-    refused while the first runs.
+    refused while the first runs. With `size_check`, a ruleset whose estimate does not fit
+    the machine's memory or disk is refused before any work.
     """
+    if size_check:
+        require_fit(rules, data.root)
     busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):

@@ -1,0 +1,124 @@
+"""How much memory and disk a build will take, known before it starts (`tablebase estimate`).
+
+The game counts positions and transitions without building (`Game.size`: exact where it
+can count, an upper bound where it cannot). The model below turns them into bytes; its
+constants were measured with `/usr/bin/time -v` on `tablebase enumerate` and `build`
+(BENCHMARKS.md, "What a build needs") and err on the large side. `build` refuses a
+ruleset that does not fit, before any work, in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.db import DEFAULT_MEMORY_LIMIT
+from pipeline.errors import RulesetError
+from pipeline.games import Size
+from pipeline.rulesets import Ruleset
+
+MiB = 1 << 20
+#: Python with NumPy, pyarrow and DuckDB loaded.
+BASE = 300 * MiB
+#: enumerate holds every position at once: its text, decoded columns, ids and numbering
+#: (measured 157-170 B on chopsticks with 1.9 M and 24.6 M positions).
+PER_POSITION = 200
+#: Batches of moves being generated, renumbered and written (measured at most 260 MiB).
+MOVE_BATCHES = 512 * MiB
+#: What the SQL stages ask of DuckDB (capped by TABLEBASE_MEMORY_LIMIT, beyond which it
+#: spills to disk), per transition and per position; and besides, per position, the
+#: frontiers kept in Arrow.
+SQL_PER_TRANSITION = 32
+SQL_PER_POSITION = 64
+PER_POSITION_SQL = 16
+#: Disk while building: the moves spilled in rank order (12 B), transitions.parquet
+#: (measured 1.2 B) and DuckDB's spill files, per transition; the position files.
+DISK_PER_TRANSITION = 16
+DISK_PER_POSITION = 40
+
+
+@dataclass(frozen=True)
+class Estimate:
+    rules: Ruleset
+    size: Size
+    memory: int  # peak bytes
+    disk: int  # bytes written while building, scratch included
+
+    def describe(self) -> str:
+        """One line: the counts and what they need."""
+        positions = f"{self.size.positions:,}" if self.size.exact else f"at most {self.size.positions:,}"
+        return (f"{self.rules.id}: {positions} positions, at most {self.size.transitions:,} transitions; "
+                f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk")
+
+
+def estimate(rules: Ruleset) -> Estimate | None:
+    """The estimate for `rules`, or None if its game cannot count itself."""
+    size_of = getattr(rules.game, "size", None)
+    if size_of is None:
+        return None
+    size = size_of(rules)
+    enumerating = BASE + PER_POSITION * size.positions + min(MOVE_BATCHES, 64 * size.transitions)
+    duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
+    solving = BASE + duckdb + PER_POSITION_SQL * size.positions
+    disk = DISK_PER_TRANSITION * size.transitions + DISK_PER_POSITION * size.positions
+    return Estimate(rules, size, max(enumerating, solving), disk)
+
+
+def require_fit(rules: Ruleset, data: Path) -> Estimate | None:
+    """The estimate, or RulesetError in one line if the ruleset cannot fit this machine's
+    memory or the disk under `data`."""
+    found = estimate(rules)
+    if found is None:
+        return None
+    memory = available_memory()
+    if memory is not None and found.memory > memory:
+        enumerating = BASE + PER_POSITION * found.size.positions
+        hint = ("give DuckDB less memory with TABLEBASE_MEMORY_LIMIT, or use a machine with more"
+                if enumerating < memory else "it needs a machine with more memory")
+        raise RulesetError(f"{rules.id} is too big for this machine: it needs up to {gib(found.memory)} of memory "
+                           f"and {gib(memory)} is available ({found.size.positions:,} positions): {hint}")
+    data.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(data).free
+    if found.disk > free:
+        raise RulesetError(f"{rules.id} needs up to {gib(found.disk)} of disk while building and {data} has "
+                           f"{gib(free)} free (at most {found.size.transitions:,} transitions): free some, "
+                           f"or build into a --data folder on a larger disk")
+    return found
+
+
+def memory_limit() -> int:
+    """DuckDB's memory cap (TABLEBASE_MEMORY_LIMIT) in bytes."""
+    return parse_size(DEFAULT_MEMORY_LIMIT, "TABLEBASE_MEMORY_LIMIT")
+
+
+def parse_size(text: str, what: str) -> int:
+    """'4GB', '3.5GiB', '500MB' (DuckDB's way of writing sizes) in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B?\s*", text, flags=re.I)
+    if not match:
+        raise RulesetError(f"{what}={text!r}: expected a size such as 4GB or 3.5GiB")
+    power = " KMGT".index(match.group(2).upper() or " ")
+    return int(float(match.group(1)) * ((1024 if match.group(3) else 1000) ** power))
+
+
+def available_memory() -> int | None:
+    """Memory a build may use: TABLEBASE_MAX_MEMORY if set (e.g. 8GB, to leave room for
+    other work), else MemAvailable on Linux, else the physical memory."""
+    if os.environ.get("TABLEBASE_MAX_MEMORY"):
+        return parse_size(os.environ["TABLEBASE_MAX_MEMORY"], "TABLEBASE_MAX_MEMORY")
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None  # Windows: not checked
+
+
+def gib(size: int) -> str:
+    return f"{size / (1 << 30):.1f} GiB" if size >= 1 << 30 else f"{size / MiB:.0f} MiB"

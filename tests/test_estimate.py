@@ -1,0 +1,87 @@
+"""Sizes known before building: the games' counts bound what is built (exactly where they
+say so), and a ruleset that cannot fit the machine is refused up front, in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.estimate import estimate, parse_size
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
+
+OTHERS = ["sticks:max_take=2,rows=5", "nim:variant=arrow-other", "nim:start=1-2-3-4,variant=coin",
+          "hackenbush:fib=4", "hackenbush:tree=1:2/3;2:4", "chopsticks:self_attack=true,split=dead"]
+#: Far past 23 GiB of memory however it is counted: 131,790,399 and 2^27 positions.
+OVERSIZE = ["chopsticks:fingers=40,hands=3", "hackenbush:tree=1:" + "/".join(str(n) for n in range(2, 29))]
+
+
+@pytest.fixture(scope="module")
+def others(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("others")
+    for ruleset in OTHERS:
+        build(Ruleset.parse(ruleset), DataDir(data))
+    return data
+
+
+def test_the_counts_bound_every_built_ruleset(built, others):
+    rows = [row for data in (built, others) for row in pq.read_table(data / "catalog.parquet").to_pylist()]
+    assert len(rows) == 5 + len(OTHERS)
+    for row in rows:
+        size = estimate(Ruleset.parse(row["ruleset"])).size
+        if size.exact:
+            assert size.positions == row["positions"], row["ruleset"]
+        assert size.positions >= row["positions"] and size.transitions >= row["transitions"], row["ruleset"]
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("ruleset", OVERSIZE)
+def test_a_ruleset_too_big_for_the_memory_is_refused_before_any_work(tmp_path, ruleset):
+    started = time.monotonic()
+    result = run("build", ruleset, "--data", str(tmp_path / "data"), env={"TABLEBASE_MAX_MEMORY": "16GB"})
+    assert time.monotonic() - started < 5
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "too big for this machine" in lines[0] and "14.9 GiB is available" in lines[0], result.stderr
+    assert not list((tmp_path / "data").rglob("*.parquet"))
+
+
+def test_a_ruleset_too_big_for_the_disk_is_refused_before_any_work(tmp_path):
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small file system here")
+    try:
+        result = run("build", "sticks:rows=8", "--data", str(mount / "data"))
+        assert result.returncode == 1
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "of disk" in lines[0] and "free" in lines[0], result.stderr
+        assert not list(mount.rglob("*.parquet"))
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_estimate_says_what_a_build_needs_and_whether_it_fits(tmp_path):
+    result = run("estimate", "sticks:rows=12", OVERSIZE[0], "--data", str(tmp_path),
+                 env={"TABLEBASE_MAX_MEMORY": "16GB"})
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("sticks:rows=12: at most ") and "of memory" in lines[0]
+    assert lines[1].startswith("chopsticks:fingers=40,hands=3: 131,790,399 positions")
+    assert lines[2].startswith("  does not fit: ")
+
+
+@pytest.mark.parametrize("text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)])
+def test_sizes_are_read_as_duckdb_writes_them(text, size):
+    assert parse_size(text, "X") == size
