@@ -23,7 +23,8 @@ from pipeline.params import BoolParam, ChoiceParam, IntParam
 from pipeline.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
-MAX_POSITIONS = 200_000_000
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+MAX_POSITIONS = 2**31 - 1
 
 
 def _hands_by_total(fingers: int, hands: int) -> list[int]:

@@ -23,7 +23,8 @@ from pipeline.games._bulk import (
 from pipeline.params import IntParam, TextParam
 from pipeline.rulesets import Ruleset
 
-MAX_POSITIONS = 200_000_000
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+MAX_POSITIONS = 2**31 - 1
 MAX_MOVES = 2_000_000_000
 #: Positions x edges per block of move generation and decoding.
 CELLS = 1 << 21

@@ -25,7 +25,8 @@ from pipeline.games._bulk import (
 from pipeline.params import ChoiceParam, TextParam, is_number
 from pipeline.rulesets import Ruleset
 
-MAX_POSITIONS = 200_000_000
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+MAX_POSITIONS = 2**31 - 1
 #: An upper bound on the moves (positions × stones × states) above which a ruleset is refused.
 MAX_MOVES = 4_000_000_000
 #: Positions per block of move generation.
