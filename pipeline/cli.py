@@ -91,7 +91,7 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
         if error.errno == errno.ENOSPC:
-            return f"no space left on the disk{where()} (writing{name}): free some and build again", 1
+            return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
     if isinstance(error, duckdb.Error):
         first = str(error).splitlines()[0]

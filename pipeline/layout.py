@@ -147,26 +147,34 @@ class DataDir:
 
     # -- publishing a ruleset's folder at once ---------------------------------------
 
-    def publish(self, built: RulesetFiles, rules: Ruleset) -> RulesetFiles:
-        """Move the folder `built` to the ruleset's place, replacing the folder there.
+    @contextmanager
+    def publishing(self, built: RulesetFiles, rules: Ruleset) -> Iterator[RulesetFiles]:
+        """Move the folder `built` to the ruleset's place, replacing the folder there; if
+        the block (writing the catalog) fails, put the old folder back.
 
         A reader sees the old folder, then (for an instant) none, then the new one: never
-        a mix of old and new files. A kill between the two renames leaves the old folder
-        in data/.trash, and `recover` puts it back.
+        a mix of old and new files. A kill between the renames leaves the old folder in
+        data/.trash, and `recover` puts it back.
         """
         final = self.ruleset(rules)
         final.dir.parent.mkdir(parents=True, exist_ok=True)
+        old = self.trash / str(os.getpid()) / rules.folder
         if final.dir.exists():
-            old = self.trash / str(os.getpid()) / rules.folder
             old.parent.mkdir(parents=True, exist_ok=True)
             os.rename(final.dir, old)
-            os.rename(built.dir, final.dir)
+        os.rename(built.dir, final.dir)
+        try:
+            yield final
+        except BaseException:
+            os.rename(final.dir, built.dir)
+            if old.exists():
+                os.rename(old, final.dir)
+            raise
+        finally:
             shutil.rmtree(self.trash / str(os.getpid()), ignore_errors=True)
-        else:
-            os.rename(built.dir, final.dir)
-        prune(built.dir.parent, self.root)
-        prune(self.trash, self.root)
-        return final
+            prune(built.dir.parent, self.root)
+            prune(final.dir.parent, self.root)
+            prune(self.trash, self.root)
 
     # -- several processes, kills -----------------------------------------------------
 

@@ -59,37 +59,66 @@ def assert_intact(data: Path, before: dict[str, str]) -> None:
     assert not leftovers, leftovers
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.5, 3.0, 5.0])
-def test_ctrl_c_at_any_moment_is_one_line_and_loses_nothing(data, delay):
+#: The stages of a build, each announced on stderr as "<stage> <ruleset> …".
+STAGES = ["enumerate", "solve", "verify", "export"]
+
+
+def until_stage(process: subprocess.Popen, stage: str) -> list[str]:
+    """Read the build's progress until `stage` begins; the lines read."""
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if f" {stage} {SLOW} …" in line:
+            time.sleep(0.2)  # well inside the stage
+            return lines
+    raise AssertionError(f"the build never reached {stage}: {''.join(lines)}")
+
+
+def assert_one_error_line(lines: list[str], start: str) -> None:
+    """Progress lines, then exactly one error line, and no traceback."""
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(start), "".join(lines)
+    assert lines[-1].startswith("error:") and not any("Traceback" in line for line in lines)
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_ctrl_c_in_any_stage_is_one_line_and_loses_nothing(data, stage):
     before = digests(data)
-    process = start("build", SLOW, "-q", data=data)
-    time.sleep(delay)
+    process = start("build", SLOW, data=data)
+    lines = until_stage(process, stage)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
-    if process.returncode == 0:  # it finished first
-        assert SLOW in digests(data)
-    else:
-        assert process.returncode == 130, err
-        lines = err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: interrupted"), err
+    lines += process.stderr.readlines()
+    assert process.wait(timeout=120) == 130
+    assert_one_error_line(lines, f"error: interrupted during {stage} {SLOW}")
     assert_intact(data, before)
+    assert SLOW not in digests(data)
 
 
-@pytest.mark.parametrize("delay", [0.5, 2.0, 4.0])
-def test_a_killed_build_leaves_scratch_that_the_next_build_removes(data, delay):
-    before = digests(data)
+def test_ctrl_c_while_the_commands_load_is_one_line(data):
     process = start("build", SLOW, "-q", data=data)
-    time.sleep(delay)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_a_build_killed_in_any_stage_leaves_scratch_the_next_build_removes(data, stage):
+    before = digests(data)
+    process = start("build", SLOW, data=data)
+    until_stage(process, stage)
     process.kill()
     process.communicate(timeout=60)
-    assert check(data) == [] or SLOW not in digests(data)
+    assert (data / ".staging").exists()  # what a kill leaves
+    assert check(data) == [] and SLOW not in digests(data)
     assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
     assert_intact(data, before)
 
 
-def test_builds_of_different_rulesets_side_by_side_both_land(data):
+@pytest.mark.parametrize("round_", range(3))
+def test_builds_of_different_rulesets_side_by_side_all_land(data, round_):
     before = digests(data)
-    others = ["sticks:rows=4", "nim", "chopsticks:split=any"]
+    others = ["sticks:rows=4", "nim", "chopsticks:split=any"][: 2 + round_ % 2]
     processes = [start("build", ruleset, "-q", data=data) for ruleset in others]
     for process in processes:
         _, err = process.communicate(timeout=300)
@@ -98,10 +127,11 @@ def test_builds_of_different_rulesets_side_by_side_both_land(data):
     assert set(others) <= set(digests(data))
 
 
-def test_a_second_build_of_the_same_ruleset_is_refused_in_one_line(data):
+@pytest.mark.parametrize("round_", range(2))
+def test_a_second_build_of_the_same_ruleset_is_refused_in_one_line(data, round_):
     before = digests(data)
-    first = start("build", SLOW, "-q", data=data)
-    time.sleep(0.8)  # the first holds the ruleset's lock by now
+    first = start("build", SLOW, data=data)
+    until_stage(first, "enumerate")  # it holds the ruleset's lock by now
     second = run("build", SLOW, "-q", data=data)
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
@@ -113,26 +143,54 @@ def test_a_second_build_of_the_same_ruleset_is_refused_in_one_line(data):
 
 @pytest.fixture()
 def small_disk(tmp_path):
-    """A 4 MiB file system, where a larger ruleset cannot fit."""
+    """A 64 MiB file system of its own, to fill."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True)
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], capture_output=True)
     if result.returncode != 0:
         pytest.skip(f"cannot mount a small file system here: {result.stderr.decode().strip()}")
     yield mount
     subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def test_a_full_disk_is_one_line_and_keeps_what_was_built(small_disk):
+def fill(folder: Path) -> Path:
+    """Write zeros into `folder` until its file system is full; the file written."""
+    filler = folder / "filler"
+    with open(filler, "wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * (1 << 16))
+                handle.flush()
+        except OSError:
+            pass
+    return filler
+
+
+@pytest.mark.parametrize("stage", STAGES + ["publish"])
+def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_disk, stage):
     data = small_disk / "data"
     assert run("build", *QUICK, "-q", data=data).returncode == 0
     before = digests(data)
-    result = run("build", "sticks:rows=8", "-q", "--no-size-check", data=data)
-    assert result.returncode == 1
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "no space left" in lines[0], result.stderr
+    process = start("build", SLOW, "--no-size-check", data=data)
+    if stage == "publish":  # exported: the folder is renamed into place, then the catalog written
+        lines = []
+        for line in process.stderr:
+            lines.append(line)
+            if f" export {SLOW}: done" in line:
+                break
+        os.kill(process.pid, signal.SIGSTOP)
+        filler = fill(small_disk)
+        os.kill(process.pid, signal.SIGCONT)
+    else:
+        lines = until_stage(process, stage)
+        filler = fill(small_disk)
+    lines += process.stderr.readlines()
+    status = process.wait(timeout=120)
+    filler.unlink()
+    assert status == 1, "".join(lines)
+    assert_one_error_line(lines, "error: no space left on the disk")
     assert_intact(data, before)
-    assert "sticks:rows=8" not in digests(data)
+    assert SLOW not in digests(data)
 
 
 @pytest.mark.parametrize("statement", [

@@ -7,12 +7,13 @@ import shutil
 from pipeline.errors import VerificationError
 from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
-from pipeline.progress import log
+from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export, write_catalog
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
+from pipeline.views import write_database
 
 
 def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
@@ -48,9 +49,10 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
                 log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
                 raise
             summary = export(rules, stage, data.temp)
-            with data.lock("publish"):
-                data.publish(stage, rules)
-                write_catalog(data)
+            with Timer(f"publish {rules.id}"), data.lock("publish"):
+                with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
+                    write_catalog(data, database=False)
+                write_database(data.root)
             return summary
         finally:
             shutil.rmtree(data.temp, ignore_errors=True)

@@ -107,10 +107,10 @@ def mark_reachable(con, files: RulesetFiles, starts: list[int]) -> None:
 SUMMARY_SCHEMA = CATALOG.schema()
 
 
-def write_catalog(data: DataDir) -> int:
-    """Rewrite data/catalog.parquet from every ruleset's summary, and the DuckDB database
-    of views over everything built; return the number of rulesets. Under the data
-    directory's publish lock, so that concurrent builds each find the other's row."""
+def write_catalog(data: DataDir, database: bool = True) -> int:
+    """Rewrite data/catalog.parquet from every ruleset's summary, and (with `database`) the
+    DuckDB database of views over everything built; return the number of rulesets. Under
+    the data directory's publish lock, so that concurrent builds each find the other's row."""
     with data.lock("publish"):
         tables = []
         for path in data.summaries():
@@ -119,6 +119,6 @@ def write_catalog(data: DataDir) -> int:
         catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
         catalog = catalog.sort_by("ruleset")
         write_table(catalog, data.catalog)
-        if catalog.num_rows:
+        if database and catalog.num_rows:
             write_database(data.root)
         return catalog.num_rows
