@@ -1,0 +1,133 @@
+"""Games on a multiset of heaps whose moves turn one heap into at most two smaller ones:
+sticks (rows) and the octal games. One engine, the rules given as move patterns.
+
+A position is a multiset of heap sizes 1..top, stored as a count vector: key =
+sum(count[L] * weight[L]) in a mixed radix whose digit L is large enough for any
+reachable count of heaps of size L (a start heap m holds at most (m + 1) // (L + 1) of
+them: every move removes at least one token, which separates the pieces). A move pattern
+(L, a, b) replaces one heap of size L by heaps a and b (a ≤ b, a + b < L, 0 meaning no
+heap), so the child's key is the parent's plus a constant `-weight[L] + weight[a] +
+weight[b]` that depends on the pattern only: children come from whole arrays of keys at
+once. Every move removes at least one token, so positions are found level by level by the
+tokens left. Ids are the keys' ranks (dense, in key order; a child's id is found by
+binary search). Distinct patterns leave distinct multisets, so a position's children are
+distinct, and ascending in the pattern's constant.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.games import POSITION_COLUMNS
+from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
+
+#: Positions per block of text building.
+BLOCK = 1 << 20
+#: Keys are int64.
+KEY_LIMIT = 2.0**62
+
+Pattern = tuple[int, int, int]  # (heap size, heap a left, heap b left)
+
+
+def key_space(start: tuple[int, ...]) -> float:
+    """How many keys the mixed radix of `start` spans (must stay below KEY_LIMIT)."""
+    top = max(start)
+    return float(np.prod([1.0 + sum((m + 1) // (size + 1) for m in start) for size in range(1, top + 1)]))
+
+
+class HeapSpace:
+    """Every position reachable from `start` under `patterns` (see the module docstring)."""
+
+    def __init__(self, start: tuple[int, ...], patterns: list[Pattern], label: Callable[[int, int, int], str],
+                 misere: bool, column: str, column_type: pa.DataType,
+                 reach: dict[int, list[tuple[int, int]]] | None = None):
+        """`reach`: optional smaller patterns ({size: [(a, b), …]}) that reach the same
+        positions as `patterns` (sticks: one stick at a time), to search with."""
+        self.start = start
+        self.top = top = max(start)
+        self.misere = misere
+        self.column, self.column_type = column, column_type
+        assert key_space(start) < KEY_LIMIT, "the game's validate refuses starts whose keys overflow"
+        radix = np.array([1 + sum((m + 1) // (size + 1) for m in start) for size in range(1, top + 1)])
+        self.radix = radix.astype(np.int64)
+        self.weight = np.concatenate([[0], np.cumprod(np.concatenate([[1], radix[:-1]]))]).astype(np.int64)
+        delta = np.array([self.weight[a] + self.weight[b] - self.weight[size] for size, a, b in patterns],
+                         dtype=np.int64)
+        order = np.argsort(delta, kind="stable")
+        self.patterns = [patterns[i] for i in order]
+        self.labels = [label(*pattern) for pattern in self.patterns]
+        self.delta = delta[order]
+        self.pattern_heap = np.array([size for size, _, _ in self.patterns], dtype=np.int64)
+        self.reach = reach or {}
+        for size, a, b in patterns:
+            if not reach:
+                self.reach.setdefault(size, []).append((a, b))
+        self._keys: np.ndarray | None = None
+
+    def counts(self, keys: np.ndarray, size: int) -> np.ndarray:
+        """How many heaps of `size` each position has."""
+        return (keys // self.weight[size]) % self.radix[size - 1]
+
+    # -- positions -------------------------------------------------------------------
+
+    def keys(self) -> np.ndarray:
+        """Every reachable position's key, ascending (the id is the index)."""
+        if self._keys is None:
+            w = self.weight
+            steps = {size: (np.array([w[a] + w[b] - w[size] for a, b in pairs], dtype=np.int64),
+                            np.array([size - a - b for a, b in pairs], dtype=np.int64))
+                     for size, pairs in self.reach.items()}
+
+            def expand(keys: np.ndarray, level: int):
+                for size, (deltas, taken) in steps.items():
+                    having = keys[self.counts(keys, size) > 0]
+                    for removed in np.unique(taken):
+                        chosen = deltas[taken == removed]
+                        yield level - int(removed), (having[:, None] + chosen[None, :]).reshape(-1)
+
+            start_key = int(sum(w[m] for m in self.start))
+            found = reachable_by_level({sum(self.start): np.array([start_key])}, expand)
+            self._keys = np.sort(np.concatenate(found))
+        return self._keys
+
+    def positions(self) -> pa.Table:
+        keys = self.keys()
+        lists, texts = [], []
+        sizes = np.arange(1, self.top + 1, dtype=np.int64)
+        for lo in range(0, keys.size, BLOCK):
+            block = keys[lo : lo + BLOCK]
+            counts = np.stack([self.counts(block, size) for size in range(1, self.top + 1)], axis=1)
+            values = np.repeat(np.tile(sizes, block.size), counts.reshape(-1))
+            heaps = number_lists(counts.sum(axis=1), values, self.column_type.value_type)
+            lists.append(heaps)
+            texts.append(joined_text(heaps))
+        terminal = terminal_column(keys == 0, "win" if self.misere else "loss")
+        return pa.Table.from_arrays(
+            [pa.array(np.arange(keys.size, dtype=np.int64)), pa.chunked_array(texts, pa.string()), terminal,
+             pa.chunked_array(lists, self.column_type)],
+            schema=POSITION_COLUMNS.append(pa.field(self.column, self.column_type)),
+        )
+
+    def rank(self) -> np.ndarray:
+        """Tokens left: every move removes at least one."""
+        keys = self.keys()
+        return sum(size * self.counts(keys, size) for size in range(1, self.top + 1))
+
+    # -- moves -----------------------------------------------------------------------
+
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        keys = self.keys()
+        batcher = Batcher(self.labels)
+        step = max(1, 4 * BATCH_ROWS // max(1, len(self.patterns)))  # ~4 batches of moves per block
+        for lo in range(0, keys.size, step):
+            block = keys[lo : lo + step]
+            present = np.stack([self.counts(block, size) > 0 for size in range(1, self.top + 1)], axis=1)
+            # row-major nonzero: ascending source, then ascending key change = ascending child
+            source, pattern = np.nonzero(present[:, self.pattern_heap - 1])
+            child = block[source] + self.delta[pattern]
+            dst = np.searchsorted(keys, child)
+            yield from batcher.add(lo + source.astype(np.int64), dst, pattern)
+        yield from batcher.finish()
