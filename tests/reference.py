@@ -27,6 +27,7 @@ DEFAULTS = {
     "sticks": {"rows": "3", "play": "misere", "max_take": "none"},
     "nim": {"start": "3-4-5", "variant": "normal", "play": "normal"},
     "hackenbush": {"tree": "1:2/3;2:4/5;4:7;3:6", "fib": "none"},
+    "octal": {"code": "0.77", "start": "10", "play": "normal"},
 }
 
 
@@ -355,11 +356,47 @@ def _hackenbush(p):
 
 # --------------------------------------------------------------------------- solver
 
+# --------------------------------------------------------------------------- octal
+# position = sorted tuple of heap sizes; digit k of the code: 1 take the whole heap of k,
+# 2 leave one heap, 4 leave two non-empty heaps
+
+
+def _octal(p):
+    code = p["code"]
+    if not (code.startswith("0.") and 1 <= len(code) - 2 <= 32 and all(c in "01234567" for c in code[2:])
+            and code[-1] != "0"):
+        raise ValueError(f"bad octal code {code!r}")
+    digits = [int(c) for c in code[2:]]
+    heaps = tuple(sorted(int(x) for x in p["start"].split("-")))
+    play = _choice(p["play"], "play", ("normal", "misere"))
+
+    def children(pos):
+        result = set()
+        for i, heap in enumerate(pos):
+            rest = pos[:i] + pos[i + 1 :]
+            for k in range(1, min(heap, len(digits)) + 1):
+                d, left = digits[k - 1], heap - k
+                if d & 1 and left == 0:
+                    result.add(rest)
+                if d & 2 and left > 0:
+                    result.add(tuple(sorted(rest + (left,))))
+                if d & 4:
+                    for a in range(1, left):
+                        result.add(tuple(sorted(rest + (a, left - a))))
+        return list(result)
+
+    def no_move(pos):
+        return "win" if play == "misere" else "loss"
+
+    return _Game([heaps], children, no_move, _join, heaps)
+
+
 _GAMES = {
     "chopsticks": _chopsticks,
     "sticks": _sticks,
     "nim": _nim,
     "hackenbush": _hackenbush,
+    "octal": _octal,
 }
 
 

@@ -36,6 +36,10 @@ SPACES = [
     "hackenbush", "hackenbush:fib=1", "hackenbush:fib=2", "hackenbush:fib=3", "hackenbush:fib=5",
     "hackenbush:tree=1:2", "hackenbush:tree=1:2;2:3;3:4;4:5", "hackenbush:tree=1:2/3/4/5/6",
     "hackenbush:tree=1:5/3/9;9:2/4;4:6;3:7/8",
+    # octal: Kayles, Dawson's Kayles and chess, splits only, whole heaps only, both plays
+    "octal", "octal:start=1", "octal:code=0.07,start=9", "octal:code=0.07,start=2-5", "octal:code=0.137,start=6",
+    "octal:code=0.6,start=7", "octal:code=0.4,start=8", "octal:code=0.31,start=7", "octal:code=0.2,start=5",
+    "octal:play=misere,start=3-4", "octal:code=0.07,play=misere,start=3-6",
 ]
 
 BUILT = [
@@ -43,6 +47,7 @@ BUILT = [
     "nim:play=misere,start=2-2-3", "nim:start=1-2-5,variant=largest", "nim:play=misere,variant=distinct",
     "nim:start=1-2-3,variant=arrow", "nim:play=misere,start=1-2-2,variant=arrow-other",
     "nim:start=2-3-4,variant=coin", "hackenbush", "hackenbush:fib=5",
+    "octal:code=0.07,start=10", "octal:play=misere,start=8", "octal:code=0.137,start=3-6",
 ]
 
 
@@ -149,6 +154,13 @@ def test_bad_position_texts_are_refused_with_a_reason(ruleset, text, message):
         ("hackenbush:fib=0", "'fib': must be ≥ 1"),
         ("hackenbush:fib=3,tree=1:2", "either tree or fib"),
         ("hackenbush:fib=8", "more than this pipeline builds"),
+        ("octal:code=0.78", "octal digits"),
+        ("octal:code=1.7", "expected 0. followed by"),
+        ("octal:code=0.70", "the last not 0"),
+        ("octal:code=0.", "expected 0. followed by"),
+        ("octal:start=0", "heap sizes ≥ 1"),
+        ("octal:start=3-x", "heap sizes ≥ 1"),
+        ("octal:start=40", "cannot be numbered in 64 bits"),
     ],
 )
 def test_bad_rulesets_are_refused_with_a_reason(bad, message):

@@ -30,6 +30,10 @@ SMALL = {
         "hackenbush", "hackenbush:fib=1", "hackenbush:fib=5", "hackenbush:tree=1:2",
         "hackenbush:tree=1:5/3/9;9:2/4;4:6;3:7/8",
     ],
+    "octal": [
+        "octal", "octal:start=1", "octal:code=0.07,start=2-7", "octal:code=0.137,play=misere,start=9",
+        "octal:code=0.4,start=8",
+    ],
 }
 
 

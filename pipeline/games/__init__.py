@@ -112,9 +112,9 @@ def legal_starts(rules: "Ruleset") -> list[str]:
 
 
 def _registry() -> dict[str, Game]:
-    from pipeline.games import chopsticks, hackenbush, nim, sticks
+    from pipeline.games import chopsticks, hackenbush, nim, octal, sticks
 
-    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME]
+    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME]
     return {game.name: game for game in games}
 
 

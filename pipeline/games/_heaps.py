@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.games import POSITION_COLUMNS
+from pipeline.games import POSITION_COLUMNS, Size
 from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
 
 #: Positions per block of text building.
@@ -36,6 +36,25 @@ def key_space(start: tuple[int, ...]) -> float:
     """How many keys the mixed radix of `start` spans (must stay below KEY_LIMIT)."""
     top = max(start)
     return float(np.prod([1.0 + sum((m + 1) // (size + 1) for m in start) for size in range(1, top + 1)]))
+
+
+def size_bound(start: tuple[int, ...], patterns: list[Pattern]) -> Size:
+    """Upper bounds without building: every multiset of heaps no larger than the start's
+    holding no more tokens, each with every pattern once per distinct heap size."""
+    top, total = max(start), sum(start)
+    per_size = [0] * (top + 1)
+    for size, _, _ in patterns:
+        per_size[size] += 1
+    ways, moves = [1] + [0] * total, [0] * (total + 1)  # multisets (and their moves) by tokens
+    for size in range(1, top + 1):
+        new_ways, new_moves = [0] * (total + 1), [0] * (total + 1)
+        for tokens in range(total + 1):
+            for heaps in range(tokens // size + 1):  # how many heaps of this size
+                w = ways[tokens - heaps * size]
+                new_ways[tokens] += w
+                new_moves[tokens] += moves[tokens - heaps * size] + (per_size[size] * w if heaps else 0)
+        ways, moves = new_ways, new_moves
+    return Size(sum(ways), sum(moves))
 
 
 class HeapSpace:
@@ -104,7 +123,11 @@ class HeapSpace:
             heaps = number_lists(counts.sum(axis=1), values, self.column_type.value_type)
             lists.append(heaps)
             texts.append(joined_text(heaps))
-        terminal = terminal_column(keys == 0, "win" if self.misere else "loss")
+        # over when no heap can be moved on (all gone, or only heaps no pattern takes from)
+        finished = np.ones(keys.size, dtype=bool)
+        for size in sorted(set(self.pattern_heap.tolist())):
+            finished &= self.counts(keys, size) == 0
+        terminal = terminal_column(finished, "win" if self.misere else "loss")
         return pa.Table.from_arrays(
             [pa.array(np.arange(keys.size, dtype=np.int64)), pa.chunked_array(texts, pa.string()), terminal,
              pa.chunked_array(lists, self.column_type)],

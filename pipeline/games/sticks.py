@@ -11,7 +11,7 @@ import pyarrow as pa
 from pipeline.errors import PositionError, RulesetError
 from pipeline.games import Size
 from pipeline.games._bulk import parse_numbers
-from pipeline.games._heaps import HeapSpace
+from pipeline.games._heaps import HeapSpace, size_bound
 from pipeline.params import ChoiceParam, IntParam
 from pipeline.rulesets import Ruleset
 
@@ -41,21 +41,7 @@ class Sticks:
             )
 
     def size(self, rules: Ruleset) -> Size:
-        """Bounded: every multiset of rows of 1..rows sticks holding no more sticks than the
-        start, each with one move per distinct row length and distinct pair of rows left."""
-        n, take = rules["rows"], rules["max_take"] or rules["rows"]
-        total = n * (n + 1) // 2
-        ways, moves = [1] + [0] * total, [0] * (total + 1)
-        for length in range(1, n + 1):
-            splits = sum(1 for a in range(length) for b in range(a, length) if 1 <= length - a - b <= take)
-            new_ways, new_moves = [0] * (total + 1), [0] * (total + 1)
-            for s in range(total + 1):
-                for rows in range(s // length + 1):  # how many rows of this length
-                    w = ways[s - rows * length]
-                    new_ways[s] += w
-                    new_moves[s] += moves[s - rows * length] + (splits * w if rows else 0)
-            ways, moves = new_ways, new_moves
-        return Size(sum(ways), sum(moves))
+        return size_bound(tuple(range(1, rules["rows"] + 1)), sticks_patterns(rules))
 
     def space(self, rules: Ruleset) -> HeapSpace:
         return sticks_space(rules)
@@ -81,12 +67,18 @@ def sticks_space(rules: Ruleset) -> HeapSpace:
     as taking them one at a time from the gap, so positions are searched with one-stick
     moves only."""
     n = rules["rows"]
-    max_take = rules["max_take"] or n
-    patterns = [(length, a, b) for length in range(1, n + 1) for a in range(length)
-                for b in range(a, length - a) if 1 <= length - a - b <= max_take]
+    patterns = sticks_patterns(rules)
     one_stick = {length: [(a, length - 1 - a) for a in range(0, (length + 1) // 2)] for length in range(1, n + 1)}
     return HeapSpace(tuple(range(1, n + 1)), patterns, label, rules["play"] == "misere", "rows", pa.list_(pa.int8()),
                      reach=one_stick)
+
+
+def sticks_patterns(rules: Ruleset) -> list[tuple[int, int, int]]:
+    """(row, a, b): a row of that length leaves rows a and b (a ≤ b, 0 for none)."""
+    n = rules["rows"]
+    max_take = rules["max_take"] or n
+    return [(length, a, b) for length in range(1, n + 1) for a in range(length)
+            for b in range(a, length - a) if 1 <= length - a - b <= max_take]
 
 
 def label(length: int, a: int, b: int) -> str:

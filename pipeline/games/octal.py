@@ -1,0 +1,101 @@
+"""The octal games (Kayles 0.77, Dawson's Kayles 0.07, Dawson's chess 0.137, …).
+
+Code `0.d1d2…`: digit dk says what removing k tokens from one heap may leave of it, as
+a sum of 1 (nothing: the heap was exactly k), 2 (one heap), 4 (two non-empty heaps).
+Positions are multisets of heaps, the heap engine's (pipeline/games/_heaps.py) with the
+code's move patterns.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+from pipeline.errors import PositionError, RulesetError
+from pipeline.games import Size
+from pipeline.games._bulk import parse_numbers
+from pipeline.games._heaps import KEY_LIMIT, HeapSpace, Pattern, key_space, size_bound
+from pipeline.params import ChoiceParam, TextParam
+from pipeline.rulesets import Ruleset
+
+CODE = re.compile(r"0\.[0-7]{0,31}[1-7]")
+
+
+def parse_code(text: str) -> str:
+    if not CODE.fullmatch(text):
+        raise ValueError("expected 0. followed by 1 to 32 octal digits (0-7), the last not 0, e.g. 0.77")
+    return text
+
+
+def parse_start(text: str) -> tuple[int, ...]:
+    numbers = parse_numbers(text)
+    if not numbers or min(numbers) < 1:
+        raise ValueError("expected heap sizes ≥ 1 joined by '-', e.g. 10 or 3-5-7")
+    return tuple(sorted(numbers))
+
+
+def patterns(code: str, top: int) -> list[Pattern]:
+    """Every (heap, left a, left b) move the code allows on heaps up to `top`."""
+    digits = [int(d) for d in code[2:]]
+    found = []
+    for size in range(1, top + 1):
+        for taken, digit in enumerate(digits[:size], start=1):
+            rest = size - taken
+            if digit & 1 and rest == 0:
+                found.append((size, 0, 0))
+            if digit & 2 and rest >= 1:
+                found.append((size, 0, rest))
+            if digit & 4 and rest >= 2:
+                found += [(size, a, rest - a) for a in range(1, rest // 2 + 1)]
+    return found
+
+
+def label(size: int, a: int, b: int) -> str:
+    taken = f"take {size - a - b} from a heap of {size}"
+    if b == 0:
+        return taken
+    return f"{taken} leaving {b}" if a == 0 else f"{taken} leaving {a} and {b}"
+
+
+class Octal:
+    name = "octal"
+    summary = "take tokens from a heap as an octal code allows, maybe splitting it in two (Kayles 0.77, …)"
+    params = (
+        TextParam("code", "0.77", "the octal code 0.d1d2…: digit dk (a sum of 1, 2, 4) says what taking k "
+                  "tokens may leave: nothing, one heap, two heaps", parser=parse_code, formatter=str,
+                  shape="0. and octal digits"),
+        TextParam("start", "10", "the start's heap sizes", parser=parse_start,
+                  formatter=lambda heaps: "-".join(map(str, heaps)), shape="heap sizes joined by -"),
+        ChoiceParam("play", "normal", "normal: a player who cannot move loses; misere: wins",
+                    choices=("normal", "misere")),
+    )
+    columns = {"heaps": "the heap sizes, ascending (list of int16; empty when no heap is left)"}
+
+    def validate(self, values: dict) -> None:
+        start = values["start"]
+        if max(start) > 10_000 or key_space(start) >= KEY_LIMIT:
+            raise RulesetError(
+                f"octal from {'-'.join(map(str, start))} is more than this pipeline builds: its positions "
+                f"cannot be numbered in 64 bits (about 37 tokens in one heap, fewer spread over several)")
+
+    def size(self, rules: Ruleset) -> Size:
+        start = rules["start"]
+        return size_bound(start, patterns(rules["code"], max(start)))
+
+    def space(self, rules: Ruleset) -> HeapSpace:
+        start = rules["start"]
+        return HeapSpace(start, patterns(rules["code"], max(start)), label, rules["play"] == "misere",
+                         "heaps", pa.list_(pa.int16()))
+
+    def start(self, rules: Ruleset) -> str:
+        return "-".join(map(str, rules["start"]))
+
+    def canonical_position(self, rules: Ruleset, text: str) -> str:
+        numbers = parse_numbers(text)
+        if numbers is None:
+            raise PositionError(f"malformed octal position {text!r}: expected heap sizes joined by '-', or 0 for none")
+        return "-".join(str(n) for n in sorted(n for n in numbers if n > 0)) or "0"
+
+
+GAME = Octal()
