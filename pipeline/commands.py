@@ -348,6 +348,26 @@ def publish(
         typer.echo(f"wrote {path}")
 
 
+@app.command("check-game")
+def check_game(
+    name: Annotated[str, typer.Argument(help="A game's name.", show_default=False)],
+    ruleset: Annotated[Optional[str], typer.Argument(help="A small ruleset of it (default: its defaults).",
+                                                     show_default=False)] = None,
+) -> None:
+    """Check a game against the contract the pipeline relies on; exit 1 on any problem.
+
+    Example: tablebase check-game octal octal:code=0.07,start=9
+    """
+    from pipeline.gamecheck import check_game as run_checks
+
+    problems = run_checks(name, ruleset)
+    for line in problems:
+        typer.echo(line, err=True)
+    if problems:
+        sys.exit(1)
+    typer.echo(f"{name}: keeps the game contract")
+
+
 @app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults.

@@ -56,10 +56,9 @@ class Estimate:
 
 def estimate(rules: Ruleset) -> Estimate | None:
     """The estimate for `rules`, or None if its game cannot count itself."""
-    size_of = getattr(rules.game, "size", None)
-    if size_of is None:
+    size = rules.game.size(rules)
+    if size is None:
         return None
-    size = size_of(rules)
     enumerating = BASE + PER_POSITION * size.positions + min(MOVE_BATCHES, 64 * size.transitions)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions

@@ -107,9 +107,7 @@ class Ruleset:
                     f"unknown parameter {key!r} for game {name!r} (known: {', '.join(known)})"
                 )
         values = {p.name: p.parse(given.get(p.name, p.default)) for p in game.params}
-        validate = getattr(game, "validate", None)
-        if validate is not None:
-            validate(values)
+        game.validate(values)
         return Ruleset(name, tuple(values.items()))
 
 

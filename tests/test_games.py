@@ -5,9 +5,14 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+import pipeline.games as games_module
 from pipeline.errors import PositionError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, all_games
+from pipeline.gamecheck import check_game
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space, all_games, check_contract
+from pipeline.params import IntParam
 from pipeline.rulesets import Ruleset
+
+REGISTRY = all_games()
 
 #: Small rulesets of every game, covering every parameter value.
 SMALL = {
@@ -44,34 +49,81 @@ def small_rulesets():
 
 
 @pytest.mark.parametrize("ruleset", list(small_rulesets()))
-def test_space_satisfies_the_seam(ruleset):
-    rules = Ruleset.parse(ruleset)
-    game = rules.game
-    space = game.space(rules)
-    positions = space.positions()
-    assert positions.schema.names[:3] == POSITION_COLUMNS.names
-    assert positions.schema.names[3:] == list(game.columns)
-    rows = positions.to_pylist()
-    ids = [r["id"] for r in rows]
-    texts = [r["text"] for r in rows]
-    assert len(set(ids)) == len(ids), "ids are unique"
-    assert len(set(texts)) == len(texts), "position texts are unique"
-    assert game.start(rules) in texts
-    for text in texts:
-        assert game.canonical_position(rules, text) == text, "texts are canonical"
-    terminal = {r["id"] for r in rows if r["terminal"] is not None}
-    assert {r["terminal"] for r in rows} <= {"win", "loss", None}
+def test_every_game_keeps_the_contract(ruleset):
+    assert check_game(ruleset.partition(":")[0], ruleset) == []
 
-    batches = list(space.transitions())
-    table = pa.Table.from_batches(batches, schema=TRANSITION_SCHEMA)
-    pairs = list(zip(table["src"].to_pylist(), table["dst"].to_pylist()))
-    assert pairs == sorted(set(pairs)), "transitions are distinct and ordered by (src, dst)"
-    known = set(ids)
-    assert all(s in known and d in known for s, d in pairs), "transitions join positions"
-    sources = {s for s, _ in pairs}
-    assert not sources & terminal, "no move leaves a finished game"
-    assert sources | terminal == known, "every unfinished position has a move"
-    assert all(table["move"].to_pylist()), "every move has a label"
+
+class Countdown(Game):
+    """A toy game for the checker: n counters, take one; whoever cannot move loses."""
+
+    name = "countdown"
+    summary = "take one counter"
+    params = (IntParam("n", "3", "counters", minimum=1),)
+    columns = {"left": "counters left"}
+
+    def __init__(self, **breakage):
+        self.breakage = breakage
+
+    def space(self, rules):
+        game = self
+
+        class CountdownSpace(Space):
+            def positions(self):
+                n = rules["n"]
+                terminal = [game.breakage.get("outcome", "loss")] + [None] * n
+                return pa.table([pa.array(range(n + 1), pa.int64()), pa.array([str(i) for i in range(n + 1)]),
+                                 pa.array(terminal, pa.string()), pa.array(range(n + 1), pa.int64())],
+                                schema=POSITION_COLUMNS.append(pa.field("left", pa.int64())))
+
+            def transitions(self):
+                n = rules["n"]
+                src = list(range(1, n + 1))
+                dst = [game.breakage.get("child", lambda i: i - 1)(i) for i in src]
+                if game.breakage.get("twice"):
+                    src, dst = src + [1], dst + [0]
+                    order = sorted(range(len(src)), key=lambda k: (src[k], dst[k]))
+                    src, dst = [src[k] for k in order], [dst[k] for k in order]
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
+                     pa.DictionaryArray.from_arrays(pa.array([0] * len(src), pa.int32()), pa.array(["take"]))],
+                    schema=TRANSITION_SCHEMA)
+
+            def rank(self):
+                return game.breakage.get("rank", lambda n: list(range(n + 1)))(rules["n"])
+
+        return CountdownSpace()
+
+    def start(self, rules):
+        return str(rules["n"])
+
+    def canonical_position(self, rules, text):
+        return text.strip()
+
+
+@pytest.mark.parametrize("breakage, problem", [
+    ({}, None),
+    ({"child": lambda i: i + 5}, "a position that is not listed"),
+    ({"twice": True}, "not distinct"),
+    ({"outcome": None}, "no move and no outcome"),
+    ({"outcome": "tie"}, "terminal values other than"),
+    ({"rank": lambda n: [0] * (n + 1)}, "the rank does not fall"),
+])
+def test_the_checker_names_what_a_game_breaks(monkeypatch, breakage, problem):
+    toy = Countdown(**breakage)
+    monkeypatch.setattr(games_module, "_registry", lambda: {**REGISTRY, "countdown": toy})
+    problems = check_game("countdown")
+    if problem is None:
+        assert problems == []
+    else:
+        assert len(problems) >= 1 and problem in problems[0], problems
+
+
+def test_a_game_without_a_required_method_is_refused():
+    class Half(Game):
+        name, summary, params, columns = "half", "", (), {}
+
+    assert check_contract(Half()) == ["game 'half': space() is required", "game 'half': start() is required",
+                                      "game 'half': canonical_position() is required"]
 
 
 @pytest.mark.parametrize("game", list(all_games()))

@@ -1,4 +1,4 @@
-"""The game seam: every game is one module here exporting one object that satisfies `Game`.
+"""The game seam: every game is one module here exporting one object, a `Game`.
 
 A game turns a ruleset into a `Space`: every position (as integer columns, a position
 text and a terminal value) and every transition, generated in bulk as Arrow data. The
@@ -9,8 +9,9 @@ Values are always from the side to move: 'win', 'loss', or NULL for "not over ye
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import pyarrow as pa
 
@@ -49,72 +50,111 @@ class Size:
     exact: bool = False
 
 
-class Space(Protocol):
-    """Every position and transition of one ruleset.
+class Space:
+    """Every position and transition of one ruleset. Subclass it.
 
     Required:
-      positions() one table: POSITION_COLUMNS, then the game's decoded integer columns
-                  (documented in `Game.columns`). `id` is unique; `terminal` is 'win' or
-                  'loss' where the game is over (no transitions leave such a position)
-                  and NULL elsewhere.
+      positions() one table: POSITION_COLUMNS, then the game's decoded columns (documented
+                  in `Game.columns`). `id` is unique; `terminal` is 'win' or 'loss' where
+                  the game is over (no transitions leave such a position) and NULL
+                  elsewhere.
       transitions() batches of TRANSITION_SCHEMA: one row per distinct (src, dst) pair,
                   `move` naming the first move (in the game's order) that leads there.
                   Batches come in ascending `src`; within a source, ascending `dst`.
 
-    Optional:
-      rank()      for rulesets whose moves can never return to a position: one integer
+    Optional, with its default:
+      rank()      None: moves may return to a position, so the pipeline solves by
+                  retrograde analysis. A game whose moves never can returns one integer
                   per row of positions() that every transition strictly lowers (sticks
-                  left, say); None where moves can cycle. With it, enumerate numbers the
-                  positions rank by rank and solve computes each rank from the one below
-                  in a single pass (stages/solve.py), checking that the rank did fall.
+                  left, say); enumerate then numbers the positions rank by rank and solve
+                  computes each rank from the one below in a single pass, checking that
+                  the rank did fall.
     """
 
-    def positions(self) -> pa.Table: ...
+    def positions(self) -> pa.Table:
+        raise NotImplementedError
 
-    def transitions(self) -> Iterator[pa.RecordBatch]: ...
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        raise NotImplementedError
+
+    def rank(self) -> Any:
+        return None
 
 
-class Game(Protocol):
-    """One game with its rule parameters.
+class Game:
+    """One game with its rule parameters. Subclass it; `check` says what is missing.
 
-    Required: name, summary, params, columns, space(), start(), canonical_position().
-    Optional: validate(values) for checks that involve several parameters; without it
-    every combination of individually valid values is accepted. size(rules) -> Size: how
-    big the ruleset is, counted without building it (in well under a second); without it
-    a ruleset is not checked against the machine before it is built. starts(rules): every
-    legal start's text, where the first player chooses how the game begins (`start` is
-    then the one shown as the start); without it, only `start`.
+    Required: name ([a-z][a-z0-9_]*), summary, params, columns (decoded position columns:
+    name -> meaning), space(rules), start(rules), canonical_position(rules, text).
+    Optional, with their defaults:
+      validate(values)  nothing: every combination of individually valid values is accepted
+      starts(rules)     [start(rules)]: where the first player chooses how the game begins
+                        (nim's arrow), every legal start; `reachable` counts from them all
+      size(rules)       None: the ruleset is not counted before it is built, so not checked
+                        against the machine; else a Size, in well under a second
     """
 
     name: str
     summary: str
     params: tuple["Param", ...]
-    #: decoded position columns: name -> description (the README's schema comes from here)
     columns: Mapping[str, str]
 
-    def space(self, rules: "Ruleset") -> Space: ...
+    def space(self, rules: "Ruleset") -> Space:
+        raise NotImplementedError
 
     def start(self, rules: "Ruleset") -> str:
         """The start position's text."""
-        ...
+        raise NotImplementedError
 
     def canonical_position(self, rules: "Ruleset", text: str) -> str:
         """The canonical text of a position a user typed; PositionError if malformed."""
-        ...
+        raise NotImplementedError
+
+    def validate(self, values: dict) -> None:
+        return None
+
+    def starts(self, rules: "Ruleset") -> list[str]:
+        return [self.start(rules)]
+
+    def size(self, rules: "Ruleset") -> Size | None:
+        return None
+
+
+REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns")
+REQUIRED_METHODS = ("space", "start", "canonical_position")
+#: Folder names a game may not take: they sit beside the games in the data folder.
+RESERVED_NAMES = ("pages", "dist")
+
+
+def check_contract(game: object) -> list[str]:
+    """What `game` lacks of the Game contract, one line each (GamesmanOne checks its
+    games' required API the same way when they are registered)."""
+    label = getattr(game, "name", type(game).__name__)
+    if not isinstance(game, Game):
+        return [f"game {label!r}: not a pipeline.games.Game"]
+    problems = [f"game {label!r}: no {attribute}" for attribute in REQUIRED_ATTRIBUTES
+                if not hasattr(game, attribute)]
+    problems += [f"game {label!r}: {method}() is required" for method in REQUIRED_METHODS
+                 if getattr(type(game), method) is getattr(Game, method)]
+    name = getattr(game, "name", "")
+    if not (isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", name)) or name in RESERVED_NAMES:
+        problems.append(f"game {label!r}: its name must be [a-z][a-z0-9_]* and not {' or '.join(RESERVED_NAMES)}")
+    return problems
 
 
 def legal_starts(rules: "Ruleset") -> list[str]:
-    """Every position a game may begin from: the game's optional `starts(rules)` (where the
-    first player has a choice, like the pointed heap of nim's arrow variants), else the
-    one start. `reachable` means reachable from one of these."""
-    starts = getattr(rules.game, "starts", None)
-    return list(starts(rules)) if starts is not None else [rules.game.start(rules)]
+    """Every position a game may begin from; `reachable` means reachable from one of these."""
+    return list(rules.game.starts(rules))
 
 
 def _registry() -> dict[str, Game]:
     from pipeline.games import chopsticks, hackenbush, nim, octal, sticks
 
     games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME]
+    for game in games:
+        problems = check_contract(game)
+        if problems:
+            raise RulesetError(problems[0])
     return {game.name: game for game in games}
 
 

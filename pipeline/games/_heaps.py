@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.games import POSITION_COLUMNS, Size
+from pipeline.games import POSITION_COLUMNS, Size, Space
 from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
 
 #: Positions per block of text building.
@@ -57,7 +57,7 @@ def size_bound(start: tuple[int, ...], patterns: list[Pattern]) -> Size:
     return Size(sum(ways), sum(moves))
 
 
-class HeapSpace:
+class HeapSpace(Space):
     """Every position reachable from `start` under `patterns` (see the module docstring)."""
 
     def __init__(self, start: tuple[int, ...], patterns: list[Pattern], label: Callable[[int, int, int], str],

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from itertools import combinations_with_replacement
 from math import comb
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Size
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space
 from pipeline.games._bulk import Batcher, first_per_pair, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
-from pipeline.rulesets import Ruleset
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
 #: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
@@ -39,7 +41,7 @@ def _hands_by_total(fingers: int, hands: int) -> list[int]:
     return ways[hands]
 
 
-class Chopsticks:
+class Chopsticks(Game):
     name = "chopsticks"
     summary = "the finger game: attack to add your fingers to an opponent's hand (seeds 000, 003)"
     params = (
@@ -111,7 +113,7 @@ class Chopsticks:
 GAME = Chopsticks()
 
 
-class ChopsticksSpace:
+class ChopsticksSpace(Space):
     def __init__(self, rules: Ruleset):
         self.fingers = fingers = rules["fingers"]
         self.hands = hands = rules["hands"]

@@ -10,18 +10,20 @@ edges x, and cutting x subtracts exactly that term: children come out of whole a
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Size
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
 from pipeline.params import IntParam, TextParam
-from pipeline.rulesets import Ruleset
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
 
 #: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
 MAX_POSITIONS = 2**31 - 1
@@ -127,7 +129,7 @@ def subtree_sizes(tree: Tree) -> tuple[dict[int, int], int]:
     return states, edge_sum.get(1, 0)
 
 
-class Hackenbush:
+class Hackenbush(Game):
     name = "hackenbush"
     summary = "green Hackenbush on a rooted tree: cut an edge, what hangs from it falls (seed 004)"
     params = (
@@ -197,7 +199,7 @@ def tree_of(rules: Ruleset) -> Tree:
 GAME = Hackenbush()
 
 
-class HackenbushSpace:
+class HackenbushSpace(Space):
     def __init__(self, tree: Tree):
         self.tree = tree
         states, _ = subtree_sizes(tree)

@@ -11,19 +11,21 @@ moves are generated for whole arrays of positions, one heap index at a time.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Size
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
 from pipeline.params import ChoiceParam, TextParam, is_number
-from pipeline.rulesets import Ruleset
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
 
 #: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
 MAX_POSITIONS = 2**31 - 1
@@ -43,7 +45,7 @@ def parse_heaps(text: str) -> tuple[int, ...]:
     return tuple(sorted(numbers))
 
 
-class Nim:
+class Nim(Game):
     name = "nim"
     summary = "take stones from heaps; six variants of which heap and how many (seed 002)"
     params = (
@@ -198,7 +200,7 @@ class HeapRanks:
         return x
 
 
-class NimSpace:
+class NimSpace(Space):
     def __init__(self, rules: Ruleset):
         self.heaps = heaps = rules["start"]
         self.variant = rules["variant"]

@@ -8,16 +8,20 @@ code's move patterns.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import Size
+from pipeline.games import Game, Size
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import KEY_LIMIT, HeapSpace, Pattern, key_space, size_bound
 from pipeline.params import ChoiceParam, TextParam
-from pipeline.rulesets import Ruleset
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
 
 CODE = re.compile(r"0\.[0-7]{0,31}[1-7]")
 
@@ -58,7 +62,7 @@ def label(size: int, a: int, b: int) -> str:
     return f"{taken} leaving {b}" if a == 0 else f"{taken} leaving {a} and {b}"
 
 
-class Octal:
+class Octal(Game):
     name = "octal"
     summary = "take tokens from a heap as an octal code allows, maybe splitting it in two (Kayles 0.77, …)"
     params = (

@@ -6,20 +6,24 @@ heap engine (pipeline/games/_heaps.py) with sticks' move patterns.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import Size
+from pipeline.games import Game, Size
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, size_bound
 from pipeline.params import ChoiceParam, IntParam
-from pipeline.rulesets import Ruleset
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
 
 #: rows=12 has 6.9 million positions and 512 million moves; each row more multiplies that by ~25.
 MAX_ROWS = 12
 
 
-class Sticks:
+class Sticks(Game):
     name = "sticks"
     summary = "remove adjacent sticks from one row; the gap splits the row (seed 001)"
     params = (

@@ -55,7 +55,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         positions = space.positions()
         log.info("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
-        rank = space.rank() if hasattr(space, "rank") else None
+        rank = space.rank()
         numbering = None if rank is None else RankNumbering(game_ids, np.asarray(rank))
         # each published file names its ruleset, so files can be globbed together
         ruleset = pa.array([rules.id])

@@ -1,0 +1,106 @@
+"""`tablebase check-game`: does a game keep the contract the pipeline relies on?
+
+GamesmanOne tests every game against its solver interface; these are the same checks on
+one (small) ruleset, run on every registered game by the tests:
+  - the game has every required member (pipeline.games.check_contract);
+  - positions: the leading columns, then exactly the game's documented columns; ids and
+    texts unique; every text canonical (canonical_position gives it back); the start and
+    every legal start among them; terminal values only 'win' or 'loss';
+  - transitions: distinct (src, dst) pairs in ascending order, joining known positions,
+    each with a label; none from a finished position, at least one from every other;
+  - rank, where given: one per position, falling along every transition;
+  - size, where given: its counts bound what was built (equal where it says exact).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.errors import TablebaseError
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, check_contract, find_game
+from pipeline.rulesets import Ruleset
+
+#: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
+LIMIT = 2_000_000
+
+
+def check_game(name: str, ruleset: str | None = None) -> list[str]:
+    """Every problem found in the game `name` on `ruleset` (default: the game's defaults)."""
+    game = find_game(name)
+    problems = check_contract(game)
+    if problems:
+        return problems
+    rules = Ruleset.parse(ruleset or name)
+    if rules.game_name != name:
+        return [f"{rules.id} is not a ruleset of {name}"]
+    label = f"{name} on {rules.id}"
+    size = game.size(rules)
+    if size is not None and size.positions > LIMIT:
+        raise TablebaseError(f"{rules.id} has up to {size.positions:,} positions: check a smaller ruleset")
+    try:
+        return _check_space(game, rules, label, size)
+    except TablebaseError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a game's own bug, reported as such
+        return [f"{label}: the game raised {type(error).__name__}: {error}"]
+
+
+def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
+    problems = []
+    space = game.space(rules)
+    positions = space.positions()
+    expected = POSITION_COLUMNS.names + list(game.columns)
+    if positions.schema.names != expected:
+        return [f"{label}: positions() has columns {positions.schema.names}, not {expected}"]
+    ids = positions["id"].to_pylist()
+    texts = positions["text"].to_pylist()
+    if len(set(ids)) != len(ids):
+        problems.append(f"{label}: position ids are not unique")
+    if len(set(texts)) != len(texts):
+        problems.append(f"{label}: position texts are not unique")
+    for start in game.starts(rules):
+        if start not in set(texts):
+            problems.append(f"{label}: the start {start!r} is not among the positions")
+    for text in texts:
+        canonical = game.canonical_position(rules, text)
+        if canonical != text:
+            problems.append(f"{label}: the text {text!r} reads back as {canonical!r}")
+            break
+    terminal = positions["terminal"].to_pylist()
+    if set(terminal) - {"win", "loss", None}:
+        problems.append(f"{label}: terminal values other than 'win' and 'loss': {sorted(set(terminal) - {None, 'win', 'loss'})}")
+    finished = {i for i, t in zip(ids, terminal) if t is not None}
+
+    table = pa.Table.from_batches(list(space.transitions()), schema=TRANSITION_SCHEMA)
+    src, dst = table["src"].to_numpy(), table["dst"].to_numpy()
+    pairs = src * (int(max(ids, default=0)) + 1) + dst
+    if np.any(np.diff(pairs) <= 0):
+        problems.append(f"{label}: transitions are not distinct and ascending by (src, dst)")
+    known = set(ids)
+    if not set(src.tolist()) <= known or not set(dst.tolist()) <= known:
+        problems.append(f"{label}: a transition leads to or from a position that is not listed")
+    sources = set(src.tolist())
+    if sources & finished:
+        problems.append(f"{label}: a move leaves a finished position, e.g. {texts[ids.index(min(sources & finished))]!r}")
+    if known - finished - sources:
+        problems.append(f"{label}: a position has no move and no outcome, e.g. "
+                        f"{texts[ids.index(min(known - finished - sources))]!r}")
+    if not all(table["move"].to_pylist()):
+        problems.append(f"{label}: a move has no label")
+
+    rank = space.rank()
+    if rank is not None:
+        rank = np.asarray(rank)
+        if rank.shape != (len(ids),):
+            problems.append(f"{label}: rank() gives {rank.size} values for {len(ids)} positions")
+        else:
+            by_id = dict(zip(ids, rank.tolist()))
+            if any(by_id[d] >= by_id[s] for s, d in zip(src.tolist(), dst.tolist()) if s in by_id and d in by_id):
+                problems.append(f"{label}: the rank does not fall along every move")
+    if size is not None:
+        if (size.positions != len(ids)) if size.exact else (size.positions < len(ids)):
+            problems.append(f"{label}: size() counts {size.positions:,} positions, the space holds {len(ids):,}")
+        if size.transitions < len(table):
+            problems.append(f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}")
+    return problems
