@@ -64,6 +64,11 @@ def check(folder: Path) -> list[str]:
     if catalog.schema != CATALOG.schema():
         return problems + [f"{store.catalog}: its schema is not the documented one"]
     rows = catalog.to_pylist()
+    seen: set[str] = set()
+    for row in rows:
+        if row["ruleset"] in seen:
+            problems.append(f"{store.catalog}: {row['ruleset']} has more than one row")
+        seen.add(row["ruleset"])
     problems += check_folders(store, rows)
     schemas: dict[tuple[str, str], tuple[pa.Schema, Path]] = {}
     for row in rows:

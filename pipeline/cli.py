@@ -56,7 +56,7 @@ def leave(message: str, status: int) -> None:
 
 
 def interrupted() -> str:
-    return f"interrupted{where()}: nothing was published, what was built before is kept"
+    return f"interrupted{where()}: a ruleset is published whole or not at all, and what was built before is kept"
 
 
 def where() -> str:
@@ -93,6 +93,9 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         if error.errno == errno.ENOSPC:
             return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
+    if isinstance(error, pa.ArrowException):
+        first = str(error).splitlines()[0]
+        return f"a data file is not as this version writes it{where()} ({first}): see `tablebase check`", 1
     if isinstance(error, duckdb.Error):
         first = str(error).splitlines()[0]
         if "no space left" in first.lower():

@@ -119,11 +119,12 @@ class DataDir:
     # -- an earlier layout -----------------------------------------------------------
 
     def old_layout(self) -> list[Path]:
-        """Folders written by an earlier version: data/<ruleset id>/<kind>.parquet."""
+        """Folders written by an earlier version: data/<ruleset id>/summary.parquet and the
+        other kinds, the folder named by the ruleset's id ('/' written %2F)."""
         if not self.root.is_dir():
             return []
         return sorted(folder for folder in self.root.iterdir()
-                      if folder.is_dir() and any((folder / f"{kind}.parquet").exists() for kind in KINDS))
+                      if folder.is_dir() and (folder / "summary.parquet").is_file() and _names_a_ruleset(folder.name))
 
     def check_layout(self) -> None:
         """DataError if the data directory holds tablebases of the earlier layout."""
@@ -138,9 +139,8 @@ class DataDir:
         """Delete the files of the earlier layout (they are rebuilt); the number of folders."""
         old = self.old_layout()
         for folder in old:
-            for path in folder.iterdir():
-                if path.is_file() and path.name.endswith(".parquet"):
-                    path.unlink()
+            for kind in KINDS:  # what that version wrote there, and nothing else
+                (folder / f"{kind}.parquet").unlink(missing_ok=True)
             if not any(folder.iterdir()):
                 folder.rmdir()
         return len(old)
@@ -244,6 +244,14 @@ def prune(folder: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def _names_a_ruleset(name: str) -> bool:
+    try:
+        Ruleset.parse(name.replace("%2F", "/").replace("%25", "%"))
+    except Exception:  # noqa: BLE001 - any refusal means: not a ruleset's folder
+        return False
+    return True
 
 
 #: Locks this process holds, by (data directory, name): how many times over.

@@ -12,10 +12,14 @@ Every other parameter is passed through as a string.
 from __future__ import annotations
 
 import re
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import pyarrow as pa
@@ -150,12 +154,25 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
 READ_ONLY = {"SELECT", "EXPLAIN", "CALL", "MULTI"}
 
 
+@contextmanager
+def interruptible(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Ctrl-C interrupts the connection's query (DuckDB's Python client would let it run)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: con.interrupt())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False) -> pa.Table:
     """Run one statement over the views of `data` with `params` bound; the result as Arrow.
 
-    Unless `allow_writes`, the statement must only read, and the connection can read no
-    file outside `data`, write none, attach nothing and change no setting (DuckDB's
-    enable_external_access with allowed_directories, then lock_configuration)."""
+    Unless `allow_writes`, the statement must only read, and runs on a connection that
+    sees the data as Arrow datasets and can open no file at all, attach nothing and change
+    no setting (DuckDB's enable_external_access off, then lock_configuration)."""
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as error:
@@ -167,13 +184,12 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
         raise QueryError(f"{kind} statements can change things: only reading statements run "
                          "(SELECT, EXPLAIN, …) unless you add --allow-writes")
     params = checked_params(data, parameters(sql), dict(params or {}))
-    con = connect_views(data)
-    if not allow_writes:
-        con.execute("SET allowed_directories = ?", [[str(data.resolve())]])
-        con.execute("SET enable_external_access = false")
-        con.execute("SET lock_configuration = true")
+    con = connect_views(data, read_only=not allow_writes)
     try:
-        return con.sql(sql, params=params or None).to_arrow_table()
+        with interruptible(con):
+            return con.sql(sql, params=params or None).to_arrow_table()
+    except duckdb.InterruptException:
+        raise  # Ctrl-C: the command line's one line and status 130
     except duckdb.Error as error:
         raise QueryError(str(error).splitlines()[0]) from None
     finally:

@@ -11,9 +11,12 @@ so the folder can be moved, copied or unpacked anywhere (see `DATABASE_HELP`).
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pipeline.db import quote_path
@@ -72,7 +75,7 @@ def write_database(data: Path) -> Path:
         try:
             con.execute(f"ATTACH {quote_path(tmp)} AS tablebases (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE tablebases")
-            con.execute("SET file_search_path = ?", [str(data.resolve())])
+            set_search_path(con, data)
             con.execute(f"""CREATE TABLE published AS
                 SELECT ruleset, tablebase_sha256, transitions_sha256
                 FROM read_parquet({quote_path(store.catalog)})""")
@@ -94,13 +97,24 @@ def write_database(data: Path) -> Path:
     return path
 
 
+def set_search_path(con: duckdb.DuckDBPyConnection, data: Path) -> None:
+    """Relative paths resolve in `data`. DuckDB splits file_search_path on commas, so a
+    folder with one in its path is named by a link without (in its own scratch space)."""
+    folder = data.resolve()
+    if "," in str(folder):
+        link = Path(tempfile.mkdtemp(prefix="tablebase-")) / "data"
+        link.symlink_to(folder, target_is_directory=True)
+        folder = link
+    con.execute("SET file_search_path = ?", [str(folder)])
+
+
 def _check_database(path: Path, data: Path) -> None:
     """Open the database just written and count every view's rows before it replaces the old
     one: a full disk must not leave a database without its views."""
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
-            con.execute("SET file_search_path = ?", [str(data.resolve())])
+            set_search_path(con, data)
             for view in ("catalog", "tablebase", "transitions"):
                 con.sql(f"SELECT count(*) FROM {view}").fetchall()
         finally:
@@ -112,8 +126,24 @@ def _check_database(path: Path, data: Path) -> None:
         raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
 
 
-def connect_views(data: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the views defined."""
+def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the views defined.
+
+    `read_only`: the views are Arrow datasets opened here, and the connection then gets
+    no file access at all (no read, no write: COPY, even inside EXPLAIN ANALYZE or a CTE,
+    fails), no spill directory, and its settings locked."""
     con = duckdb.connect()
-    define_views(con, data)
+    if not read_only:
+        define_views(con, data)
+        return con
+    store = DataDir(data)
+    paths = published_paths(data)
+    con.register("catalog", pq.read_table(store.catalog))
+    for name, files in paths.items():
+        located = [str(data / file) for file in files]
+        schema = pa.unify_schemas([pq.read_schema(file) for file in located])
+        con.register(name, ds.dataset(located, schema=schema, format="parquet"))
+    con.execute("SET temp_directory = ''")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
     return con

@@ -201,6 +201,9 @@ def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_dis
     "SELECT 1; SELECT 2",
     "SET enable_external_access = true",
     "INSTALL httpfs",
+    "EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO 'catalog.parquet'",
+    "WITH x AS (COPY (SELECT 1) TO 'y.csv') SELECT 1",
+    "SELECT * FROM read_parquet('catalog.parquet')",
 ])
 def test_hostile_sql_is_refused_in_one_line(data, statement):
     before = {p: p.stat().st_mtime_ns for p in data.rglob("*") if p.is_file()}
@@ -258,3 +261,47 @@ def test_a_changed_tablebase_is_refused_by_probe_play_and_draw(data):
     result = subprocess.run([sys.executable, "-m", "pipeline", "play", "chopsticks", "--data", str(data)],
                             input="quit\n", capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "SHA-256" in result.stderr
+
+
+def test_ctrl_c_stops_a_long_query(data):
+    process = start("sql", "SELECT sum(hash(i)) FROM range(100000000000) t(i)", data=data)
+    time.sleep(3)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_copy_of_a_ruleset_folder_is_not_a_second_catalog_row(data):
+    subprocess.run(["cp", "-a", str(data / "sticks" / "default"), str(data / "sticks" / "default.bak")], check=True)
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    rulesets = pq.read_table(data / "catalog.parquet")["ruleset"].to_pylist()
+    assert len(rulesets) == len(set(rulesets))
+    assert check(data) == [f"{data / 'sticks' / 'default.bak'}: not in the catalog"]
+
+
+def test_build_leaves_a_users_own_folders_alone(data):
+    mine = data / "my_analysis"
+    mine.mkdir()
+    for name in ("precious.parquet", "transitions.parquet", "summary.parquet"):
+        (mine / name).write_bytes(b"mine")
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    assert sorted(p.name for p in mine.iterdir()) == ["precious.parquet", "summary.parquet", "transitions.parquet"]
+
+
+def test_a_data_folder_with_a_comma_in_its_path_builds_and_travels(tmp_path):
+    data = tmp_path / "a,b"
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    assert check(data) == []
+    result = subprocess.run([sys.executable, "-c", "import duckdb; print(duckdb.connect('tablebases.duckdb', "
+                             "read_only=True).sql('SELECT count(*) FROM tablebase').fetchall()[0][0])"],
+                            cwd=data, capture_output=True, text=True)
+    assert result.stdout.strip() == "5", result.stderr
+
+
+def test_a_catalog_of_another_shape_is_one_line(data):
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"a": [1]}), data / "catalog.parquet")
+    for args in (["sql", "SELECT 1"], ["probe", "chopsticks", "1-1|1-1"]):
+        result = run(*args, data=data)
+        assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -74,7 +74,8 @@ class Nim(Game):
                 f"{'-'.join(map(str, heaps))} has equal heaps of {', '.join(map(str, equal))}"
             )
         vectors = HeapRanks.count(heaps, limit=MAX_POSITIONS)
-        positions, moves = self._bounds(heaps, variant, vectors)
+        states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
+        positions, moves = vectors * states, vectors * states * sum(heaps)  # as before: one move per stone count
         if positions > MAX_POSITIONS or moves > MAX_MOVES:
             size = f"over {MAX_POSITIONS:,}" if vectors > MAX_POSITIONS else f"up to {positions:,}"
             raise RulesetError(
@@ -90,11 +91,14 @@ class Nim(Game):
 
     @staticmethod
     def _bounds(heaps: tuple[int, ...], variant: str, vectors: int) -> tuple[int, int]:
-        """(positions, moves) at most: states per vector, and per position at most one
-        move per stone count of each heap, times the arrow's new targets."""
+        """(positions, moves) at most: states per vector; per position, one move per stone
+        count of each heap it may take from (only one heap, the largest or the pointed,
+        in the largest, distinct and arrow variants), times the arrow's new targets or
+        the coin's two sides."""
         states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
+        takes = max(heaps) if variant in ("largest", "distinct", *ARROWS) else sum(heaps)
         targets = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
-        return vectors * states, vectors * states * sum(heaps) * targets
+        return vectors * states, vectors * states * takes * targets
 
     def space(self, rules: Ruleset) -> "NimSpace":
         return NimSpace(rules)

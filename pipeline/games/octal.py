@@ -74,7 +74,7 @@ class Octal(Game):
         ChoiceParam("play", "normal", "normal: a player who cannot move loses; misere: wins",
                     choices=("normal", "misere")),
     )
-    columns = {"heaps": "the heap sizes, ascending (list of int16; empty when no heap is left)"}
+    columns = {"heaps": "the heap sizes, ascending (list of int32, as in nim; empty when no heap is left)"}
 
     def validate(self, values: dict) -> None:
         start = values["start"]
@@ -90,7 +90,7 @@ class Octal(Game):
     def space(self, rules: Ruleset) -> HeapSpace:
         start = rules["start"]
         return HeapSpace(start, patterns(rules["code"], max(start)), label, rules["play"] == "misere",
-                         "heaps", pa.list_(pa.int16()))
+                         "heaps", pa.list_(pa.int32()))
 
     def start(self, rules: Ruleset) -> str:
         return "-".join(map(str, rules["start"]))

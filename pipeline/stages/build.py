@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 
-from pipeline.errors import VerificationError
+import duckdb
+
+from pipeline.errors import TablebaseError, VerificationError
 from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
 from pipeline.progress import Timer, log
@@ -52,7 +54,12 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
             with Timer(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
                     write_catalog(data, database=False)
-                write_database(data.root)
+                try:
+                    write_database(data.root)
+                except (TablebaseError, OSError, duckdb.Error) as error:
+                    # published all the same: the old database's views refuse until rewritten
+                    log.warning("%s is published, but %s could not be rewritten (%s): run `tablebase export` "
+                                "or build again", rules.id, data.database.name, str(error).splitlines()[0])
             return summary
         finally:
             shutil.rmtree(data.temp, ignore_errors=True)

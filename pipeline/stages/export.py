@@ -16,10 +16,10 @@ from pipeline import __version__
 from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
 from pipeline.db import connect, run_sql, set_variables, sql_text
 from pipeline.errors import DataError
-from pipeline.layout import DataDir, RulesetFiles
 from pipeline.games import legal_starts
+from pipeline.layout import DataDir, RulesetFiles
 from pipeline.parquet import require, sha256, write_select, write_table
-from pipeline.progress import Timer
+from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
 from pipeline.views import write_database
@@ -115,7 +115,17 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
         tables = []
         for path in data.summaries():
             require(path, "catalog row")
-            tables.append(pq.read_table(path, schema=SUMMARY_SCHEMA))
+            try:
+                row = pq.read_table(path, schema=SUMMARY_SCHEMA)
+            except (OSError, pa.ArrowException) as error:
+                raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
+                                f"delete its folder or rebuild that ruleset") from None
+            # a copy of a folder under another name (x.bak) is not that ruleset
+            folder = path.parent.relative_to(data.root).as_posix()
+            if row.num_rows == 1 and row["folder"][0].as_py() == folder == Ruleset.parse(row["ruleset"][0].as_py()).folder:
+                tables.append(row)
+            else:
+                log.warning("%s is not the folder of the ruleset it names: left out of the catalog", path.parent)
         catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
         catalog = catalog.sort_by("ruleset")
         write_table(catalog, data.catalog)
