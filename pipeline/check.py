@@ -70,6 +70,8 @@ def check(folder: Path) -> list[str]:
             problems.append(f"{store.catalog}: {row['ruleset']} has more than one row")
         seen.add(row["ruleset"])
     problems += check_folders(store, rows)
+    problems += check_top_level(store)
+    problems += check_database(store)
     schemas: dict[tuple[str, str], tuple[pa.Schema, Path]] = {}
     for row in rows:
         problems += check_ruleset(store, row, schemas)
@@ -84,6 +86,9 @@ def check_sums(folder: Path, sums: Path) -> list[str]:
         name = name.removeprefix("*")
         if len(digest) != 64 or not name:
             problems.append(f"{sums}: line {number} is not '<sha256>  <file>'")
+            continue
+        if name.startswith("/") or ".." in Path(name).parts:
+            problems.append(f"{sums}: line {number} names {name!r}, outside the folder")
             continue
         listed.add(name)
         path = folder / name
@@ -114,6 +119,35 @@ def check_folders(store: DataDir, rows: list[dict]) -> list[str]:
             problems += [f"{extra}: not a file of a ruleset's folder"
                          for extra in sorted(path.iterdir()) if extra.name not in names and not extra.name.startswith(".")]
     return problems
+
+
+#: Files a data folder or bundle holds beside the rulesets' folders.
+TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md")
+
+
+def check_top_level(store: DataDir) -> list[str]:
+    """Files beside the catalog that no part of the dataset accounts for."""
+    return [f"{path}: not a file of the dataset" for path in sorted(store.root.iterdir())
+            if path.is_file() and path.name not in TOP_LEVEL and not path.name.startswith(".")]
+
+
+def check_database(store: DataDir) -> list[str]:
+    """tablebases.duckdb is there and was written with this catalog."""
+    path = store.database
+    if not path.exists():
+        return [f"{path}: missing (tablebase export rewrites it)"]
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            recorded = con.sql("SELECT ruleset, tablebase_sha256, transitions_sha256 FROM published ORDER BY ALL").fetchall()
+        finally:
+            con.close()
+    except duckdb.Error as error:
+        return [f"{path}: not readable ({str(error).splitlines()[0]})"]
+    catalog = pq.read_table(store.catalog, columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
+    if recorded != sorted(tuple(row.values()) for row in catalog):
+        return [f"{path}: written with another catalog (tablebase export rewrites it)"]
+    return []
 
 
 def check_ruleset(store: DataDir, row: dict, schemas: dict) -> list[str]:

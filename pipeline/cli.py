@@ -15,10 +15,23 @@ import sys
 import traceback
 
 
+class Terminated(BaseException):
+    """SIGTERM (timeout, a service manager): unwound like Ctrl-C, so scratch is removed."""
+
+
+_signals: list[int] = []
+
+
+def _terminate(*_: object) -> None:
+    _signals.append(signal.SIGTERM)  # DuckDB may turn the exception into its own interrupt
+    raise Terminated()
+
+
 def main() -> None:
     """Run the command line; one line on stderr for every error it can explain."""
     if "--debug" in sys.argv[1:2]:
         os.environ["TABLEBASE_DEBUG"] = "1"
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         from pipeline.commands import app
 
@@ -47,7 +60,7 @@ def leave(message: str, status: int) -> None:
     pending by an extension module (DuckDB's handler) would otherwise end the process
     by SIGINT during shutdown, with status -2 instead of 130."""
     print(f"error: {message}", file=sys.stderr)
-    if status == 130:
+    if status in (130, 143):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -56,7 +69,8 @@ def leave(message: str, status: int) -> None:
 
 
 def interrupted() -> str:
-    return f"interrupted{where()}: a ruleset is published whole or not at all, and what was built before is kept"
+    what = "terminated" if _signals else "interrupted"
+    return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
 
 
 def where() -> str:
@@ -74,6 +88,8 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         return "aborted", 1
     if isinstance(error, KeyboardInterrupt):
         return interrupted(), 130
+    if isinstance(error, Terminated):
+        return interrupted(), 143
     import duckdb
     import pyarrow as pa
 
@@ -82,7 +98,7 @@ def describe(error: BaseException) -> tuple[str | None, int]:
 
     if isinstance(error, duckdb.InterruptException) or (
             isinstance(error, RuntimeError) and "interrupted" in str(error).lower()):
-        return interrupted(), 130
+        return interrupted(), 143 if _signals else 130
     if isinstance(error, TablebaseError):
         return str(error), 1
     if isinstance(error, (MemoryError, duckdb.OutOfMemoryException, pa.ArrowMemoryError)):

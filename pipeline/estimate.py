@@ -79,8 +79,8 @@ def require_fit(rules: Ruleset, data: Path) -> Estimate | None:
                 if enumerating < memory else "it needs a machine with more memory")
         raise RulesetError(f"{rules.id} is too big for this machine: it needs up to {gib(found.memory)} of memory "
                            f"and {gib(memory)} is available ({found.size.positions:,} positions): {hint}")
-    data.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(data).free
+    existing = next(folder for folder in [data, *data.resolve().parents] if folder.exists())
+    free = shutil.disk_usage(existing).free
     if found.disk > free:
         raise RulesetError(f"{rules.id} needs up to {gib(found.disk)} of disk while building and {data} has "
                            f"{gib(free)} free (at most {found.size.transitions:,} transitions): free some, "
@@ -107,6 +107,17 @@ def available_memory() -> int | None:
     other work), else MemAvailable on Linux, else the physical memory."""
     if os.environ.get("TABLEBASE_MAX_MEMORY"):
         return parse_size(os.environ["TABLEBASE_MAX_MEMORY"], "TABLEBASE_MAX_MEMORY")
+    limit = None
+    try:  # a container's memory limit (cgroup v2), where it is below the machine's
+        text = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        limit = int(text) if text.isdigit() else None
+    except OSError:
+        pass
+    found = _machine_memory()
+    return min(x for x in (limit, found) if x is not None) if (limit or found) else None
+
+
+def _machine_memory() -> int | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):

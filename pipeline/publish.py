@@ -43,6 +43,8 @@ def publish(data: Path, out: Path) -> list[Path]:
     if problems:
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
         raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
+    if data.resolve() in [out.resolve(), *out.resolve().parents]:
+        raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
     store = DataDir(data)
     catalog = pq.read_table(store.catalog)
     name = f"tablebase-{__version__}"
@@ -113,6 +115,7 @@ def _replace(final: Path, make) -> Path:
     try:
         make(tmp)
         old = final.with_name(f".{final.name}.old")
+        shutil.rmtree(old, ignore_errors=True)  # left by a killed publish
         if final.exists():
             os.rename(final, old)
         os.rename(tmp, final)

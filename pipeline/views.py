@@ -28,7 +28,8 @@ from pipeline.parquet import atomic_path, require
 STORAGE_VERSION = "v1.1.0"
 #: What the database's views say when they meet another data folder than their own.
 FOREIGN = ("tablebases.duckdb: catalog.parquet in this folder is not the one the database was written "
-           "with; open the database from its own folder (cd into it, or SET file_search_path to it)")
+           "with, or some files were found in another folder; open the database from its own folder "
+           "(cd into it, or from a folder holding none of its files SET file_search_path to it)")
 
 
 def published_paths(data: Path) -> dict[str, list[str]]:
@@ -79,15 +80,26 @@ def write_database(data: Path) -> Path:
             con.execute(f"""CREATE TABLE published AS
                 SELECT ruleset, tablebase_sha256, transitions_sha256
                 FROM read_parquet({quote_path(store.catalog)})""")
+            files = ["catalog.parquet", *(file for listed in published_paths(data).values() for file in listed)]
+            listed = ", ".join(quote_path(file) for file in files)
+            # DuckDB looks for a relative path in the working directory first, then in
+            # file_search_path: every file must be found, all in one folder (glob names
+            # each as found: relative, or under the search path), holding this catalog
             con.execute(f"""CREATE MACRO same_folder() AS (
-                SELECT CASE WHEN count(*) = 0 THEN true ELSE error({quote_path(FOREIGN)}) END
+                SELECT CASE WHEN (SELECT count(*) = {len(files)} AND count(DISTINCT
+                                    CASE WHEN file LIKE '%catalog.parquet' THEN parse_dirpath(file)
+                                         ELSE parse_dirpath(parse_dirpath(parse_dirpath(file))) END) = 1
+                                  FROM glob([{listed}]))
+                             AND count(*) = 0
+                            THEN true ELSE error({quote_path(FOREIGN)}) END
                 FROM ((SELECT ruleset, tablebase_sha256, transitions_sha256 FROM read_parquet('catalog.parquet')
                        EXCEPT SELECT * FROM published)
                       UNION ALL
                       (SELECT * FROM published
                        EXCEPT SELECT ruleset, tablebase_sha256, transitions_sha256 FROM read_parquet('catalog.parquet'))))""")
             define_views(con, data, relative=True, guard="same_folder()")
-            con.execute("COMMENT ON MACRO same_folder IS 'true when catalog.parquet is the one this database was written with'")
+            con.execute("COMMENT ON MACRO same_folder IS 'true when every file is found in one folder, whose "
+                        "catalog.parquet is the one this database was written with'")
             con.execute("USE memory")
             con.execute("CHECKPOINT tablebases")
             con.execute("DETACH tablebases")

@@ -169,6 +169,9 @@ def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
                    for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
         index = rows.schema.get_field_index("tablebase_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
+    from pipeline.views import write_database
+
+    write_database(data)
     problems = check(data)
     assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
     assert "wins" in problems[0] and "losses" in problems[0]
@@ -277,3 +280,27 @@ def assert_sums(folder: Path, only: list[str] | None = None) -> None:
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda d: (d / "notes.txt").write_text("mine"), "notes.txt: not a file of the dataset"),
+    (lambda d: (d / "tablebases.duckdb").unlink(), "tablebases.duckdb: missing"),
+])
+def test_check_accounts_for_the_files_beside_the_catalog(data, damage, expected):
+    damage(data)
+    problems = check(data)
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+def test_checksums_naming_files_outside_the_folder_are_refused(built, tmp_path):
+    publish(built, tmp_path / "dist")
+    folder = tmp_path / "dist" / f"tablebase-{__import__('pipeline').__version__}"
+    with open(folder / "SHA256SUMS", "a") as sums:
+        sums.write(f"{'0' * 64}  ../../etc/passwd\n")
+    assert any("outside the folder" in p for p in check(folder))
+
+
+def test_publish_refuses_to_write_into_the_data_folder(data):
+    result = tablebase("publish", "--data", str(data), "--out", str(data / "dist"))
+    assert result.returncode == 1 and "inside the data folder" in result.stderr
+    assert not (data / "dist").exists() and check(data) == []

@@ -392,3 +392,18 @@ def test_copied_database_says_it_is_in_another_data_folder(copied, monkeypatch, 
         with pytest.raises(duckdb.Error, match=expected) as refused:
             con.sql(f"SELECT count(*) FROM {view}").fetchall()
     assert missing or FOREIGN in str(refused.value)
+
+
+def test_the_database_never_mixes_files_of_two_folders(copied, tmp_path, monkeypatch):
+    """A working directory holding one of the files must not stand in for the database's
+    own folder, even with file_search_path pointing there."""
+    own = copied.parent
+    row = pq.read_table(own / "catalog.parquet").to_pylist()[0]
+    partial = tmp_path / "partial"
+    (partial / row["folder"]).mkdir(parents=True)
+    (partial / row["tablebase_path"]).write_bytes((own / row["tablebase_path"]).read_bytes())
+    monkeypatch.chdir(partial)
+    with duckdb.connect(str(copied), read_only=True) as con:
+        con.execute("SET file_search_path = ?", [str(own)])
+        with pytest.raises(duckdb.Error, match="some files were found in another folder"):
+            con.sql("SELECT count(*) FROM tablebase").fetchall()
