@@ -16,10 +16,12 @@ install: $(VENV)/.installed
 
 # DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
 # with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# the example game plug-in (tests/test_plugins.py): found through its entry point
+	$(BIN)/pip install --quiet --no-deps -e examples/takeaway
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	touch $@
 

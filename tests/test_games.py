@@ -39,6 +39,8 @@ SMALL = {
         "octal", "octal:start=1", "octal:code=0.07,start=2-7", "octal:code=0.137,play=misere,start=9",
         "octal:code=0.4,start=8",
     ],
+    # the example plug-in (examples/takeaway), installed by `make install`
+    "takeaway": ["takeaway", "takeaway:take=1,tokens=5", "takeaway:play=misere,tokens=7"],
 }
 
 

@@ -9,8 +9,10 @@ Values are always from the side to move: 'win', 'loss', or NULL for "not over ye
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from importlib import metadata
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import pyarrow as pa
@@ -134,8 +136,11 @@ def check_contract(game: object) -> list[str]:
         return [f"game {label!r}: not a pipeline.games.Game"]
     problems = [f"game {label!r}: no {attribute}" for attribute in REQUIRED_ATTRIBUTES
                 if not hasattr(game, attribute)]
-    problems += [f"game {label!r}: {method}() is required" for method in REQUIRED_METHODS
-                 if getattr(type(game), method) is getattr(Game, method)]
+    from pipeline.games.simple import REQUIRED_SIMPLE, SimpleGame
+
+    required, base = (REQUIRED_SIMPLE, SimpleGame) if isinstance(game, SimpleGame) else (REQUIRED_METHODS, Game)
+    problems += [f"game {label!r}: {method}() is required" for method in required
+                 if getattr(type(game), method) is getattr(base, method)]
     name = getattr(game, "name", "")
     if not (isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", name)) or name in RESERVED_NAMES:
         problems.append(f"game {label!r}: its name must be [a-z][a-z0-9_]* and not {' or '.join(RESERVED_NAMES)}")
@@ -147,15 +152,37 @@ def legal_starts(rules: "Ruleset") -> list[str]:
     return list(rules.game.starts(rules))
 
 
+#: Where plug-ins declare their games: `[project.entry-points."tablebase.games"]`,
+#: `name = "module:GAME"`, the object a Game (or a pipeline.games.simple.SimpleGame).
+ENTRY_POINTS = "tablebase.games"
+
+
 def _registry() -> dict[str, Game]:
     from pipeline.games import chopsticks, hackenbush, nim, octal, sticks
 
-    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME]
+    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, *_plugins()]
+    found: dict[str, Game] = {}
     for game in games:
         problems = check_contract(game)
         if problems:
             raise RulesetError(problems[0])
-    return {game.name: game for game in games}
+        if game.name in found:
+            raise RulesetError(f"two games are called {game.name!r}: uninstall one of the plug-ins")
+        found[game.name] = game
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _plugins() -> tuple[Any, ...]:
+    """The games installed packages declare in the entry-point group tablebase.games."""
+    games = []
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            games.append(entry.load())
+        except Exception as error:  # noqa: BLE001 - a plug-in's bug, named in one line
+            raise RulesetError(f"the game plug-in {entry.name!r} ({entry.value}) failed to load: "
+                               f"{type(error).__name__}: {error}") from None
+    return tuple(games)
 
 
 def all_games() -> dict[str, Game]:

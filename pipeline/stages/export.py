@@ -41,10 +41,10 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         if missing:
             raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
         mark_reachable(con, files, [id_ for id_, _ in ids])
-        decoded = ", ".join(f'p."{name}"' for name in rules.game.columns)
+        decoded = "".join(f'p."{name}", ' for name in rules.game.columns)
         schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
         write_select(con, f"""
-            SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}, p.moves,
+            SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}p.moves,
                    s.value, s.remoteness, s.grundy, r.seen AS reachable
             FROM read_parquet(getvariable('positions')) AS p
             JOIN read_parquet(getvariable('solution')) AS s USING (id)

@@ -1,0 +1,167 @@
+"""Games written the simple way: one position at a time, in plain Python.
+
+A game author who does not want NumPy batches subclasses `SimpleGame` and gives:
+
+  name, summary, params          as for every game (pipeline.params for the parameters)
+  initial(rules)                 the start position: any hashable value (a tuple, say)
+  moves(rules, position)         the moves from a position: (label, child position) pairs
+  outcome(rules, position)       for a position without moves: 'win' or 'loss' for the
+                                 player to move
+  text(rules, position)          the position's text, unique and canonical
+  parse(rules, text)             the position a text names; ValueError if it names none
+
+The pipeline enumerates the positions for them (`SimpleSpace`): breadth first from the
+start, in batches, with progress. Fine up to a few million positions. Moves may cycle;
+`rank(rules, position)` may be given (an integer every move lowers) to solve rank by rank.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Hashable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.errors import DataError, PositionError
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space
+from pipeline.progress import log
+
+if TYPE_CHECKING:
+    from pipeline.rulesets import Ruleset
+
+#: Positions between two progress lines, and per batch of transitions.
+STEP = 100_000
+
+
+class SimpleGame(Game):
+    """Base class of a game written one position at a time (see the module docstring)."""
+
+    columns: dict[str, str] = {}
+
+    def moves(self, rules: "Ruleset", position: Hashable) -> list[tuple[str, Hashable]]:
+        raise NotImplementedError
+
+    def outcome(self, rules: "Ruleset", position: Hashable) -> str:
+        raise NotImplementedError
+
+    def text(self, rules: "Ruleset", position: Hashable) -> str:
+        raise NotImplementedError
+
+    def parse(self, rules: "Ruleset", text: str) -> Hashable:
+        raise NotImplementedError
+
+    def initial(self, rules: "Ruleset") -> Hashable:
+        """The start position (as the game's value); `start` gives its text."""
+        raise NotImplementedError
+
+    def rank(self, rules: "Ruleset", position: Hashable) -> int | None:
+        return None
+
+    # -- the bulk contract, for the pipeline ------------------------------------------
+
+    def start(self, rules: "Ruleset") -> str:
+        return self.text(rules, self.initial(rules))
+
+    def canonical_position(self, rules: "Ruleset", text: str) -> str:
+        try:
+            position = self.parse(rules, text)
+        except ValueError as error:
+            raise PositionError(f"malformed {self.name} position {text!r}: {error}") from None
+        return self.text(rules, position)
+
+    def space(self, rules: "Ruleset") -> "SimpleSpace":
+        return SimpleSpace(self, rules)
+
+
+REQUIRED_SIMPLE = ("initial", "moves", "outcome", "text", "parse")
+
+
+class SimpleSpace(Space):
+    """A SimpleGame's positions, found breadth first; ids in the order found."""
+
+    def __init__(self, game: SimpleGame, rules: "Ruleset"):
+        self.game, self.rules = game, rules
+        self._found: tuple | None = None
+
+    def _explore(self) -> tuple:
+        if self._found is not None:
+            return self._found
+        game, rules = self.game, self.rules
+        ids: dict[Any, int] = {}
+        order: list[Any] = []
+        edges: list[list[tuple[int, str]]] = []
+        start = game.initial(rules)
+        ids[start] = 0
+        order.append(start)
+        at = 0
+        while at < len(order):
+            position = order[at]
+            out: dict[int, str] = {}
+            for label, child in self._moves(position):
+                if child not in ids:
+                    ids[child] = len(order)
+                    order.append(child)
+                out.setdefault(ids[child], str(label))  # the first move leading there names it
+            edges.append(sorted(out.items()))
+            at += 1
+            if at % STEP == 0:
+                log.info("enumerate %s: %s positions explored, %s found", rules.id, f"{at:,}", f"{len(order):,}")
+        self._found = (order, edges)
+        return self._found
+
+    def _moves(self, position: Any) -> list:
+        try:
+            moves = list(self.game.moves(self.rules, position))
+            for label, child in moves:
+                hash(child)
+        except Exception as error:  # noqa: BLE001 - the plug-in's bug, named as such
+            raise DataError(f"game {self.game.name}: moves() failed on {position!r}: "
+                            f"{type(error).__name__}: {error}") from None
+        return moves
+
+    def positions(self) -> pa.Table:
+        order, edges = self._explore()
+        game, rules = self.game, self.rules
+        texts, terminal = [], []
+        for position, out in zip(order, edges):
+            texts.append(game.text(rules, position))
+            if out:
+                terminal.append(None)
+                continue
+            value = game.outcome(rules, position)
+            if value not in ("win", "loss"):
+                raise DataError(f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
+                                f"not 'win' or 'loss'")
+            terminal.append(value)
+        if len(set(texts)) != len(texts):
+            raise DataError(f"game {game.name}: two positions have the same text: text() must be unique")
+        return pa.Table.from_arrays(
+            [pa.array(np.arange(len(order), dtype=np.int64)), pa.array(texts, pa.string()),
+             pa.array(terminal, pa.string())], schema=POSITION_COLUMNS)
+
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        _, edges = self._explore()
+        src, dst, labels = [], [], []
+        for source, out in enumerate(edges):
+            for target, label in out:
+                src.append(source)
+                dst.append(target)
+                labels.append(label)
+            if len(src) >= STEP or (source == len(edges) - 1 and src):
+                yield _batch(src, dst, labels)
+                src, dst, labels = [], [], []
+
+    def rank(self) -> Any:
+        order, _ = self._explore()
+        ranks = [self.game.rank(self.rules, position) for position in order]
+        if any(r is None for r in ranks):
+            return None
+        return np.array(ranks, dtype=np.int64)
+
+
+def _batch(src: list[int], dst: list[int], labels: list[str]) -> pa.RecordBatch:
+    names = pa.array(labels, pa.string()).dictionary_encode()
+    return pa.RecordBatch.from_arrays(
+        [pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
+         pa.DictionaryArray.from_arrays(names.indices.cast(pa.int32()), names.dictionary)],
+        schema=TRANSITION_SCHEMA)
