@@ -138,6 +138,9 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     for game in games:
         meanings = find_game(game).columns
         fields = game_fields(schemas[game], TABLEBASE)
+        if not fields:
+            out += [f"**{game}**: none (the position text says it all).", ""]
+            continue
         out += [f"**{game}**", ""] + _columns(
             [(f.name, f.type, True, meanings.get(f.name, "")) for f in fields]) + [""]
     out += [
