@@ -29,8 +29,9 @@ from urllib.parse import quote
 import duckdb
 import pyarrow.parquet as pq
 
-from pipeline.errors import DataError, TablebaseError
 from pipeline.check import trusted
+from pipeline.errors import DataError, TablebaseError
+from pipeline.games import all_games
 from pipeline.layout import DataDir
 from pipeline.parquet import atomic_path, require
 from pipeline.probe import Move, best_first
@@ -554,11 +555,9 @@ def draw_index(data: Path, out: Path | None = None) -> Path:
     catalog = pq.read_table(require(store.catalog, "catalog")).to_pylist()
     catalog.sort(key=lambda row: (row["game"], row["ruleset"]))
     pages = pages_dir(data, out)
-    files = {}
-    for row in catalog:
-        rules = Ruleset.parse(row["ruleset"])
-        files[row["ruleset"]] = require(store.ruleset(rules).tablebase, f"tablebase of {rules.id}")
-    drawn = {ruleset for ruleset in files if (pages / Ruleset.parse(ruleset).folder / "index.html").exists()}
+    files = {row["ruleset"]: require(data / row["tablebase_path"], f"tablebase of {row['ruleset']}")
+             for row in catalog}
+    drawn = {row["ruleset"] for row in catalog if (pages / row["folder"] / "index.html").exists()}
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn))
 
 
@@ -588,6 +587,9 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
             if row["reachable"] > PAGE_LIMIT or row["transitions"] > ALL_PAGE_TRANSITIONS:
                 log.info("skipped %s: %s positions, %s moves: too many for --all", row["ruleset"],
                          f"{row['positions']:,}", f"{row['transitions']:,}")
+                continue
+            if row["game"] not in all_games():
+                log.info("skipped %s: its game (a plug-in?) is not installed", row["ruleset"])
                 continue
             plans.append((Ruleset.parse(row["ruleset"]), fits_graph))
     pages = pages_dir(data, out)

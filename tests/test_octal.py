@@ -51,3 +51,13 @@ def test_a_period_is_named_only_when_it_shows(sequences):
     period (12, from 71 on) lies far beyond a heap of 14."""
     assert (sequences["octal:code=0.3,start=30"]["period"], sequences["octal:code=0.3,start=30"]["period_from_heap"]) == (2, 0)
     assert sequences["octal:start=14"]["period"] is None
+
+
+def test_a_period_shows_above_a_heap_never_held_alone(tmp_path):
+    """0.2 (take one, leaving one heap): the empty position never arises, the period 2
+    starts at heap 1."""
+    build(Ruleset.parse("octal:code=0.2,start=20"), DataDir(tmp_path))
+    build(Ruleset.parse("takeaway"), DataDir(tmp_path))  # a game without a heaps column
+    rows = run_sql(tmp_path, library().joinpath("grundy_sequence.sql").read_text()).to_pylist()
+    assert [(r["ruleset"], r["period"], r["period_from_heap"], r["missing"]) for r in rows] == [
+        ("octal:code=0.2,start=20", 2, 1, 1)]

@@ -110,3 +110,17 @@ def test_a_plug_in_that_fails_to_load_is_named(monkeypatch):
     finally:
         monkeypatch.undo()
         games_module._plugins.cache_clear()
+
+
+def test_a_plug_in_uninstalled_leaves_its_tablebases_and_blocks_nothing(monkeypatch, tmp_path):
+    data = DataDir(tmp_path)
+    build(Ruleset.parse("takeaway:tokens=5"), data)
+    registry = {name: game for name, game in all_games().items() if name != "takeaway"}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    build(Ruleset.parse("sticks:rows=2"), data)
+    from pipeline.draw import draw
+
+    draw([], tmp_path, every=True)
+    rulesets = pq.read_table(tmp_path / "catalog.parquet")["ruleset"].to_pylist()
+    assert rulesets == ["sticks:rows=2", "takeaway:tokens=5"]
+    assert check(tmp_path) == []

@@ -120,9 +120,10 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
             except (OSError, pa.ArrowException) as error:
                 raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
                                 f"delete its folder or rebuild that ruleset") from None
-            # a copy of a folder under another name (x.bak) is not that ruleset
+            # a copy of a folder under another name (x.bak) is not that ruleset; the id is
+            # not parsed, so rows of a game whose plug-in is gone stay
             folder = path.parent.relative_to(data.root).as_posix()
-            if row.num_rows == 1 and row["folder"][0].as_py() == folder == Ruleset.parse(row["ruleset"][0].as_py()).folder:
+            if row.num_rows == 1 and row["folder"][0].as_py() == folder:
                 tables.append(row)
             else:
                 log.warning("%s is not the folder of the ruleset it names: left out of the catalog", path.parent)
