@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import TablebaseError
+from pipeline.errors import DataError, TablebaseError
 from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, check_contract, find_game
 from pipeline.rulesets import Ruleset
 
@@ -40,6 +40,8 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
         raise TablebaseError(f"{rules.id} has up to {size.positions:,} positions: check a smaller ruleset")
     try:
         return _check_space(game, rules, label, size)
+    except DataError as error:  # what the pipeline found wrong in the game's output
+        return [f"{label}: {error}"]
     except TablebaseError:
         raise
     except Exception as error:  # noqa: BLE001 - a game's own bug, reported as such

@@ -124,3 +124,12 @@ def test_a_plug_in_uninstalled_leaves_its_tablebases_and_blocks_nothing(monkeypa
     rulesets = pq.read_table(tmp_path / "catalog.parquet")["ruleset"].to_pylist()
     assert rulesets == ["sticks:rows=2", "takeaway:tokens=5"]
     assert check(tmp_path) == []
+
+
+def test_check_game_lists_what_a_simple_plug_in_breaks(monkeypatch):
+    from pipeline.gamecheck import check_game
+
+    registry = {**all_games(), "broken": Broken("same text")}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    assert check_game("broken") == ["broken on broken: game broken: two positions have the same text: "
+                                    "text() must be unique"]
