@@ -186,6 +186,15 @@ def probe(
                    f"{move.outcome} for the mover ({_value(move.value, move.remoteness)} for the opponent)")
 
 
+def _report(problems: list[str], all_well: str) -> None:
+    """Each problem on a line of stderr and exit 1; else `all_well`."""
+    for line in problems:
+        typer.echo(line, err=True)
+    if problems:
+        sys.exit(1)
+    typer.echo(all_well)
+
+
 def _value(value: str, remoteness: int | None) -> str:
     return value if remoteness is None else f"{value} in {remoteness}"
 
@@ -323,12 +332,7 @@ def check(
     from pipeline.check import check as check_folder
 
     target = folder or data
-    problems = check_folder(target)
-    for line in problems:
-        typer.echo(line, err=True)
-    if problems:
-        sys.exit(1)
-    typer.echo(f"{target}: every file checks")
+    _report(check_folder(target), f"{target}: every file checks")
 
 
 @app.command()
@@ -360,12 +364,7 @@ def check_game(
     """
     from pipeline.gamecheck import check_game as run_checks
 
-    problems = run_checks(name, ruleset)
-    for line in problems:
-        typer.echo(line, err=True)
-    if problems:
-        sys.exit(1)
-    typer.echo(f"{name}: keeps the game contract")
+    _report(run_checks(name, ruleset), f"{name}: keeps the game contract")
 
 
 @app.command()

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
+from pipeline.draw import first_player
 from pipeline.games import find_game
 
 LICENCE_FILE = "LICENSE-DATA"
@@ -108,7 +109,7 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
             "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
     for row in rows:
         out.append(f"| `{cell(row['ruleset'])}` | `{row['folder']}/` | {row['positions']:,} | `{cell(row['start'])}` "
-                   f"| {_who_wins(row)} |")
+                   f"| {first_player(row['start_value'], row['start_remoteness'])} |")
     out += [
         "", "## Files", "",
         "```",
@@ -187,11 +188,3 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
 def cell(text: str) -> str:
     """Text for a Markdown table cell: `|` would end the cell, even inside backquotes."""
     return text.replace("|", "\\|")
-
-
-def _who_wins(row: dict) -> str:
-    if row["start_value"] == "win":
-        return f"first player wins in {row['start_remoteness']}"
-    if row["start_value"] == "loss":
-        return f"second player wins in {row['start_remoteness']}"
-    return "draw"

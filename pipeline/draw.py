@@ -396,7 +396,8 @@ def _document(title: str, body: list[str]) -> str:
     ]) + "\n"
 
 
-def _first_player(value: str, remoteness: int | None) -> str:
+def first_player(value: str, remoteness: int | None) -> str:
+    """Who wins from a start whose value (for the first player) is `value`, in words."""
     if value == "win":
         return f"the first player wins in {remoteness}"
     if value == "loss":
@@ -422,7 +423,7 @@ def ruleset_page(graph: RulesetGraph, pictures: list[tuple[str, str]], counts: d
         f"<p>Game <b>{_e(s['game'])}</b>; "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s["params"].items()) + ".</p>",
         f'<p>Start <a class="{start.value}" href="#p{start.id}"><code>{_e(start.text)}</code></a>: '
-        f"{_e(_first_player(s['start_value'], s['start_remoteness']))}.</p>",
+        f"{_e(first_player(s['start_value'], s['start_remoteness']))}.</p>",
         '<table class="numbers"><tbody>',
         *(f'<tr><th>{label}</th><td class="{f"n {cls}".strip()}">{s[key]:,}</td></tr>' for label, key, cls in (
             ("positions", "positions", ""), ("reachable from the start", "reachable", ""),
@@ -497,7 +498,7 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
                 f'<tr data-ruleset="{_e(ruleset)}"><td>{name}</td>'
                 f'<td class="n positions">{row["positions"]:,}</td><td class="n reachable">{row["reachable"]:,}</td>'
                 f'<td><code>{_e(row["start"])}</code></td>'
-                f'<td class="{row["start_value"]}">{_e(_first_player(row["start_value"], row["start_remoteness"]))}</td>'
+                f'<td class="{row["start_value"]}">{_e(first_player(row["start_value"], row["start_remoteness"]))}</td>'
                 f'<td class="n wins">{row["wins"]:,}</td><td class="n losses">{row["losses"]:,}</td>'
                 f'<td class="n draws">{row["draws"]:,}</td>'
                 f'<td>{value_bar(row["wins"], row["losses"], row["draws"])}</td>'

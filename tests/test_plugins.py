@@ -103,13 +103,13 @@ def test_a_plug_in_that_fails_to_load_is_named(monkeypatch):
             raise ImportError("No module named 'bad_module'")
 
     monkeypatch.setattr(metadata, "entry_points", lambda group: [Entry()])
-    games_module._plugins.cache_clear()
+    games_module._registry.cache_clear()
     try:
         with pytest.raises(RulesetError, match="the game plug-in 'bad' .* failed to load: ImportError"):
             find_game("chopsticks")
     finally:
         monkeypatch.undo()
-        games_module._plugins.cache_clear()
+        games_module._registry.cache_clear()
 
 
 def test_a_plug_in_uninstalled_leaves_its_tablebases_and_blocks_nothing(monkeypatch, tmp_path):

@@ -157,7 +157,9 @@ def legal_starts(rules: "Ruleset") -> list[str]:
 ENTRY_POINTS = "tablebase.games"
 
 
+@functools.lru_cache(maxsize=1)
 def _registry() -> dict[str, Game]:
+    """Every game, built in or plug-in, checked against the contract once."""
     from pipeline.games import chopsticks, hackenbush, nim, octal, sticks
 
     games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, *_plugins()]
@@ -172,7 +174,6 @@ def _registry() -> dict[str, Game]:
     return found
 
 
-@functools.lru_cache(maxsize=1)
 def _plugins() -> tuple[Any, ...]:
     """The games installed packages declare in the entry-point group tablebase.games."""
     games = []
