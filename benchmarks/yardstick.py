@@ -7,10 +7,12 @@ with counters, the algorithm of the pipeline's solver for rulesets whose moves c
 (pipeline/sql/solve_*.sql; where the game has a rank, the pipeline solves rank by rank
 instead, but the yardstick stays the same fixed reference):
 
-  level 0 is the terminal positions ('win' / 'loss' for the side to move);
-  from the positions decided at level k, every undecided parent of a *lost* one is won at
-  k + 1; every undecided parent of a *won* one has its counter of children not yet known
-  won decreased, and a counter reaching 0 makes it lost at k + 1;
+  level 0 is the terminal positions ('win' / 'loss' / 'tie' for the side to move);
+  from the positions won or lost at level k, every undecided parent of a *lost* one is won
+  at k + 1; every undecided parent of a *won* one has its counter of children not yet
+  known won decreased, and a counter reaching 0 makes it lost at k + 1;
+  then, from the tied positions of tie level k (level 0: the tied ends), every parent
+  still undecided is tied at k + 1 (the mover prefers a tie to endless play);
   whatever is never decided is a draw (no remoteness).
 
 Each level is vectorised over the whole frontier; no Python loop runs per position.
@@ -19,7 +21,7 @@ Each level is vectorised over the whole frontier; no Python loop runs per positi
 
 DIR holds positions.parquet and transitions.parquet. Prints one JSON line: counts, max
 remoteness, levels and the seconds of each phase (read, index, levels, write). With
---out, writes id / val / rem arrays (val: 0 draw, 1 win, 2 loss; rem: -1 for a draw) so
+--out, writes id / val / rem arrays (val: 0 draw, 1 win, 2 loss, 3 tie; rem: -1 for a draw) so
 that `compare` can check them position by position against the pipeline's solution.
 """
 
@@ -36,23 +38,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-DRAW, WIN, LOSS = 0, 1, 2
-VALUE_CODES = {"draw": DRAW, "win": WIN, "loss": LOSS}
+DRAW, WIN, LOSS, TIE = 0, 1, 2, 3
+VALUE_CODES = {"draw": DRAW, "win": WIN, "loss": LOSS, "tie": TIE}
 
 
 # -- reading ---------------------------------------------------------------------------
 
 
 def read_positions(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ids (int64, ascending), terminal value code (int8: 0 none, 1 win, 2 loss), moves (int32)."""
+    """ids (int64, ascending), terminal value code (int8: 0 none, 1 win, 2 loss, 3 tie), moves (int32)."""
     table = pq.read_table(path, columns=["id", "terminal", "moves"])
     ids = table["id"].to_numpy()
     if np.any(ids[1:] < ids[:-1]):  # the pipeline writes positions by id; sort if not
         table = table.take(np.argsort(ids, kind="stable"))
         ids = table["id"].to_numpy()
-    code = pc.fill_null(pc.if_else(pc.equal(table["terminal"], "win"), WIN,
-                                   pc.if_else(pc.equal(table["terminal"], "loss"), LOSS, DRAW)), DRAW)
-    terminal = code.to_numpy().astype(np.int8)
+    code = pc.index_in(table["terminal"], value_set=pa.array(list(VALUE_CODES)))
+    terminal = pc.fill_null(code, DRAW).to_numpy().astype(np.int8)
     moves = table["moves"].to_numpy().astype(np.int32)
     return ids, terminal, moves
 
@@ -133,11 +134,11 @@ def gather(start: np.ndarray, parents: np.ndarray, rows: np.ndarray) -> np.ndarr
 
 def retrograde(terminal: np.ndarray, moves: np.ndarray, start: np.ndarray,
                parents: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """val (int8: 0 draw, 1 win, 2 loss), rem (int32, -1 for draws) and the number of levels."""
+    """val (int8: 0 draw, 1 win, 2 loss, 3 tie), rem (int32, -1 for draws) and the number of levels."""
     val = terminal.copy()
     rem = np.where(terminal > 0, 0, -1).astype(np.int32)
     pending = moves.copy()  # children not yet known to be won
-    frontier = np.flatnonzero(terminal > 0).astype(np.int32)
+    frontier = np.flatnonzero((terminal == WIN) | (terminal == LOSS)).astype(np.int32)
     level = 0
     while frontier.size:
         level += 1
@@ -157,7 +158,15 @@ def retrograde(terminal: np.ndarray, moves: np.ndarray, start: np.ndarray,
         val[new_losses] = LOSS
         rem[new_losses] = level
         frontier = np.concatenate([new_wins, new_losses])
-    return val, rem, level
+    frontier = np.flatnonzero(terminal == TIE).astype(np.int32)
+    tie_level = 0
+    while frontier.size:
+        tie_level += 1
+        p = gather(start, parents, frontier)
+        frontier = distinct(p[val[p] == DRAW])
+        val[frontier] = TIE
+        rem[frontier] = tie_level
+    return val, rem, max(level, tie_level)
 
 
 def solve_dir(directory: Path, out: Path | None = None) -> dict:
@@ -184,12 +193,13 @@ def solve_dir(directory: Path, out: Path | None = None) -> dict:
     if out is not None:
         np.savez(out, id=ids, val=val, rem=rem)
         lap("write")
-    counts = np.bincount(val, minlength=3)
+    counts = np.bincount(val, minlength=4)
     return {
         "positions": int(len(ids)),
         "transitions": int(len(parents)),
         "wins": int(counts[WIN]),
         "losses": int(counts[LOSS]),
+        "ties": int(counts[TIE]),
         "draws": int(counts[DRAW]),
         "max_remoteness": int(rem.max()) if len(rem) and rem.max() >= 0 else None,
         "levels": levels,
@@ -209,13 +219,13 @@ def compare(solution: Path, result: Path) -> dict:
     table = pq.read_table(solution, columns=["id", "value", "remoteness"])
     table = table.take(pc.sort_indices(table["id"]))
     ids = table["id"].to_numpy()
-    value = pc.index_in(table["value"], value_set=pa.array(["draw", "win", "loss"]))
+    value = pc.index_in(table["value"], value_set=pa.array(list(VALUE_CODES)))
     if value.null_count:
-        raise ValueError(f"{solution} has values other than win / loss / draw")
+        raise ValueError(f"{solution} has values other than win / loss / tie / draw")
     val = value.to_numpy().astype(np.int8)
     rem = pc.fill_null(table["remoteness"], -1).to_numpy().astype(np.int32)
-    counts = np.bincount(val, minlength=3)
-    pipeline = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "draws": int(counts[DRAW]),
+    counts = np.bincount(val, minlength=4)
+    pipeline = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "ties": int(counts[TIE]), "draws": int(counts[DRAW]),
                 "max_remoteness": int(rem.max()) if len(rem) and rem.max() >= 0 else None}
     with np.load(result) as mine:
         same_ids = len(mine["id"]) == len(ids) and np.array_equal(mine["id"], ids)

@@ -1,3 +1,3 @@
 """tablebase: solve small two-player games completely and publish the results as Parquet."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -33,6 +33,7 @@ COUNTS = """
     SELECT count(*) AS positions,
            count(*) FILTER (WHERE value = 'win') AS wins,
            count(*) FILTER (WHERE value = 'loss') AS losses,
+           count(*) FILTER (WHERE value = 'tie') AS ties,
            count(*) FILTER (WHERE value = 'draw') AS draws,
            count(*) FILTER (WHERE reachable) AS reachable,
            max(remoteness) AS max_remoteness,

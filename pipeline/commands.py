@@ -61,7 +61,7 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
 
 @app.command()
 def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
-    """Label every enumerated position win / loss / draw with its remoteness.
+    """Label every enumerated position win / loss / tie / draw with its remoteness.
 
     Example: tablebase solve chopsticks
     """
@@ -69,7 +69,7 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 
     _setup(quiet)
     store = DataDir(data)
-    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id))
+    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial))
 
 
 @app.command()
@@ -82,7 +82,7 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
     _setup(quiet)
     store = DataDir(data)
-    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id))
+    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial))
 
 
 @app.command()
@@ -327,7 +327,7 @@ def check(
 ) -> None:
     """Check checksums, schemas and every tablebase against its catalog row; exit 1 on any problem.
 
-    Example: tablebase check dist/tablebase-0.2.0
+    Example: tablebase check dist/tablebase-0.3.0
     """
     from pipeline.check import check as check_folder
 

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
-from pipeline.draw import first_player
+from pipeline.values import in_words
 from pipeline.games import find_game
 
 LICENCE_FILE = "LICENSE-DATA"
@@ -80,11 +80,14 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "position, every move, and the value of every position under perfect play, as Parquet files.",
         f"{len(rows)} rulesets of {len(games)} games: {total_positions:,} positions, {total_transitions:,} moves.",
         "",
-        "Values are always for the player to move: `win`, `loss` or `draw` (neither side can force a",
-        "win: play goes on forever). `remoteness` is the number of plies to the end under best play",
-        "(the winner hurries, the loser holds out): 0 where the game is over, NULL for draws.",
-        "`grundy` is the normal-play Grundy value (the mex of the children's), NULL where a cycle",
-        "can be reached. A ruleset's id is `game` or `game:key=value,…` with keys in alphabetical",
+        "Values are always for the player to move: `win`, `loss`, `tie` (nobody can force a win,",
+        "but the mover can force the game to end with nobody winning) or `draw` (nobody can force",
+        "the game to end: play goes on forever); the mover prefers win > tie > draw > loss.",
+        "`remoteness` is the number of plies to the end under best play (the winner hurries, the",
+        "loser holds out, a tie is reached the shortest way): 0 where the game is over, NULL for",
+        "draws. `grundy` is the normal-play Grundy value (the mex of the children's), NULL where a",
+        "cycle can be reached and in games that are not impartial (tic-tac-toe). A ruleset's id is",
+        "`game` or `game:key=value,…` with keys in alphabetical",
         "order and parameters left at their default omitted.",
         "",
         "## How it was built",
@@ -98,18 +101,18 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "",
         "## Counts per game",
         "",
-        "| game | rulesets | positions | moves | wins | losses | draws |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| game | rulesets | positions | moves | wins | losses | ties | draws |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for game in games:
         mine = [r for r in rows if r["game"] == game]
         out.append(f"| {game} | {len(mine)} | " + " | ".join(
-            f"{sum(r[key] for r in mine):,}" for key in ("positions", "transitions", "wins", "losses", "draws")) + " |")
+            f"{sum(r[key] for r in mine):,}" for key in ("positions", "transitions", "wins", "losses", "ties", "draws")) + " |")
     out += ["", "## Rulesets", "",
             "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
     for row in rows:
         out.append(f"| `{cell(row['ruleset'])}` | `{row['folder']}/` | {row['positions']:,} | `{cell(row['start'])}` "
-                   f"| {first_player(row['start_value'], row['start_remoteness'])} |")
+                   f"| {in_words(row['start_value'], row['start_remoteness'])} |")
     out += [
         "", "## Files", "",
         "```",

@@ -58,13 +58,14 @@ CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is t
     Column("transitions", pa.int64(), "number of transitions (distinct position pairs)"),
     Column("wins", pa.int64(), "positions won for the player to move"),
     Column("losses", pa.int64(), "positions lost for the player to move"),
+    Column("ties", pa.int64(), "positions tied (the game ends with nobody winning under best play)"),
     Column("draws", pa.int64(), "positions drawn (endless play under best play)"),
     Column("reachable", pa.int64(), "positions that can arise in play from a legal start"),
     Column("start", pa.string(), "the start position's text"),
     Column("start_value", pa.string(), "the start's value for the first player: `loss` means the second player wins"),
     Column("start_remoteness", pa.int64(), "the start's remoteness (NULL for a draw)", True),
     Column("start_grundy", pa.int64(), "the start's Grundy value (NULL where a cycle is reachable)", True),
-    Column("max_remoteness", pa.int64(), "the longest forced win or loss (NULL if every position is drawn)", True),
+    Column("max_remoteness", pa.int64(), "the longest forced win, loss or tie (NULL if every position is drawn)", True),
     Column("tablebase_sha256", pa.string(), "SHA-256 of tablebase.parquet"),
     Column("transitions_sha256", pa.string(), "SHA-256 of transitions.parquet"),
     Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
@@ -79,11 +80,12 @@ TABLEBASE = FileKind("tablebase", "every position with its value, one row per po
     Column("position", pa.string(), "the position's text, as `tablebase probe` takes it"),
 ), (
     Column("moves", pa.int32(), "number of distinct positions one move away"),
-    Column("value", pa.string(), "`win`, `loss` or `draw`, for the player to move"),
+    Column("value", pa.string(), "`win`, `loss`, `tie` (the game ends, nobody wins) or `draw` (it never "
+           "ends), for the player to move; best first: win, tie, draw, loss"),
     Column("remoteness", pa.int32(), "plies to the end under best play (the winner hurries, the loser "
-           "holds out); 0 where the game is over; NULL for draws", True),
+           "holds out, a tie is reached the shortest way); 0 where the game is over; NULL for draws", True),
     Column("grundy", pa.int32(), "Grundy value under normal play: the mex of the children's, 0 without moves; "
-           "NULL where a cycle is reachable", True),
+           "NULL where a cycle is reachable, and everywhere in a game that is not impartial", True),
     Column("reachable", pa.bool_(), "whether play from a legal start can reach the position"),
 ), game_columns=True)
 
@@ -98,16 +100,16 @@ TRANSITIONS = FileKind("transitions", "every move: one row per distinct (src, ds
 POSITIONS = FileKind("positions", "every position before solving", (
     Column("id", pa.int64(), "the position's number"),
     Column("text", pa.string(), "the position's text"),
-    Column("terminal", pa.string(), "`win` or `loss` where the game is over, else NULL", True),
+    Column("terminal", pa.string(), "`win`, `loss` or `tie` where the game is over, else NULL", True),
     Column("moves", pa.int32(), "number of distinct positions one move away"),
     Column("rank", pa.int32(), "a number every move lowers (NULL where moves can cycle); ids go rank by rank", True),
 ), game_columns=True)
 
 SOLUTION = FileKind("solution", "the solver's values by position id", (
     Column("id", pa.int64(), "the position's number"),
-    Column("value", pa.string(), "`win`, `loss` or `draw`"),
+    Column("value", pa.string(), "`win`, `loss`, `tie` or `draw`"),
     Column("remoteness", pa.int32(), "plies to the end under best play; NULL for draws", True),
-    Column("grundy", pa.int32(), "Grundy value; NULL where a cycle is reachable", True),
+    Column("grundy", pa.int32(), "Grundy value; NULL where a cycle is reachable or the game is not impartial", True),
     Column("grundy_height", pa.int32(), "the longest line of play, where the Grundy value is known: "
            "the verifier's proof that no cycle is reachable", True),
 ))

@@ -37,6 +37,7 @@ from pipeline.parquet import atomic_path, require
 from pipeline.probe import Move, best_first
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset
+from pipeline.values import Value, in_words
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
@@ -52,8 +53,8 @@ FAST_LAYOUT_EDGES = 250
 LAYERED_EDGES = 1_000
 
 #: Fill colour of each value, shared by the DOT files and the pages.
-COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "draw": "#cfd8dc"}
-PLURALS = {"win": "wins", "loss": "losses", "draw": "draws"}
+COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
+PLURALS = {"win": "wins", "loss": "losses", "tie": "ties", "draw": "draws"}
 
 
 def _count(n: int, value: str) -> str:
@@ -106,7 +107,7 @@ class Strategy:
     other side's turns every reply. Nodes are (position id, whether the owner moves)."""
 
     owner: str  # 'first' or 'second' player
-    drawn: bool  # the start is a draw: the owner holds it rather than wins
+    holds: str  # the start's value for the owner: 'win', or 'tie' / 'draw' which the owner holds
     nodes: list[tuple[int, bool]]
     edges: list[tuple[tuple[int, bool], tuple[int, bool], str]]
 
@@ -173,11 +174,12 @@ def _as_move(edge: Edge, positions: dict[int, Position]) -> Move:
 
 
 def strategy(graph: RulesetGraph) -> Strategy:
-    """The winning side's strategy from the start (the first player's drawing one if the
-    start is a draw): at its turns the best move (`probe.best_first`), at the opponent's
-    every reply. Wins shrink the remoteness at every ply, so a win's strategy is acyclic."""
+    """The winning side's strategy from the start (the first player's tying or drawing one
+    if the start is a tie or a draw): at its turns the best move (`probe.best_first`), at
+    the opponent's every reply. Wins shrink the remoteness at every ply, so a win's strategy
+    is acyclic."""
     start = graph.positions[graph.start]
-    owner_first = start.value != "loss"
+    owner_first = start.value != Value.LOSS
     root = (graph.start, owner_first)
     nodes, edges, seen = [root], [], {root}
     queue = deque([root])
@@ -191,7 +193,8 @@ def strategy(graph: RulesetGraph) -> Strategy:
                 seen.add(child)
                 nodes.append(child)
                 queue.append(child)
-    return Strategy("first" if owner_first else "second", start.value == "draw", nodes, edges)
+    return Strategy("first" if owner_first else "second", Value(start.value).opposite if not owner_first
+                    else Value(start.value), nodes, edges)
 
 
 # --- DOT ---------------------------------------------------------------------------------
@@ -232,7 +235,7 @@ def state_graph_dot(graph: RulesetGraph) -> str:
     edges = [edge for p in nodes for edge in sorted(graph.moves[p.id], key=lambda e: e.dst)]
     title = _dot_label(
         f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary['start']}, {len(edges):,} moves",
-        "fill: the value for the side to move (green win, red loss, grey draw)",
+        "fill: the value for the side to move (green win, red loss, yellow tie, grey draw)",
         "double border: game over; thick border: the start")
     lines = [f"digraph {_dot_label(graph.rules.id)} {{",
              f"  graph [label={title}, labelloc=t, fontname=\"Helvetica\"];", *_DOT_DEFAULTS]
@@ -251,11 +254,12 @@ def strategy_dot(graph: RulesetGraph, plan: Strategy) -> str:
     `o<id>` where the opponent does; edges labelled with the move."""
     other = "second" if plan.owner == "first" else "first"
     start = graph.positions[graph.start]
-    if plan.drawn:
+    if plan.holds != Value.WIN:
+        what = "draw" if plan.holds == Value.DRAW else "tie"
         title = _dot_label(
-            f"{graph.rules.id}: the start is a draw; the first player's drawing strategy ({len(plan.nodes):,} positions)",
-            "at the first player's turns one move that keeps the draw (or wins fastest after a mistake),",
-            "at the second player's turns every reply; the second player can hold the draw too")
+            f"{graph.rules.id}: the start is a {what}; the first player's {what} strategy ({len(plan.nodes):,} positions)",
+            f"at the first player's turns one move that keeps the {what} (or wins fastest after a mistake),",
+            f"at the second player's turns every reply; the second player can hold the {what} too")
     else:
         title = _dot_label(
             f"{graph.rules.id}: the {plan.owner} player wins in {start.remoteness} ({len(plan.nodes):,} positions)",
@@ -299,44 +303,49 @@ def render_svg(dot_file: Path, edges: int) -> Path | None:
 # --- SVG charts ------------------------------------------------------------------------
 
 
-def value_bar(wins: int, losses: int, draws: int, width: int = 160, height: int = 14) -> str:
-    """An inline SVG bar split by the share of wins, losses and draws."""
-    total = wins + losses + draws
+def value_bar(wins: int, losses: int, ties: int, draws: int, width: int = 160, height: int = 14) -> str:
+    """An inline SVG bar split by the share of wins, losses, ties and draws."""
+    total = wins + losses + ties + draws
     parts, x = [], 0.0
-    for value, count in (("win", wins), ("loss", losses), ("draw", draws)):
+    for value, count in (("win", wins), ("loss", losses), ("tie", ties), ("draw", draws)):
         if count:
             w = width * count / total
             parts.append(f'<rect class="{value}" x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
                          f'fill="{COLOURS[value]}"><title>{_count(count, value)}</title></rect>')
             x += w
-    label = f"{_count(wins, 'win')}, {_count(losses, 'loss')}, {_count(draws, 'draw')}"
+    label = f"{_count(wins, 'win')}, {_count(losses, 'loss')}, {_count(ties, 'tie')}, {_count(draws, 'draw')}"
     return (f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="{label}">{"".join(parts)}</svg>')
 
 
 def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, height: int = 64) -> str:
-    """An inline SVG histogram of remoteness: wins above the axis, losses below it."""
+    """An inline SVG histogram of remoteness: wins (and ties on top of them) above the axis,
+    losses below it."""
     if not counts:
-        return '<span class="none">no win or loss</span>'
+        return '<span class="none">no win, loss or tie</span>'
     top = max(r for _, r in counts)
-    peak = max(counts.values())
+    peak = max(max(counts.get(("win", r), 0) + counts.get(("tie", r), 0), counts.get(("loss", r), 0))
+               for r in range(top + 1))
     bar = max(2.0, min(14.0, width / (top + 1)))
     width = int(bar * (top + 1))
     half = (height - 12) / 2
     parts = [f'<line x1="0" y1="{half:.1f}" x2="{width}" y2="{half:.1f}" stroke="#90a4ae" stroke-width="0.5"/>']
     for r in range(top + 1):
-        wins, losses = counts.get(("win", r), 0), counts.get(("loss", r), 0)
-        tip = f"<title>remoteness {r}: {_count(wins, 'win')}, {_count(losses, 'loss')}</title>"
-        for value, count, up in (("win", wins, True), ("loss", losses, False)):
+        wins, losses, ties = counts.get(("win", r), 0), counts.get(("loss", r), 0), counts.get(("tie", r), 0)
+        tip = (f"<title>remoteness {r}: {_count(wins, 'win')}, {_count(losses, 'loss')}"
+               + (f", {_count(ties, 'tie')}" if ties else "") + "</title>")
+        above = half
+        for value, count, up in (("win", wins, True), ("tie", ties, True), ("loss", losses, False)):
             if count:
                 h = max(0.5, half * count / peak)
-                y = half - h if up else half
+                y = above - h if up else half
+                above = y if up else above
                 parts.append(f'<rect class="{value}" x="{r * bar:.2f}" y="{y:.2f}" width="{bar * 0.9:.2f}" '
                              f'height="{h:.2f}" fill="{COLOURS[value]}">{tip}</rect>')
     parts.append(f'<text x="0" y="{height - 2}" font-size="9">0</text>')
     parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
     return (f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-            f'role="img" aria-label="remoteness 0 to {top}: wins above, losses below">{"".join(parts)}</svg>')
+            f'role="img" aria-label="remoteness 0 to {top}: wins and ties above, losses below">{"".join(parts)}</svg>')
 
 
 def remoteness_counts(files: dict[str, Path]) -> dict[str, dict[tuple[str, int], int]]:
@@ -366,9 +375,9 @@ th { background: #fafafa; position: sticky; top: 0; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-family: ui-monospace, monospace; }
 .win, tr.win > td.v { background: #a5d6a7; } .loss, tr.loss > td.v { background: #ef9a9a; }
-.draw, tr.draw > td.v { background: #cfd8dc; }
-tr.win, tr.loss, tr.draw { background: none; }
-a.win, a.loss, a.draw, span.win, span.loss, span.draw { color: #000; text-decoration: none; padding: 0 4px; border-radius: 3px; }
+.tie, tr.tie > td.v { background: #fff59d; } .draw, tr.draw > td.v { background: #cfd8dc; }
+tr.win, tr.loss, tr.tie, tr.draw { background: none; }
+a.win, a.loss, a.tie, a.draw, span.win, span.loss, span.tie, span.draw { color: #000; text-decoration: none; padding: 0 4px; border-radius: 3px; }
 a:hover { outline: 1px solid #37474f; }
 tr.unreachable td { opacity: 0.55; }
 tr:target td { outline: 2px solid #1e88e5; }
@@ -379,7 +388,8 @@ svg { vertical-align: middle; }
 """
 
 _LEGEND = ('<p class="legend">Colour: the value for the player to move: <span class="win">win</span> '
-           '<span class="loss">loss</span> <span class="draw">draw</span>. Remoteness: plies to the end '
+           '<span class="loss">loss</span> <span class="tie">tie</span> (the game ends, nobody wins) '
+           '<span class="draw">draw</span> (it never ends). Remoteness: plies to the end '
            'under best play (a win as fast as possible, a loss held out as long as possible).</p>')
 
 
@@ -394,15 +404,6 @@ def _document(title: str, body: list[str]) -> str:
         f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
         *body, "</body>", "</html>",
     ]) + "\n"
-
-
-def first_player(value: str, remoteness: int | None) -> str:
-    """Who wins from a start whose value (for the first player) is `value`, in words."""
-    if value == "win":
-        return f"the first player wins in {remoteness}"
-    if value == "loss":
-        return f"the second player wins in {remoteness}"
-    return "a draw: neither player can force a win"
 
 
 def page_href(folder: str) -> str:
@@ -423,12 +424,13 @@ def ruleset_page(graph: RulesetGraph, pictures: list[tuple[str, str]], counts: d
         f"<p>Game <b>{_e(s['game'])}</b>; "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s["params"].items()) + ".</p>",
         f'<p>Start <a class="{start.value}" href="#p{start.id}"><code>{_e(start.text)}</code></a>: '
-        f"{_e(first_player(s['start_value'], s['start_remoteness']))}.</p>",
+        f"{_e(in_words(s['start_value'], s['start_remoteness']))}.</p>",
         '<table class="numbers"><tbody>',
         *(f'<tr><th>{label}</th><td class="{f"n {cls}".strip()}">{s[key]:,}</td></tr>' for label, key, cls in (
             ("positions", "positions", ""), ("reachable from the start", "reachable", ""),
             ("moves", "transitions", ""), ("wins", "wins", "win"), ("losses", "losses", "loss"),
-            ("draws", "draws", "draw"), ("longest forced win or loss", "max_remoteness", ""))),
+            ("ties", "ties", "tie"), ("draws", "draws", "draw"),
+            ("longest forced win, loss or tie", "max_remoteness", ""))),
         "</tbody></table>",
     ]
     if pictures:
@@ -461,7 +463,8 @@ def _moves_cell(graph: RulesetGraph, position: Position) -> str:
     edges = graph.moves[position.id]
     if not edges:
         if position.over:
-            winner = "the player to move wins" if position.value == "win" else "the player to move has lost"
+            winner = {Value.WIN: "the player to move wins", Value.LOSS: "the player to move has lost"}.get(
+                Value(position.value), "a tie, nobody wins")
             return f'<span class="note">game over: {winner}</span>'
         return '<span class="note">no move</span>'
     best = best_first(_as_move(edges[0], graph.positions))[:2]
@@ -476,11 +479,11 @@ def _moves_cell(graph: RulesetGraph, position: Position) -> str:
 
 
 def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str]) -> str:
-    """The index of every built ruleset: numbers, a win/loss/draw bar and a remoteness
+    """The index of every built ruleset: numbers, a win/loss/tie/draw bar and a remoteness
     histogram each, grouped by game; rulesets in `drawn` link to their pages."""
     body = ["<h1>Tablebases</h1>",
             f"<p>{len(catalog):,} rulesets built. Each row: how many positions, who wins from the "
-            "start, the share of positions won, lost and drawn by the player to move, and how many "
+            "start, the share of positions won, lost, tied and drawn by the player to move, and how many "
             "positions lie at each remoteness. Rulesets with a page link to it (draw others with "
             "<code>tablebase draw RULESET</code>).</p>", _LEGEND]
     games = sorted({row["game"] for row in catalog})
@@ -488,8 +491,8 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
     for game in games:
         body += [f'<h2 id="game-{_e(game)}">{_e(game)}</h2>', '<table class="catalog">',
                  "<thead><tr><th>ruleset</th><th>positions</th><th>reachable</th><th>start</th>"
-                 "<th>from the start</th><th>wins</th><th>losses</th><th>draws</th>"
-                 "<th>win / loss / draw</th><th>remoteness</th></tr></thead>", "<tbody>"]
+                 "<th>from the start</th><th>wins</th><th>losses</th><th>ties</th><th>draws</th>"
+                 "<th>win / loss / tie / draw</th><th>remoteness</th></tr></thead>", "<tbody>"]
         for row in (r for r in catalog if r["game"] == game):
             ruleset = row["ruleset"]
             name = (f'<a href="{_e(page_href(row["folder"]))}">{_e(ruleset)}</a>' if ruleset in drawn
@@ -498,10 +501,10 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
                 f'<tr data-ruleset="{_e(ruleset)}"><td>{name}</td>'
                 f'<td class="n positions">{row["positions"]:,}</td><td class="n reachable">{row["reachable"]:,}</td>'
                 f'<td><code>{_e(row["start"])}</code></td>'
-                f'<td class="{row["start_value"]}">{_e(first_player(row["start_value"], row["start_remoteness"]))}</td>'
+                f'<td class="{row["start_value"]}">{_e(in_words(row["start_value"], row["start_remoteness"]))}</td>'
                 f'<td class="n wins">{row["wins"]:,}</td><td class="n losses">{row["losses"]:,}</td>'
-                f'<td class="n draws">{row["draws"]:,}</td>'
-                f'<td>{value_bar(row["wins"], row["losses"], row["draws"])}</td>'
+                f'<td class="n ties">{row["ties"]:,}</td><td class="n draws">{row["draws"]:,}</td>'
+                f'<td>{value_bar(row["wins"], row["losses"], row["ties"], row["draws"])}</td>'
                 f"<td>{remoteness_histogram(counts.get(ruleset, {}))}</td></tr>")
         body += ["</tbody></table>"]
     return _document("Tablebases", body)
@@ -535,7 +538,8 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
         for name, text, what, size in (
                 ("graph", state_graph_dot(graph), "state graph", edges),
                 ("strategy", strategy_dot(graph, plan),
-                 "drawing strategy" if plan.drawn else "winning strategy", len(plan.edges))):
+                 {Value.WIN: "winning", Value.TIE: "tying", Value.DRAW: "drawing"}[plan.holds] + " strategy",
+                 len(plan.edges))):
             dot_file = _write(folder / f"{name}.dot", text)
             written.append(dot_file)
             svg = render_svg(dot_file, size)

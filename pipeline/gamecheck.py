@@ -5,7 +5,7 @@ one (small) ruleset, run on every registered game by the tests:
   - the game has every required member (pipeline.games.check_contract);
   - positions: the leading columns, then exactly the game's documented columns; ids and
     texts unique; every text canonical (canonical_position gives it back); the start and
-    every legal start among them; terminal values only 'win' or 'loss';
+    every legal start among them; terminal values only 'win', 'loss' or 'tie';
   - transitions: distinct (src, dst) pairs in ascending order, joining known positions,
     each with a label; none from a finished position, at least one from every other;
   - rank, where given: one per position, falling along every transition;
@@ -20,6 +20,7 @@ import pyarrow as pa
 from pipeline.errors import DataError, TablebaseError
 from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, check_contract, find_game
 from pipeline.rulesets import Ruleset
+from pipeline.values import TERMINAL
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
 LIMIT = 2_000_000
@@ -70,8 +71,10 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
             problems.append(f"{label}: the text {text!r} reads back as {canonical!r}")
             break
     terminal = positions["terminal"].to_pylist()
-    if set(terminal) - {"win", "loss", None}:
-        problems.append(f"{label}: terminal values other than 'win' and 'loss': {sorted(set(terminal) - {None, 'win', 'loss'})}")
+    others = set(terminal) - {*(value.value for value in TERMINAL), None}
+    if others:
+        problems.append(f"{label}: terminal values other than {', '.join(repr(v.value) for v in TERMINAL)}: "
+                        f"{sorted(others)}")
     finished = {i for i, t in zip(ids, terminal) if t is not None}
 
     table = pa.Table.from_batches(list(space.transitions()), schema=TRANSITION_SCHEMA)

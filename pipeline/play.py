@@ -5,7 +5,7 @@
 
 The computer plays perfectly, taking the first of `pipeline.probe`'s best-first moves:
 from a won position it wins fastest, from a lost one it holds out longest, and otherwise
-it draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
+it ties (fastest) or draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
 
 The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`)
 or the position it leads to; `quit` or end of input abandons the game. A drawn game
@@ -24,6 +24,7 @@ from pipeline.errors import PositionError, TablebaseError
 from pipeline.probe import Move, Probe, probe
 from pipeline.params import is_number
 from pipeline.rulesets import Ruleset
+from pipeline.values import Value
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
 MAX_PLIES = 200
@@ -37,7 +38,7 @@ class PlayError(TablebaseError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a game ended: `winner` is 'you', 'computer' or None (abandoned or stopped)."""
+    """How a game ended: `winner` is 'you', 'computer' or None (a tie, abandoned or stopped)."""
 
     winner: str | None
     plies: int
@@ -120,7 +121,10 @@ def play(
         say(f"ply {plies}  {position}  {who} to move: {describe(result.value, result.remoteness)}")
         if game_over(result):
             other = "computer" if human_to_move else "you"
-            winner = who if result.value == "win" else other
+            if result.value == Value.TIE:
+                say(f"game over after {_plies(plies)}: a tie, nobody wins.")
+                return Outcome(None, plies, "over", position)
+            winner = who if result.value == Value.WIN else other
             say(f"game over after {_plies(plies)}: {'you win' if winner == 'you' else 'the computer wins'}.")
             return Outcome(winner, plies, "over", position)
         if plies >= max_plies:

@@ -6,9 +6,10 @@
     ('loss', ...)
     >>> result.moves[0]                          # the best move first
 
-Values are the mover's: 'win', 'loss' or 'draw'; remoteness is the number of plies to the
-end under best play (None for draws). Moves are ordered best first for the mover: wins
-fastest first, then draws, then losses slowest first.
+Values are the mover's: 'win', 'loss', 'tie' or 'draw' (pipeline/values.py); remoteness is
+the number of plies to the end under best play (None for draws). Moves are ordered best
+first for the mover: wins fastest first, then ties fastest first, then draws, then losses
+slowest first.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pipeline.check import trusted
 from pipeline.layout import DataDir
 from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
+from pipeline.values import Value, best_move_first
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Move:
     @property
     def outcome(self) -> str:
         """The move's result for the player making it."""
-        return {"loss": "win", "win": "loss", "draw": "draw"}[self.value]
+        return Value(self.value).opposite.value
 
 
 @dataclass(frozen=True)
@@ -48,12 +50,8 @@ class Probe:
 
 
 def best_first(move: Move) -> tuple:
-    """Sort key: winning fastest, then drawing, then losing slowest."""
-    if move.value == "loss":
-        return (0, move.remoteness, move.move)
-    if move.value == "draw":
-        return (1, 0, move.move)
-    return (2, -(move.remoteness or 0), move.move)
+    """Sort key: winning fastest, then tying fastest, then drawing, then losing slowest."""
+    return (*best_move_first(move.value, move.remoteness), move.move)
 
 
 def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> Probe:

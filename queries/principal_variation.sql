@@ -1,6 +1,7 @@
 -- The principal variation from a position: the line of play when both sides play best
 -- (the winner ends as fast as possible, the loser holds out as long as possible, a side
--- that can only draw keeps the draw), until the game ends or, for a draw, for 40 plies.
+-- that can only tie ties as fast as possible, one that can only draw keeps the draw),
+-- until the game ends or, for a draw, for 40 plies.
 -- Among equally good moves the one whose label sorts first is shown.
 -- Parameters: ruleset (a ruleset id), position (a position text of that ruleset).
 -- Example: tablebase query principal_variation -p ruleset=chopsticks -p position='1-1|1-1'
@@ -9,9 +10,10 @@
 WITH RECURSIVE
 moves AS (
     SELECT m.src, m.dst, m.move, c.position, c.value, c.remoteness,
-           -- the mover's preference: a lost child (fastest first), a draw, a won one (slowest first)
-           CASE c.value WHEN 'loss' THEN c.remoteness WHEN 'draw' THEN 1000000000
-                ELSE 2000000000 - c.remoteness END AS preference
+           -- the mover's preference: a lost child (fastest first), a tied one (fastest first),
+           -- a draw, a won one (slowest first)
+           CASE c.value WHEN 'loss' THEN c.remoteness WHEN 'tie' THEN 500000000 + c.remoteness
+                WHEN 'draw' THEN 1000000000 ELSE 2000000000 - c.remoteness END AS preference
     FROM transitions AS m JOIN tablebase AS c ON c.ruleset = m.ruleset AND c.id = m.dst
     WHERE m.ruleset = $ruleset
 ),

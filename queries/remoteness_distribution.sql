@@ -1,4 +1,4 @@
--- How many positions of a ruleset are won, lost or drawn at each remoteness (plies to the
+-- How many positions of a ruleset are won, lost, tied or drawn at each remoteness (plies to the
 -- end under best play), and how many of them can arise in play from the start.
 -- Parameters: ruleset (a ruleset id).
 -- Example: tablebase query remoteness_distribution -p ruleset=chopsticks

@@ -60,6 +60,7 @@ class Countdown(Game):
 
     name = "countdown"
     summary = "take one counter"
+    impartial = True
     params = (IntParam("n", "3", "counters", minimum=1),)
     columns = {"left": "counters left"}
 
@@ -107,7 +108,7 @@ class Countdown(Game):
     ({"child": lambda i: i + 5}, "a position that is not listed"),
     ({"twice": True}, "not distinct"),
     ({"outcome": None}, "no move and no outcome"),
-    ({"outcome": "tie"}, "terminal values other than"),
+    ({"outcome": "draw"}, "terminal values other than"),
     ({"rank": lambda n: [0] * (n + 1)}, "the rank does not fall"),
 ])
 def test_the_checker_names_what_a_game_breaks(monkeypatch, breakage, problem):
@@ -124,7 +125,7 @@ def test_a_game_without_a_required_method_is_refused():
     class Half(Game):
         name, summary, params, columns = "half", "", (), {}
 
-    assert check_contract(Half()) == ["game 'half': space() is required", "game 'half': start() is required",
+    assert check_contract(Half()) == ["game 'half': no impartial", "game 'half': space() is required", "game 'half': start() is required",
                                       "game 'half': canonical_position() is required"]
 
 

@@ -58,6 +58,7 @@ def test_the_example_lands_in_the_catalog_and_checks(takeaway):
 
 class Broken(SimpleGame):
     name, summary = "broken", "a plug-in with a bug"
+    impartial = True
     params = (IntParam("n", "3", "tokens", minimum=1),)
 
     def __init__(self, bug: str):

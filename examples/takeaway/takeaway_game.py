@@ -12,6 +12,7 @@ from pipeline.params import ChoiceParam, IntParam
 class Takeaway(SimpleGame):
     name = "takeaway"
     summary = "take 1 to `take` tokens from one pile; who takes the last one wins (an example plug-in)"
+    impartial = True
     params = (
         IntParam("tokens", "21", "tokens in the pile at the start", minimum=1, maximum=1_000_000),
         IntParam("take", "3", "most tokens one move takes", minimum=1, maximum=1_000),

@@ -4,7 +4,8 @@ A game turns a ruleset into a `Space`: every position (as integer columns, a pos
 text and a terminal value) and every transition, generated in bulk as Arrow data. The
 pipeline's stages know nothing else about a game.
 
-Values are always from the side to move: 'win', 'loss', or NULL for "not over yet".
+A finished game's value is from the side to move: 'win', 'loss' or 'tie' (pipeline/values.py),
+NULL for "not over yet".
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ class Space:
 
     Required:
       positions() one table: POSITION_COLUMNS, then the game's decoded columns (documented
-                  in `Game.columns`). `id` is unique; `terminal` is 'win' or 'loss' where
-                  the game is over (no transitions leave such a position) and NULL
+                  in `Game.columns`). `id` is unique; `terminal` is 'win', 'loss' or 'tie'
+                  (pipeline.values.TERMINAL) where the game is over (no transitions leave such a position) and NULL
                   elsewhere.
       transitions() batches of TRANSITION_SCHEMA: one row per distinct (src, dst) pair,
                   `move` naming the first move (in the game's order) that leads there.
@@ -87,7 +88,10 @@ class Game:
     """One game with its rule parameters. Subclass it; `check` says what is missing.
 
     Required: name ([a-z][a-z0-9_]*), summary, params, columns (decoded position columns:
-    name -> meaning), space(rules), start(rules), canonical_position(rules, text).
+    name -> meaning), impartial (True where both players have the same moves from every
+    position and a player without a move loses under normal play, so Grundy values mean
+    something; False, as for tic-tac-toe, and no Grundy value is computed), space(rules),
+    start(rules), canonical_position(rules, text).
     Optional, with their defaults:
       validate(values)  nothing: every combination of individually valid values is accepted
       starts(rules)     [start(rules)]: where the first player chooses how the game begins
@@ -100,6 +104,7 @@ class Game:
     summary: str
     params: tuple["Param", ...]
     columns: Mapping[str, str]
+    impartial: bool
 
     def space(self, rules: "Ruleset") -> Space:
         raise NotImplementedError
@@ -122,7 +127,7 @@ class Game:
         return None
 
 
-REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns")
+REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns", "impartial")
 REQUIRED_METHODS = ("space", "start", "canonical_position")
 #: Folder names a game may not take: they sit beside the games in the data folder.
 RESERVED_NAMES = ("pages", "dist")
@@ -141,6 +146,8 @@ def check_contract(game: object) -> list[str]:
     required, base = (REQUIRED_SIMPLE, SimpleGame) if isinstance(game, SimpleGame) else (REQUIRED_METHODS, Game)
     problems += [f"game {label!r}: {method}() is required" for method in required
                  if getattr(type(game), method) is getattr(base, method)]
+    if hasattr(game, "impartial") and not isinstance(game.impartial, bool):
+        problems.append(f"game {label!r}: impartial must be True or False")
     name = getattr(game, "name", "")
     if not (isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", name)) or name in RESERVED_NAMES:
         problems.append(f"game {label!r}: its name must be [a-z][a-z0-9_]* and not {' or '.join(RESERVED_NAMES)}")

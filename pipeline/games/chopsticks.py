@@ -44,6 +44,7 @@ def _hands_by_total(fingers: int, hands: int) -> list[int]:
 class Chopsticks(Game):
     name = "chopsticks"
     summary = "the finger game: attack to add your fingers to an opponent's hand (seeds 000, 003)"
+    impartial = True
     params = (
         IntParam("fingers", "5", "a hand reaching this many fingers overflows", minimum=2, maximum=100),
         IntParam("hands", "2", "hands per player", minimum=1, maximum=10),

@@ -132,6 +132,7 @@ def subtree_sizes(tree: Tree) -> tuple[dict[int, int], int]:
 class Hackenbush(Game):
     name = "hackenbush"
     summary = "green Hackenbush on a rooted tree: cut an edge, what hangs from it falls (seed 004)"
+    impartial = True
     params = (
         TextParam("tree", "1:2/3;2:4/5;4:7;3:6", "the tree: each parent with its children; node 1 is the root",
                   parser=parse_tree, formatter=format_tree, shape="parent:child/child;…"),

@@ -48,6 +48,7 @@ def parse_heaps(text: str) -> tuple[int, ...]:
 class Nim(Game):
     name = "nim"
     summary = "take stones from heaps; six variants of which heap and how many (seed 002)"
+    impartial = True
     params = (
         TextParam("start", "3-4-5", "the start's heap sizes", parser=parse_heaps,
                   formatter=lambda heaps: "-".join(map(str, heaps)), shape="heap sizes joined by -"),

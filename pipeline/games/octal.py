@@ -65,6 +65,7 @@ def label(size: int, a: int, b: int) -> str:
 class Octal(Game):
     name = "octal"
     summary = "take tokens from a heap as an octal code allows, maybe splitting it in two (Kayles 0.77, …)"
+    impartial = True
     params = (
         TextParam("code", "0.77", "the octal code 0.d1d2…: digit dk (a sum of 1, 2, 4) says what taking k "
                   "tokens may leave: nothing, one heap, two heaps", parser=parse_code, formatter=str,

@@ -5,8 +5,8 @@ A game author who does not want NumPy batches subclasses `SimpleGame` and gives:
   name, summary, params          as for every game (pipeline.params for the parameters)
   initial(rules)                 the start position: any hashable value (a tuple, say)
   moves(rules, position)         the moves from a position: (label, child position) pairs
-  outcome(rules, position)       for a position without moves: 'win' or 'loss' for the
-                                 player to move
+  outcome(rules, position)       for a position without moves: 'win', 'loss' or 'tie' for
+                                 the player to move (pipeline.values.Value)
   text(rules, position)          the position's text, unique and canonical
   parse(rules, text)             the position a text names; ValueError if it names none
 
@@ -25,6 +25,7 @@ import pyarrow as pa
 from pipeline.errors import DataError, PositionError
 from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space
 from pipeline.progress import log
+from pipeline.values import TERMINAL
 
 if TYPE_CHECKING:
     from pipeline.rulesets import Ruleset
@@ -129,10 +130,10 @@ class SimpleSpace(Space):
                 terminal.append(None)
                 continue
             value = game.outcome(rules, position)
-            if value not in ("win", "loss"):
+            if value not in TERMINAL:
                 raise DataError(f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
-                                f"not 'win' or 'loss'")
-            terminal.append(value)
+                                f"not {' or '.join(repr(v.value) for v in TERMINAL)}")
+            terminal.append(str(value))
         if len(set(texts)) != len(texts):
             raise DataError(f"game {game.name}: two positions have the same text: text() must be unique")
         return pa.Table.from_arrays(

@@ -26,6 +26,7 @@ MAX_ROWS = 12
 class Sticks(Game):
     name = "sticks"
     summary = "remove adjacent sticks from one row; the gap splits the row (seed 001)"
+    impartial = True
     params = (
         IntParam("rows", "3", "the start has rows of 1, 2, …, rows sticks", minimum=1),
         ChoiceParam(

@@ -1,22 +1,32 @@
 -- Solving rank by rank, one rank: the positions with ids lo..hi (one rank; every child of
 -- theirs has a lower rank, so is in res already). Variables: transitions (Parquet path),
--- lo, hi. Each transition is read once in the whole solve, when its source's rank comes.
--- A position with a lost child is won, one rank after its fastest lost child; one whose
--- children are all won is lost, after its slowest. Its Grundy value is the smallest value
--- no child has (mex), its height one more than its highest child's.
+-- lo, hi, impartial, and pipeline/values.py's (band, value_names). Each transition is read
+-- once in the whole solve, when its source's rank comes.
+-- A position's best move is to the child with the highest score (rank_setup.sql): a lost
+-- child makes it won, one ply after the fastest; else a tied child makes it tied, one ply
+-- after the fastest; else (every child won) it is lost, one ply after the slowest. Its
+-- Grundy value (impartial games only) is the smallest value no child has (mex), its height
+-- one more than its highest child's.
 CREATE OR REPLACE TEMP TABLE moves_here AS
 SELECT src::INTEGER AS src, dst::INTEGER AS dst
 FROM read_parquet(getvariable('transitions'))
 WHERE src BETWEEN getvariable('lo') AND getvariable('hi');
 
 INSERT INTO res
-SELECT id, CASE terminal WHEN 'win' THEN 0 ELSE 1048576 END, 0, 0
+SELECT id,
+       CASE terminal WHEN getvariable('value_names')[getvariable('win')] THEN 0           -- won in 0
+                     WHEN getvariable('value_names')[getvariable('tie')] THEN 2 * getvariable('band') - 1
+                     ELSE 3 * getvariable('band') - 1 END,                                  -- lost in 0
+       CASE WHEN getvariable('impartial') THEN 0 END,
+       CASE WHEN getvariable('impartial') THEN 0 END
 FROM pos
 WHERE id BETWEEN getvariable('lo') AND getvariable('hi') AND moves = 0
 UNION ALL
 SELECT src,
-       CASE WHEN best >= 524288 THEN 1048576 - best + 1  -- a lost child: won in r + 1
-            ELSE 1048576 - (best + 1) END,               -- all won: lost in r + 1
+       CASE WHEN best >= 2 * getvariable('band')                       -- a lost child in r:
+                 THEN getvariable('band') - best % getvariable('band')  --   won in r + 1
+            WHEN best >= getvariable('band') THEN best - 1             -- a tied child: tied in r + 1
+            ELSE 3 * getvariable('band') - 2 - best END,               -- all won, at most in r: lost in r + 1
        bit_position('0'::BIT, mask) - 1,
        height + 1
 FROM (

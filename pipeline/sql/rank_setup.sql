@@ -9,7 +9,9 @@ SELECT id::INTEGER AS id, terminal, moves, rank
 FROM read_parquet(getvariable('positions'));
 
 -- One row per position solved so far. score packs value and remoteness so that a parent's
--- best move is the child with the highest score: a child lost in r moves scores 2^20 - r
--- (the parent wins in r + 1), a child won in r scores r (the parent loses in r + 1 at
--- best). height: the longest line of play to a position without moves.
+-- best move is the child with the highest score (B = getvariable('band'), pipeline/values.py):
+-- a child won in r scores r (the parent loses in r + 1 at best), a child tied in r scores
+-- B + (B - 1 - r), a child lost in r scores 2B + (B - 1 - r) (the parent wins in r + 1).
+-- grundy and height (the longest line of play to a position without moves): NULL unless
+-- the game is impartial.
 CREATE TEMP TABLE res (id INTEGER, score INTEGER, grundy INTEGER, height INTEGER);

@@ -1,5 +1,6 @@
--- Retrograde analysis, one level: decide the parents of the positions decided at the
--- previous level (the `frontier`: id, val). Variable: level (the new remoteness).
+-- Retrograde analysis, one level: decide the parents of the positions won or lost at the
+-- previous level (the `frontier`: id, val). Variables: level (the new remoteness), and the
+-- value codes (pipeline/values.py).
 -- A parent with a lost child is won; a parent whose last pending child was just won is
 -- lost. Each transition is unnested once in the whole solve, when its child is decided.
 -- One sum per parent carries both facts: a lost child weighs 2^30 (more than any count
@@ -8,7 +9,7 @@
 WITH hits AS (
     SELECT id, sum(weight)::BIGINT AS weight
     FROM (
-        SELECT unnest(r.parents) AS id, CASE f.val WHEN 2 THEN 1073741824 ELSE 1 END AS weight
+        SELECT unnest(r.parents) AS id, CASE f.val WHEN getvariable('loss') THEN 1073741824 ELSE 1 END AS weight
         FROM frontier AS f
         JOIN rev AS r USING (id)
     )
@@ -16,7 +17,8 @@ WITH hits AS (
 )
 UPDATE st
 SET pending = CASE WHEN hits.weight >= 1073741824 THEN 0 ELSE st.pending - hits.weight END,
-    val = CASE WHEN hits.weight >= 1073741824 THEN 1 WHEN st.pending = hits.weight THEN 2 ELSE 0 END,
+    val = CASE WHEN hits.weight >= 1073741824 THEN getvariable('win')
+               WHEN st.pending = hits.weight THEN getvariable('loss') ELSE 0 END,
     rem = CASE WHEN hits.weight >= 1073741824 OR st.pending = hits.weight THEN getvariable('level') END
 FROM hits
 WHERE st.id = hits.id AND st.val = 0

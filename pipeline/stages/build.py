@@ -43,9 +43,9 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
         keep = False
         try:
             enumerate_ruleset(rules, stage, data.temp)
-            solve(stage, data.temp, rules.id)
+            solve(stage, data.temp, rules.id, rules.game.impartial)
             try:
-                verify(stage, data.temp, rules.id)
+                verify(stage, data.temp, rules.id, rules.game.impartial)
             except VerificationError:
                 keep = True
                 log.error("the failed build is kept for inspection in %s until the next build", stage.dir)

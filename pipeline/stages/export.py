@@ -22,6 +22,7 @@ from pipeline.parquet import require, sha256, write_select, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
+from pipeline.values import Value
 from pipeline.views import write_database
 
 
@@ -52,12 +53,13 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
             ORDER BY p.id""", files.tablebase, schema)
         counts = con.execute(
             """SELECT count(*),
-                      count(*) FILTER (WHERE value = 'win'),
-                      count(*) FILTER (WHERE value = 'loss'),
-                      count(*) FILTER (WHERE value = 'draw'),
+                      count(*) FILTER (WHERE value = ?),
+                      count(*) FILTER (WHERE value = ?),
+                      count(*) FILTER (WHERE value = ?),
+                      count(*) FILTER (WHERE value = ?),
                       count(*) FILTER (WHERE reachable),
                       max(remoteness)
-               FROM read_parquet(?)""", [str(files.tablebase)],
+               FROM read_parquet(?)""", [Value.WIN, Value.LOSS, Value.TIE, Value.DRAW, str(files.tablebase)],
         ).fetchall()[0]
         start = con.execute(
             "SELECT value, remoteness, grundy FROM read_parquet(?) WHERE position = ?", [str(files.tablebase), start_text],
@@ -74,13 +76,14 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
         "transitions": pq.read_metadata(files.transitions).num_rows,
         "wins": counts[1],
         "losses": counts[2],
-        "draws": counts[3],
-        "reachable": counts[4],
+        "ties": counts[3],
+        "draws": counts[4],
+        "reachable": counts[5],
         "start": start_text,
         "start_value": start[0],
         "start_remoteness": start[1],
         "start_grundy": start[2],
-        "max_remoteness": counts[5],
+        "max_remoteness": counts[6],
         "tablebase_sha256": sha256(files.tablebase),
         "transitions_sha256": sha256(files.transitions),
         "positions_sha256": sha256(files.positions),
@@ -107,6 +110,15 @@ def mark_reachable(con, files: RulesetFiles, starts: list[int]) -> None:
 SUMMARY_SCHEMA = CATALOG.schema()
 
 
+def _upgrade(summary: Path) -> None:
+    """Bring a catalog row written before version 0.3 (no `ties` column) up to date in place:
+    no game could end in a tie then, so it has none."""
+    row = pq.read_table(summary)
+    if "ties" not in row.column_names and "losses" in row.column_names:
+        row = row.add_column(row.column_names.index("losses") + 1, "ties", pa.array([0] * row.num_rows, pa.int64()))
+        write_table(row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA), summary)
+
+
 def write_catalog(data: DataDir, database: bool = True) -> int:
     """Rewrite data/catalog.parquet from every ruleset's summary, and (with `database`) the
     DuckDB database of views over everything built; return the number of rulesets. Under
@@ -116,6 +128,7 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
         for path in data.summaries():
             require(path, "catalog row")
             try:
+                _upgrade(path)
                 row = pq.read_table(path, schema=SUMMARY_SCHEMA)
             except (OSError, pa.ArrowException) as error:
                 raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "

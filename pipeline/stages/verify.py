@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline import values
 from pipeline.dataset import VERIFICATION
 from pipeline.db import connect, run_sql
 from pipeline.errors import VerificationError
@@ -20,10 +21,11 @@ from pipeline.layout import RulesetFiles
 from pipeline.parquet import require, sha256, write_table
 from pipeline.progress import Timer
 
-#: (check, what it requires, SQL over sql/verify.sql's `facts` that is true where it fails)
+#: (check, what it requires, SQL over sql/verify.sql's `facts` that is true where it fails).
+#: Values are compared by code (getvariable('win'), …: pipeline/values.py).
 CHECKS: list[tuple[str, str, str]] = [
-    ("solved", "every position has a value",
-     "NOT solved OR value NOT IN ('win', 'loss', 'draw')"),
+    ("solved", "every position has a value, one of win, loss, tie, draw",
+     "NOT solved OR code IS NULL"),
     ("children_exist", "every transition leads to a position",
      "children <> known_children"),
     ("moves_counted", "a position's move count is its number of transitions",
@@ -32,30 +34,37 @@ CHECKS: list[tuple[str, str, str]] = [
      "terminal IS NOT NULL AND children > 0"),
     ("dead_end_is_terminal", "a position without moves is one where the game is over",
      "terminal IS NULL AND children = 0"),
+    ("terminal_known", "a finished game is won, lost or tied",
+     "terminal IS NOT NULL AND (terminal_code IS NULL OR terminal_code = getvariable('draw'))"),
     ("terminal_value", "a finished game has the value the rules give it, at remoteness 0",
      "terminal IS NOT NULL AND (value IS DISTINCT FROM terminal OR remoteness IS DISTINCT FROM 0)"),
     ("win", "a win has a loss child at remoteness one less, and none nearer",
-     "terminal IS NULL AND value = 'win' AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
+     "terminal IS NULL AND code = getvariable('win') AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
     ("loss", "a loss has only win children, the farthest at remoteness one less",
-     "terminal IS NULL AND value = 'loss' AND NOT (win_children = children AND remoteness = max_win + 1)"),
-    ("draw", "a draw has no loss child, some draw child, and no remoteness",
-     "value = 'draw' AND NOT (loss_children = 0 AND draw_children > 0 AND remoteness IS NULL)"),
-    ("grundy_defined", "a Grundy value exactly where every child has one",
-     "(grundy IS NOT NULL) <> (grundy_children = children)"),
+     "terminal IS NULL AND code = getvariable('loss') AND NOT (win_children = children AND remoteness = max_win + 1)"),
+    ("tie", "a tie has no loss child and a tie child at remoteness one less, and none nearer",
+     "terminal IS NULL AND code = getvariable('tie') AND NOT (loss_children = 0 AND tie_children > 0"
+     " AND remoteness = min_tie + 1)"),
+    ("draw", "a draw has no loss or tie child, some draw child, and no remoteness",
+     "code = getvariable('draw') AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0"
+     " AND remoteness IS NULL)"),
+    ("grundy_defined", "in an impartial game, a Grundy value exactly where every child has one; else none",
+     "(grundy IS NOT NULL OR grundy_height IS NOT NULL) <> (impartial AND grundy_children = children)"),
     ("grundy_mex", "a Grundy value is the least value no child has",
      "grundy IS NOT NULL AND (list_contains(child_grundy, grundy)"
      " OR len(list_filter(child_grundy, lambda g: g < grundy)) <> grundy)"),
     ("grundy_acyclic", "a Grundy value's height is one more than its highest child's (no cycle)",
      "grundy IS NOT NULL AND grundy_height IS DISTINCT FROM coalesce(max_child_height + 1, 0)"),
     ("grundy_zero_is_loss", "under normal play, Grundy value 0 exactly on lost positions",
-     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (value = 'loss')"),
+     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (code = getvariable('loss'))"),
 ]
 
 VERIFICATION_SCHEMA = VERIFICATION.schema()
 
 
-def verify(files: RulesetFiles, temp_dir: Path, label: str = "") -> pa.Table:
-    """Check files.solution against files.positions and files.transitions.
+def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool = True) -> pa.Table:
+    """Check files.solution against files.positions and files.transitions (and, where the
+    game is not `impartial`, that it has no Grundy value).
 
     Writes files.verification (one row per check) and raises VerificationError if any
     check fails.
@@ -67,7 +76,7 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "") -> pa.Table:
     with Timer(f"verify {label}"):
         con = connect(temp_dir)
         run_sql(con, "verify", positions=files.positions, transitions=files.transitions,
-                solution=files.solution)
+                solution=files.solution, impartial=impartial, **values.sql_variables())
         columns = ", ".join(
             f"count(*) FILTER (WHERE {cond}), arg_min(text, id) FILTER (WHERE {cond})"
             for _, _, cond in CHECKS

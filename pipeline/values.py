@@ -1,0 +1,101 @@
+"""The values a position can have, defined once for every stage, the SQL and the user.
+
+A value is always from the side of the player to move:
+
+  win   the mover can force a win;
+  tie   the mover cannot force a win but can force the game to end with nobody winning
+        (a full tic-tac-toe board);
+  draw  neither player can force the game to end: best play goes on for ever;
+  loss  the other player can force a win.
+
+The mover prefers them in that order: win > tie > draw > loss. A tie is preferred to a draw
+because it ends the game (GamesmanOne orders its values Lose < Draw < Tie < Win the same
+way). Remoteness counts plies to the end under best play: the winner hurries and the loser
+holds out; a player who can only tie takes the shortest way to the tied end (as
+GamesmanOne does); a draw has none.
+
+The solvers' SQL works on small integer codes and packed scores, never on the words: both
+come from here (`sql_variables`) and reach the SQL as variables.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Value(str, enum.Enum):
+    """A position's value for the player to move; compares equal to its word ('win')."""
+
+    WIN = "win"
+    LOSS = "loss"
+    TIE = "tie"
+    DRAW = "draw"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def code(self) -> int:
+        """The solvers' integer for the value (0 is "not decided yet")."""
+        return list(Value).index(self) + 1
+
+    @property
+    def opposite(self) -> "Value":
+        """The value for the other player: what a move to a position of this value means
+        for the player making it."""
+        return {Value.WIN: Value.LOSS, Value.LOSS: Value.WIN}.get(self, self)
+
+    @property
+    def ends(self) -> bool:
+        """Whether best play ends the game (the value has a remoteness)."""
+        return self is not Value.DRAW
+
+
+#: The words, in code order: a code c is WORDS[c - 1] (SQL: getvariable('value_names')[c]).
+WORDS = [v.value for v in Value]
+#: Values a finished game can have (the `terminal` column of positions.parquet).
+TERMINAL = (Value.WIN, Value.LOSS, Value.TIE)
+#: The mover's order of preference, best first.
+PREFERENCE = (Value.WIN, Value.TIE, Value.DRAW, Value.LOSS)
+
+#: Solving rank by rank packs a position's value and remoteness into one integer score so
+#: that the best child is the one with the highest score. There are three bands of BAND
+#: scores, one per value a child can have in a game without cycles, from the parent's
+#: worst to best: a child won in r scores r; a child tied in r scores BAND + (BAND - 1 - r)
+#: (a quick tie is better); a child lost in r scores 2 BAND + (BAND - 1 - r) (a quick win is
+#: better). A remoteness must stay below BAND - 1.
+BAND = 2**20
+
+
+def score(value: Value, remoteness: int) -> int:
+    """A position's packed score, as sql/rank_level.sql computes it (for tests and docs)."""
+    band = {Value.WIN: 0, Value.TIE: 1, Value.LOSS: 2}[value]
+    return remoteness if band == 0 else band * BAND + BAND - 1 - remoteness
+
+
+def sql_variables() -> dict[str, object]:
+    """The variables the solvers' and verifier's SQL reads: `value_names` (the words in code
+    order), one code per value under its word (`getvariable('tie')` is the tie's code),
+    and `band` (see BAND)."""
+    return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND}
+
+
+def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
+    """Sort key of a move by the value and remoteness of the position it leads to (the new
+    mover's): best first for the player making it; a win or tie fastest, a loss slowest."""
+    outcome = Value(value).opposite
+    rank = PREFERENCE.index(outcome)
+    return (rank, -(remoteness or 0) if outcome == Value.LOSS else (remoteness or 0))
+
+
+def in_words(value: str, remoteness: int | None, first_player: bool = True) -> str:
+    """What a value of the player to move means for the players: "the first player wins in 7"."""
+    mover, other = ("the first player", "the second player") if first_player else ("the second player", "the first player")
+    plies = f" in {remoteness}" if remoteness else ""
+    if value == Value.WIN:
+        return f"{mover} wins{plies}"
+    if value == Value.LOSS:
+        return f"{other} wins{plies}"
+    if value == Value.TIE:
+        return f"a tie{plies}"
+    return "a draw (play never ends)"
