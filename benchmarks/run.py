@@ -1,7 +1,8 @@
-"""The benchmark suite: time and size every pipeline stage on growing chopsticks rulesets.
+"""The benchmark suite: time and size every pipeline stage on growing chopsticks rulesets,
+then on rulesets of other games (4×4 tic-tac-toe: ties, a game that is not impartial).
 
     make bench
-    .venv/bin/python benchmarks/run.py [--sizes ID ...] [--out FILE] [--data DIR]
+    .venv/bin/python benchmarks/run.py [--sizes ID ...] [--others ID ...] [--out FILE] [--data DIR]
         [--repeat N] [--commit REV] [--update-doc] [--wait-quiet S] [--quiet-stages] [--no-whole-build]
 
 For each ruleset every stage runs as its own child process of the CLI
@@ -60,6 +61,10 @@ DEFAULT_SIZES = [
     "chopsticks:fingers=20,hands=3",
     "chopsticks:fingers=15,hands=4",
 ]
+#: Other games, measured the same way after the sizes and left out of the growth table
+#: (which follows one game as it grows): 4×4 tic-tac-toe with three in a row, 6.0 M / 23 M,
+#: solved rank by rank with ties.
+OTHER_GAMES = ["tictactoe:cols=4,rows=4"]
 STAGES = ["enumerate", "solve", "verify", "export"]
 #: The stage whose output file carries the row count reported for it.
 OUTPUTS = {"enumerate": "transitions", "solve": "solution", "verify": "verification", "export": "tablebase"}
@@ -285,6 +290,7 @@ class Result:
     yardstick_report: dict = field(default_factory=dict)
     check: dict = field(default_factory=dict)
     whole_build: Stage | None = None
+    growth: bool = True  # one of the growing sizes (else one of the other games)
 
     @property
     def total_seconds(self) -> float:
@@ -324,7 +330,7 @@ class Result:
         if not self.check:
             return False
         mine, theirs = self.yardstick_report, self.check["pipeline"]
-        return (all(mine[k] == theirs[k] for k in ("wins", "losses", "draws", "max_remoteness"))
+        return (all(mine.get(k) == theirs.get(k) for k in ("wins", "losses", "ties", "draws", "max_remoteness"))
                 and self.check["value_differences"] == 0 and self.check["remoteness_differences"] == 0)
 
 
@@ -486,7 +492,7 @@ def ruleset_table(r: Result) -> list[str]:
         f"### `{r.ruleset}`",
         "",
         f"{r.positions:,} positions, {r.transitions:,} transitions"
-        + (f"; {y['wins']:,} wins, {y['losses']:,} losses, {y['draws']:,} draws, "
+        + (f"; {y['wins']:,} wins, {y['losses']:,} losses, {y.get('ties', 0):,} ties, {y['draws']:,} draws, "
            f"max remoteness {y['max_remoteness']}" if y else "") + ".",
         "",
         "| stage | seconds | CPU s | others' CPU s | peak MiB | transitions/s | positions/s | output |",
@@ -603,6 +609,7 @@ def growth_table(results: list[Result]) -> list[str]:
 
 def markdown(report: dict, results: list[Result]) -> str:
     m, c = report["machine"], report["code"]
+    growing = [r for r in results if r.growth]
     lines = [
         f"Run {report['finished']} by `{report['command']}` "
         f"({report['repeat']} run{'s' if report['repeat'] > 1 else ''} of every child, up to "
@@ -625,9 +632,7 @@ def markdown(report: dict, results: list[Result]) -> str:
         "#### Summary",
         "",
         *summary_table(results),
-        "#### Growth",
-        "",
-        *growth_table(results),
+        *(["#### Growth", "", *growth_table(growing)] if growing else []),
         "#### Per ruleset",
         "",
     ]
@@ -669,8 +674,11 @@ def to_json(report: dict, results: list[Result]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", metavar="RULESET", default=DEFAULT_SIZES,
-                        help="ruleset ids, smallest first (default: %(default)s)")
+    parser.add_argument("--sizes", nargs="+", metavar="RULESET",
+                        help=f"ruleset ids of one game, smallest first (default: {' '.join(DEFAULT_SIZES)})")
+    parser.add_argument("--others", nargs="*", metavar="RULESET",
+                        help="ruleset ids measured after the sizes, left out of the growth table (default: "
+                             f"{' '.join(OTHER_GAMES)} unless --sizes is given; none if given without ids)")
     parser.add_argument("--out", type=Path, help="write the results here: JSON if it ends in .json, else markdown")
     parser.add_argument("--data", type=Path,
                         help="data directory; its files of these rulesets are overwritten "
@@ -694,6 +702,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commit", metavar="REV",
                         help="benchmark pipeline/ as committed at REV (e.g. HEAD) instead of the working tree")
     args = parser.parse_args(argv)
+    if args.others is None:
+        args.others = OTHER_GAMES if args.sizes is None else []
+    args.sizes = args.sizes or DEFAULT_SIZES
     global CODE
 
     def interrupted(signum: int, frame: object) -> None:
@@ -723,9 +734,11 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     status = 0
     try:
-        for i, ruleset in enumerate(args.sizes, 1):
-            print(f"[{i}/{len(args.sizes)}] {ruleset}", flush=True)
+        rulesets = [(ruleset, True) for ruleset in args.sizes] + [(ruleset, False) for ruleset in args.others]
+        for i, (ruleset, growth) in enumerate(rulesets, 1):
+            print(f"[{i}/{len(rulesets)}] {ruleset}", flush=True)
             results.append(bench_ruleset(ruleset, data, plan, args.whole_build, args.phases))
+            results[-1].growth = growth
     except ChildFailed as error:
         print(f"error: {error}", file=sys.stderr)
         status = 1

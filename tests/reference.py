@@ -1,14 +1,16 @@
 """Independent, deliberately simple reference solver used as a cross-check in tests.
 
 Plain Python, standard library only; shares no code with ``pipeline``.  It implements
-the games of RULES.md directly on Python tuples, builds the whole move graph of a
-ruleset, and solves it by round-by-round retrograde analysis.  Speed does not matter:
-it is meant for tiny rulesets only.
+the games of RULES.md directly on Python tuples and strings, builds the whole move
+graph of a ruleset, and solves it by round-by-round retrograde analysis.  Speed does
+not matter: it is meant for tiny rulesets only.
 
 Public API (``params`` maps parameter names to strings, as on a command line; missing
 parameters take their default values):
 
-- ``solve(game, params)``: position text -> (value, remoteness, grundy)
+- ``solve(game, params)``: position text -> (value, remoteness, grundy); value 'win',
+  'loss', 'tie' or 'draw' for the player to move; grundy None where a cycle is reachable
+  and everywhere in a game that is not impartial (tictactoe)
 - ``moves(game, params)``: position text -> set of child position texts
 - ``start(game, params)``: start position text
 """
@@ -28,6 +30,7 @@ DEFAULTS = {
     "nim": {"start": "3-4-5", "variant": "normal", "play": "normal"},
     "hackenbush": {"tree": "1:2/3;2:4/5;4:7;3:6", "fib": "none"},
     "octal": {"code": "0.77", "start": "10", "play": "normal"},
+    "tictactoe": {"rows": "3", "cols": "3", "k": "3"},
 }
 
 
@@ -71,17 +74,19 @@ class _Game:
 
     starts:    positions the space is generated from (or every position, for chopsticks)
     children:  position -> list of child positions
-    no_move:   position without moves -> 'win' or 'loss' (the game is over there)
+    no_move:   position without moves -> 'win', 'loss' or 'tie' (the game is over there)
     text:      position -> canonical text
     start:     the catalog's start position
+    impartial: whether Grundy values mean anything (False: solve gives None)
     """
 
-    def __init__(self, starts, children, no_move, text, start):
+    def __init__(self, starts, children, no_move, text, start, impartial=True):
         self.starts = starts
         self.children = children
         self.no_move = no_move
         self.text = text
         self.start = start
+        self.impartial = impartial
 
 
 # --------------------------------------------------------------------------- chopsticks
@@ -391,12 +396,55 @@ def _octal(p):
     return _Game([heaps], children, no_move, _join, heaps)
 
 
+# --------------------------------------------------------------------------- tictactoe
+# position = string of rows * cols cells, row by row from the top: 'x', 'o' or '.'
+
+
+def _tictactoe(p):
+    rows = _int(p["rows"], "rows", 1)
+    cols = _int(p["cols"], "cols", 1)
+    k = _int(p["k"], "k", 1)
+    if k > max(rows, cols):
+        raise ValueError(f"k={k} does not fit on a {rows}x{cols} board")
+
+    def has_line(pos, mark):
+        for r in range(rows):
+            for c in range(cols):
+                for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                    cells = [(r + i * dr, c + i * dc) for i in range(k)]
+                    if all(0 <= y < rows and 0 <= x < cols and pos[y * cols + x] == mark for y, x in cells):
+                        return True
+        return False
+
+    def last_mover(pos):
+        return "x" if pos.count("x") > pos.count("o") else "o"
+
+    def over(pos):
+        return has_line(pos, last_mover(pos)) or "." not in pos
+
+    def children(pos):
+        if over(pos):
+            return []
+        mark = "o" if last_mover(pos) == "x" else "x"
+        return [pos[:i] + mark + pos[i + 1 :] for i, cell in enumerate(pos) if cell == "."]
+
+    def no_move(pos):
+        return "loss" if has_line(pos, last_mover(pos)) else "tie"
+
+    def text(pos):
+        return "/".join(pos[r * cols : (r + 1) * cols] for r in range(rows))
+
+    start = "." * (rows * cols)
+    return _Game([start], children, no_move, text, start, impartial=False)
+
+
 _GAMES = {
     "chopsticks": _chopsticks,
     "sticks": _sticks,
     "nim": _nim,
     "hackenbush": _hackenbush,
     "octal": _octal,
+    "tictactoe": _tictactoe,
 }
 
 
@@ -439,13 +487,17 @@ def moves(game, params=None):
 
 
 def _values(g, graph):
-    """Round-by-round retrograde analysis.
+    """Round-by-round retrograde analysis, wins and losses first, then ties.
 
-    Round 0 settles the positions without moves.  In round r an unsettled position is
-    a win at remoteness r if it has a loss child of remoteness r-1, a loss at
-    remoteness r if every child is a win of remoteness <= r-1.  Whatever is never
-    settled is a draw.  (Either rule needs a child settled in round r-1, so only the
-    parents of those are examined.)
+    Round 0 settles the positions without moves ('win', 'loss' or 'tie').  In round r
+    an unsettled position is a win at remoteness r if it has a loss child of remoteness
+    r-1, a loss at remoteness r if every child is a win of remoteness <= r-1.  (Either
+    rule needs a child settled in round r-1, so only the parents of those are examined.)
+    Once no round settles anything, a position that is neither can still force a tie:
+    the mover prefers win > tie > draw > loss.  Tie rounds start again from the finished
+    ties: in tie round r an unsettled position with a tie child of remoteness r-1 is a
+    tie at remoteness r (the mover hurries to the tied end, so the first round that
+    reaches it counts).  Whatever is never settled is a draw.
     """
     parents = {pos: set() for pos in graph}
     for pos, kids in graph.items():
@@ -469,6 +521,14 @@ def _values(g, graph):
         for pos, v in settled:
             value[pos], rem[pos] = v, r
         last = [pos for pos, v in settled]
+    last = [pos for pos in graph if value.get(pos) == "tie"]
+    r = 0
+    while last:
+        r += 1
+        settled = {p for c in last for p in parents[c] if p not in value}
+        for pos in settled:
+            value[pos], rem[pos] = "tie", r
+        last = list(settled)
     for pos in graph:
         if pos not in value:
             value[pos], rem[pos] = "draw", None
@@ -505,5 +565,5 @@ def solve(game, params=None):
     graph = _graph(g)
     text = _texts(g, graph)
     value, rem = _values(g, graph)
-    grundy = _grundy(graph)
+    grundy = _grundy(graph) if g.impartial else dict.fromkeys(graph)
     return {text[pos]: (value[pos], rem[pos], grundy[pos]) for pos in graph}

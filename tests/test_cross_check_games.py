@@ -1,4 +1,4 @@
-"""sticks, nim and hackenbush against the independent reference solver (tests/reference.py).
+"""sticks, nim, hackenbush, octal and tictactoe against the independent reference solver (tests/reference.py).
 
 Every ruleset below is compared on its spaces (position texts, the move graph, the start);
 a few are also built by the pipeline and compared position by position on value,
@@ -40,6 +40,9 @@ SPACES = [
     "octal", "octal:start=1", "octal:code=0.07,start=9", "octal:code=0.07,start=2-5", "octal:code=0.137,start=6",
     "octal:code=0.6,start=7", "octal:code=0.4,start=8", "octal:code=0.31,start=7", "octal:code=0.2,start=5",
     "octal:play=misere,start=3-4", "octal:code=0.07,play=misere,start=3-6",
+    # tictactoe: the 3×3 game, wins, ties, k=1, one row, one column, a line on the long side only
+    "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
+    "tictactoe:rows=1", "tictactoe:k=1", "tictactoe:cols=1,k=3,rows=4", "tictactoe:cols=4,k=4,rows=2",
 ]
 
 BUILT = [
@@ -48,6 +51,9 @@ BUILT = [
     "nim:start=1-2-3,variant=arrow", "nim:play=misere,start=1-2-2,variant=arrow-other",
     "nim:start=2-3-4,variant=coin", "hackenbush", "hackenbush:fib=5",
     "octal:code=0.07,start=10", "octal:play=misere,start=8", "octal:code=0.137,start=3-6",
+    # ties and no Grundy values
+    "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
+    "tictactoe:rows=1", "tictactoe:cols=4,k=4,rows=2",
 ]
 
 

@@ -39,6 +39,10 @@ SMALL = {
         "octal", "octal:start=1", "octal:code=0.07,start=2-7", "octal:code=0.137,play=misere,start=9",
         "octal:code=0.4,start=8",
     ],
+    "tictactoe": [
+        "tictactoe", "tictactoe:rows=1", "tictactoe:cols=2,k=2,rows=2", "tictactoe:cols=1,k=1,rows=1",
+        "tictactoe:k=1", "tictactoe:cols=4,k=2,rows=1", "tictactoe:cols=2,k=2,rows=4",
+    ],
     # the example plug-in (examples/takeaway), installed by `make install`
     "takeaway": ["takeaway", "takeaway:take=1,tokens=5", "takeaway:play=misere,tokens=7"],
 }

@@ -259,7 +259,13 @@ ALL_RULESETS = NORMAL_PLAY_RULESETS + [
     ("sticks", {"rows": "4"}),
     ("nim", {"play": "misere", "variant": "arrow"}),
     ("nim", {"play": "misere", "variant": "coin"}),
+    # not impartial, and finished games may be ties
+    ("tictactoe", {}),
+    ("tictactoe", {"rows": "1", "cols": "5", "k": "3"}),
+    ("tictactoe", {"rows": "2", "cols": "3", "k": "2"}),
 ]
+#: Games without Grundy values: the reference gives None everywhere.
+PARTISAN = {"tictactoe"}
 
 
 def _id(ruleset):
@@ -292,18 +298,28 @@ def test_solution_is_self_consistent(ruleset):
     for text, kids in graph.items():
         value, rem, grundy = table[text]
         kid_rows = [table[k] for k in kids]
+        if game in PARTISAN:
+            assert grundy is None, text
         if not kids:
-            assert value in ("win", "loss") and rem == 0 and grundy == 0, text
+            assert value in ("win", "loss", "tie") and rem == 0, text
+            assert game in PARTISAN or grundy == 0, text
             continue
         loss_kids = [r for v, r, _ in kid_rows if v == "loss"]
+        tie_kids = [r for v, r, _ in kid_rows if v == "tie"]
         if value == "win":
             assert rem == 1 + min(loss_kids), text
         elif value == "loss":
             assert all(v == "win" for v, _, _ in kid_rows), text
             assert rem == 1 + max(r for _, r, _ in kid_rows), text
+        elif value == "tie":
+            # no win, but a tie beats a draw or a loss: the quickest tied end
+            assert not loss_kids and tie_kids, text
+            assert rem == 1 + min(tie_kids), text
         else:
-            assert rem is None and not loss_kids, text
+            assert rem is None and not loss_kids and not tie_kids, text
             assert any(v == "draw" for v, _, _ in kid_rows), text
+        if game in PARTISAN:
+            continue
         if grundy is not None:
             gs = {g for _, _, g in kid_rows}
             assert None not in gs, text

@@ -167,9 +167,10 @@ ENTRY_POINTS = "tablebase.games"
 @functools.lru_cache(maxsize=1)
 def _registry() -> dict[str, Game]:
     """Every game, built in or plug-in, checked against the contract once."""
-    from pipeline.games import chopsticks, hackenbush, nim, octal, sticks
+    from pipeline.games import chopsticks, hackenbush, nim, octal, sticks, tictactoe
 
-    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, *_plugins()]
+    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME,
+                        *_plugins()]
     found: dict[str, Game] = {}
     for game in games:
         problems = check_contract(game)
