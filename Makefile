@@ -7,7 +7,7 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims dist clean install enumerate solve verify export build
+.PHONY: all test bench claims dist clean install java enumerate solve verify export build
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
@@ -19,7 +19,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,spark]'
 	# the example game plug-in (tests/test_plugins.py): found through its entry point
 	$(BIN)/pip install --quiet --no-deps -e examples/takeaway
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
@@ -33,8 +33,15 @@ $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 $(DATA)/pages/index.html: $(DATA)/catalog.parquet
 	$(BIN)/tablebase draw --all --data $(DATA)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed java
 	$(BIN)/python -m pytest -q
+
+# Java for the spark engine (tests/test_spark.py), through the package manager when missing.
+java:
+	@command -v java >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+	  && echo "installing Java 17 for the spark engine (apt-get install openjdk-17-jre-headless)" \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; } \
+	  || { echo "make: the spark engine and its tests need Java 17 or newer: install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"; exit 1; }
 
 # The seeds' claims and tables, checked against the built tablebases, as Markdown.
 claims: $(DATA)/claims.md

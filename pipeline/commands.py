@@ -14,6 +14,7 @@ from typing import Annotated, Callable, Optional
 import typer
 
 from pipeline import __version__
+from pipeline.engines import engine_name
 from pipeline.errors import RulesetError, TablebaseError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
@@ -32,6 +33,9 @@ app = typer.Typer(
 DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
 RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
+EngineOption = Annotated[Optional[str], typer.Option(
+    "--engine", help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
+                     "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
 
 
 def _setup(quiet: bool) -> None:
@@ -60,7 +64,8 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
 
 
 @app.command()
-def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+          engine: EngineOption = None) -> None:
     """Label every enumerated position win / loss / tie / draw with its remoteness.
 
     Example: tablebase solve chopsticks
@@ -68,12 +73,15 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
     from pipeline.stages.solve import solve as solve_stage
 
     _setup(quiet)
+    engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial))
+    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
+                                              engine))
 
 
 @app.command()
-def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+           engine: EngineOption = None) -> None:
     """Check every solved value against its children and the rules; exit 1 on any failure.
 
     Example: tablebase verify chopsticks
@@ -81,12 +89,15 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet)
+    engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial))
+    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
+                                               engine))
 
 
 @app.command()
-def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+           engine: EngineOption = None) -> None:
     """Write the tablebase of each verified ruleset and rewrite the catalog.
 
     Example: tablebase export chopsticks
@@ -95,8 +106,9 @@ def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     from pipeline.stages.export import write_catalog
 
     _setup(quiet)
+    engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp))
+    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
     write_catalog(store)
 
 
@@ -107,6 +119,7 @@ def build(
     ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    engine: EngineOption = None,
     size_check: Annotated[bool, typer.Option(
         "--size-check/--no-size-check",
         help="Refuse, before any work, a ruleset whose estimate does not fit this machine "
@@ -120,6 +133,7 @@ def build(
     from pipeline.stages.build import build as build_stage
 
     _setup(quiet)
+    engine = engine_name(engine, available=True)
     ids = list(rulesets or [])
     if all_:
         ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
@@ -127,7 +141,7 @@ def build(
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
     for rules in [Ruleset.parse(text) for text in ids]:
-        summary = build_stage(rules, store, size_check)
+        summary = build_stage(rules, store, size_check, engine)
         log.info(
             "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
             summary["start"], summary["start_value"],

@@ -1,4 +1,4 @@
-"""DuckDB connections and the pipeline's own SQL files (pipeline/sql/*.sql)."""
+"""DuckDB connections and the pipeline's own SQL files (pipeline/sql/<engine>/*.sql)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIM
     return con
 
 
-def sql_text(name: str) -> str:
-    """The text of pipeline/sql/<name>.sql."""
-    return resources.files("pipeline").joinpath("sql", f"{name}.sql").read_text()
+def sql_text(name: str, engine: str = "duckdb") -> str:
+    """The text of pipeline/sql/<engine>/<name>.sql."""
+    return resources.files("pipeline").joinpath("sql", engine, f"{name}.sql").read_text()
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, name: str, **variables: Any) -> None:
-    """Run every statement of pipeline/sql/<name>.sql with `getvariable(...)` values set."""
+    """Run every statement of pipeline/sql/duckdb/<name>.sql with `getvariable(...)` values set."""
     set_variables(con, **variables)
     con.execute(sql_text(name))
 

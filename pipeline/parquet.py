@@ -6,7 +6,7 @@ import hashlib
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -74,12 +74,31 @@ def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[s
     """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
     with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
     one kind would differ in schema. The number of rows."""
+    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, delta)
+
+
+def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+    """Write record batches (columns in `schema`'s order, any names and compatible types) to
+    `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
+    (the last one shorter): however the rows arrive, from DuckDB or from Spark's part
+    files, the same rows give the same bytes. The number of rows."""
     with atomic_path(path) as tmp:
         writer = BatchWriter(tmp, schema, delta=delta)
+        pending: list[pa.RecordBatch] = []
+        held = 0
         try:
-            for batch in con.sql(select).to_arrow_reader(ROW_GROUP_ROWS):
-                writer.write(pa.RecordBatch.from_arrays(
-                    [column.cast(field.type) for column, field in zip(batch.columns, schema)], schema=schema))
+            for batch in batches:
+                batch = pa.RecordBatch.from_arrays(
+                    [column.cast(field.type) for column, field in zip(batch.columns, schema)], schema=schema)
+                pending.append(batch)
+                held += batch.num_rows
+                while held >= ROW_GROUP_ROWS:
+                    table = pa.Table.from_batches(pending, schema)
+                    writer.write(table.slice(0, ROW_GROUP_ROWS))
+                    rest = table.slice(ROW_GROUP_ROWS)
+                    pending, held = rest.to_batches(), rest.num_rows
+            if held or not writer.rows:
+                writer.write(pa.Table.from_batches(pending, schema))
         finally:
             writer.close()
     return writer.rows

@@ -71,7 +71,10 @@ def solved_values(files) -> dict[int, tuple[str, int | None]]:
     return {row["id"]: (row["value"], row["remoteness"]) for row in table}
 
 
-def random_graph(seed: int, n: int, acyclic: bool) -> tuple[dict[int, str], dict[int, list[int]]]:
+def random_graph(seed: int, n: int, acyclic: bool, most: int = 4) -> tuple[dict[int, str], dict[int, list[int]]]:
+    """n positions, some finished (won, lost or, twice as often, tied), the others with 1 to
+    `most` moves to random positions (lower ones only where `acyclic`). With cycles, few
+    moves per position leave room for draws beside the ties."""
     rng = random.Random(seed)
     terminal, children = {}, {}
     for i in range(n):
@@ -79,8 +82,14 @@ def random_graph(seed: int, n: int, acyclic: bool) -> tuple[dict[int, str], dict
         if i < 3 or not targets or rng.random() < 0.15:
             terminal[i], children[i] = rng.choice(["win", "loss", "tie", "tie"]), []
         else:
-            children[i] = sorted(rng.sample(targets, min(len(targets), rng.randint(1, 4))))
+            children[i] = sorted(rng.sample(targets, min(len(targets), rng.randint(1, most))))
     return terminal, children
+
+
+def test_the_random_cyclic_graphs_have_every_value():
+    found = [value for seed in range(12) for value, _ in naive(*random_graph(seed, 40, False, 2 + seed % 3)).values()]
+    assert {value: found.count(value) > 20 for value in ("win", "loss", "tie", "draw")} == dict.fromkeys(
+        ("win", "loss", "tie", "draw"), True)
 
 
 #: p0 lost, p1 tied, p2 won at the end; p3 -> p1 (tie in 1); p4 -> p1, p2 (tie in 1: better
@@ -106,7 +115,7 @@ def test_hand_made_graph_with_ties_draws_and_cycles(tmp_path):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_retrograde_analysis_agrees_with_the_definitions_on_random_graphs(tmp_path, seed):
-    terminal, children = random_graph(seed, 40, acyclic=False)
+    terminal, children = random_graph(seed, 40, acyclic=False, most=2 + seed % 3)
     files = RulesetFiles(tmp_path / "random")
     write_graph(files, terminal, children, ranked=False)
     solve(files, tmp_path / "tmp", impartial=False)

@@ -18,14 +18,15 @@ from pipeline.stages.verify import verify
 from pipeline.views import write_database
 
 
-def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
+def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | None = None) -> dict:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
     failed build leaves the previous tablebase as it was. Builds of other rulesets may run
     at the same time into the same data directory; a second build of the same ruleset is
     refused while the first runs. With `size_check`, a ruleset whose estimate does not fit
-    the machine's memory or disk is refused before any work.
+    the machine's memory or disk is refused before any work. `engine` runs solve, verify and
+    export (pipeline.engines); enumerate runs the game's generators in this process.
     """
     if size_check:
         require_fit(rules, data.root)
@@ -43,14 +44,14 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True) -> dict:
         keep = False
         try:
             enumerate_ruleset(rules, stage, data.temp)
-            solve(stage, data.temp, rules.id, rules.game.impartial)
+            solve(stage, data.temp, rules.id, rules.game.impartial, engine)
             try:
-                verify(stage, data.temp, rules.id, rules.game.impartial)
+                verify(stage, data.temp, rules.id, rules.game.impartial, engine)
             except VerificationError:
                 keep = True
                 log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
                 raise
-            summary = export(rules, stage, data.temp)
+            summary = export(rules, stage, data.temp, engine)
             with Timer(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
                     write_catalog(data, database=False)

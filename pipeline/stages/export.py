@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
-from pipeline.db import connect, run_sql, set_variables, sql_text
+from pipeline.engines import literal, open_engine, run_levels
 from pipeline.errors import DataError
 from pipeline.games import legal_starts
 from pipeline.layout import DataDir, RulesetFiles
-from pipeline.parquet import require, sha256, write_select, write_table
+from pipeline.parquet import require, sha256, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
@@ -26,45 +26,45 @@ from pipeline.values import Value
 from pipeline.views import write_database
 
 
-def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
-    """Write files.tablebase and files.summary from verified stage outputs; return the summary."""
+def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | None = None) -> dict:
+    """Write files.tablebase and files.summary from verified stage outputs; return the summary.
+    `engine`: pipeline.engines."""
     require_verified(files)
     with Timer(f"export {rules.id}"):
-        con = connect(temp_dir)
-        set_variables(con, positions=files.positions, solution=files.solution,
-                      transitions=files.transitions, ruleset=rules.id)
-        start_text = rules.game.start(rules)
-        starts = legal_starts(rules)
-        ids = con.execute(
-            "SELECT id, text FROM read_parquet(getvariable('positions')) WHERE list_contains(?, text)", [starts]
-        ).fetchall()
-        missing = set(starts) - {text for _, text in ids}
-        if missing:
-            raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
-        mark_reachable(con, files, [id_ for id_, _ in ids])
-        decoded = "".join(f'p."{name}", ' for name in rules.game.columns)
-        schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
-        write_select(con, f"""
-            SELECT getvariable('ruleset') AS ruleset, p.id, p.text AS position, {decoded}p.moves,
-                   s.value, s.remoteness, s.grundy, r.seen AS reachable
-            FROM read_parquet(getvariable('positions')) AS p
-            JOIN read_parquet(getvariable('solution')) AS s USING (id)
-            JOIN reach AS r ON r.id = p.id
-            ORDER BY p.id""", files.tablebase, schema)
-        counts = con.execute(
-            """SELECT count(*),
-                      count(*) FILTER (WHERE value = ?),
-                      count(*) FILTER (WHERE value = ?),
-                      count(*) FILTER (WHERE value = ?),
-                      count(*) FILTER (WHERE value = ?),
-                      count(*) FILTER (WHERE reachable),
-                      max(remoteness)
-               FROM read_parquet(?)""", [Value.WIN, Value.LOSS, Value.TIE, Value.DRAW, str(files.tablebase)],
-        ).fetchall()[0]
-        start = con.execute(
-            "SELECT value, remoteness, grundy FROM read_parquet(?) WHERE position = ?", [str(files.tablebase), start_text],
-        ).fetchall()[0]
-        con.close()
+        db = open_engine(engine, temp_dir)
+        try:
+            for view in ("positions", "transitions", "solution"):
+                db.register(view, getattr(files, view))
+            start_text = rules.game.start(rules)
+            starts = legal_starts(rules)
+            ids = db.rows("SELECT id, text FROM positions WHERE text IN ("
+                          + ", ".join(literal(text) for text in starts) + ")")
+            missing = set(starts) - {text for _, text in ids}
+            if missing:
+                raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
+            run_levels(db.reach(sorted(id_ for id_, _ in ids)))  # breadth first from the starts
+            decoded = "".join(f"p.{name}, " for name in rules.game.columns)
+            schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
+            db.write(f"""
+                SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
+                       s.value, s.remoteness, s.grundy, r.seen AS reachable
+                FROM positions AS p
+                JOIN solution AS s ON s.id = p.id
+                JOIN reach AS r ON r.id = p.id
+                ORDER BY p.id""", files.tablebase, schema)
+            db.register("tablebase", files.tablebase)
+            counts = db.rows(
+                f"""SELECT count(*),
+                          count(*) FILTER (WHERE value = {literal(Value.WIN.value)}),
+                          count(*) FILTER (WHERE value = {literal(Value.LOSS.value)}),
+                          count(*) FILTER (WHERE value = {literal(Value.TIE.value)}),
+                          count(*) FILTER (WHERE value = {literal(Value.DRAW.value)}),
+                          count(*) FILTER (WHERE reachable),
+                          max(remoteness)
+                   FROM tablebase""")[0]
+            start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
+        finally:
+            db.close()
     summary = {
         "ruleset": rules.id,
         "game": rules.game_name,
@@ -93,18 +93,6 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path) -> dict:
     }
     write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
     return summary
-
-
-def mark_reachable(con, files: RulesetFiles, starts: list[int]) -> None:
-    """Table `reach` (id, seen): whether each position can be reached from one of `starts`."""
-    run_sql(con, "reachable", positions=files.positions, transitions=files.transitions)
-    frontier = pa.table({"id": pa.array(starts, pa.int32())})
-    con.execute("UPDATE reach SET seen = true WHERE list_contains(?, id)", [starts])
-    level_sql = sql_text("reachable_level")
-    while frontier.num_rows:
-        con.register("frontier", frontier)
-        frontier = con.sql(level_sql).to_arrow_table()
-        con.unregister("frontier")
 
 
 SUMMARY_SCHEMA = CATALOG.schema()

@@ -2,7 +2,7 @@
 
 Like the Syzygy verifier: the solution is not trusted because the solver produced it; each
 position's value, remoteness and terminal status is re-derived from its children in one
-pass (sql/verify.sql) and compared. The result is a table of checks; any failure stops
+pass (pipeline/sql/<engine>/verify.sql) and compared. The result is a table of checks; any failure stops
 the build before anything is published.
 """
 
@@ -15,14 +15,15 @@ import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.dataset import VERIFICATION
-from pipeline.db import connect, run_sql
+from pipeline.engines import open_engine
 from pipeline.errors import VerificationError
 from pipeline.layout import RulesetFiles
 from pipeline.parquet import require, sha256, write_table
 from pipeline.progress import Timer
 
-#: (check, what it requires, SQL over sql/verify.sql's `facts` that is true where it fails).
-#: Values are compared by code (getvariable('win'), …: pipeline/values.py).
+#: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
+#: is each engine's (pipeline/sql/<engine>/verify.sql); the checks are in the SQL both
+#: engines share. Values are compared by code ({win}, …: pipeline/values.py).
 CHECKS: list[tuple[str, str, str]] = [
     ("solved", "every position has a value, one of win, loss, tie, draw",
      "NOT solved OR code IS NULL"),
@@ -35,36 +36,36 @@ CHECKS: list[tuple[str, str, str]] = [
     ("dead_end_is_terminal", "a position without moves is one where the game is over",
      "terminal IS NULL AND children = 0"),
     ("terminal_known", "a finished game is won, lost or tied",
-     "terminal IS NOT NULL AND (terminal_code IS NULL OR terminal_code = getvariable('draw'))"),
+     "terminal IS NOT NULL AND (terminal_code IS NULL OR terminal_code = {draw})"),
     ("terminal_value", "a finished game has the value the rules give it, at remoteness 0",
      "terminal IS NOT NULL AND (value IS DISTINCT FROM terminal OR remoteness IS DISTINCT FROM 0)"),
     ("win", "a win has a loss child at remoteness one less, and none nearer",
-     "terminal IS NULL AND code = getvariable('win') AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
+     "terminal IS NULL AND code = {win} AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
     ("loss", "a loss has only win children, the farthest at remoteness one less",
-     "terminal IS NULL AND code = getvariable('loss') AND NOT (win_children = children AND remoteness = max_win + 1)"),
+     "terminal IS NULL AND code = {loss} AND NOT (win_children = children AND remoteness = max_win + 1)"),
     ("tie", "a tie has no loss child and a tie child at remoteness one less, and none nearer",
-     "terminal IS NULL AND code = getvariable('tie') AND NOT (loss_children = 0 AND tie_children > 0"
+     "terminal IS NULL AND code = {tie} AND NOT (loss_children = 0 AND tie_children > 0"
      " AND remoteness = min_tie + 1)"),
     ("draw", "a draw has no loss or tie child, some draw child, and no remoteness",
-     "code = getvariable('draw') AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0"
+     "code = {draw} AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0"
      " AND remoteness IS NULL)"),
     ("grundy_defined", "in an impartial game, a Grundy value exactly where every child has one; else none",
      "(grundy IS NOT NULL OR grundy_height IS NOT NULL) <> (impartial AND grundy_children = children)"),
     ("grundy_mex", "a Grundy value is the least value no child has",
-     "grundy IS NOT NULL AND (list_contains(child_grundy, grundy)"
-     " OR len(list_filter(child_grundy, lambda g: g < grundy)) <> grundy)"),
+     "grundy IS NOT NULL AND (grundy_taken OR grundy_below <> grundy)"),
     ("grundy_acyclic", "a Grundy value's height is one more than its highest child's (no cycle)",
      "grundy IS NOT NULL AND grundy_height IS DISTINCT FROM coalesce(max_child_height + 1, 0)"),
     ("grundy_zero_is_loss", "under normal play, Grundy value 0 exactly on lost positions",
-     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (code = getvariable('loss'))"),
+     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (code = {loss})"),
 ]
 
 VERIFICATION_SCHEMA = VERIFICATION.schema()
 
 
-def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool = True) -> pa.Table:
+def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool = True,
+           engine: str | None = None) -> pa.Table:
     """Check files.solution against files.positions and files.transitions (and, where the
-    game is not `impartial`, that it has no Grundy value).
+    game is not `impartial`, that it has no Grundy value). `engine`: pipeline.engines.
 
     Writes files.verification (one row per check) and raises VerificationError if any
     check fails.
@@ -73,16 +74,20 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool
                        (files.solution, "solution file")):
         require(path, what)
     label = label or files.dir.name
+    codes = {value.value: value.code for value in values.Value}
     with Timer(f"verify {label}"):
-        con = connect(temp_dir)
-        run_sql(con, "verify", positions=files.positions, transitions=files.transitions,
-                solution=files.solution, impartial=impartial, **values.sql_variables())
-        columns = ", ".join(
-            f"count(*) FILTER (WHERE {cond}), arg_min(text, id) FILTER (WHERE {cond})"
-            for _, _, cond in CHECKS
-        )
-        row = con.execute(f"SELECT {columns} FROM facts").fetchall()[0]
-        con.close()
+        db = open_engine(engine, temp_dir)
+        try:
+            for view in ("positions", "transitions", "solution"):
+                db.register(view, getattr(files, view))
+            db.facts(impartial)
+            columns = ", ".join(
+                f"count(*) FILTER (WHERE {cond.format(**codes)}), min_by(text, id) FILTER (WHERE {cond.format(**codes)})"
+                for _, _, cond in CHECKS
+            )
+            row = db.rows(f"SELECT {columns} FROM facts")[0]
+        finally:
+            db.close()
     digest = sha256(files.solution)
     result = pa.Table.from_pylist(
         [

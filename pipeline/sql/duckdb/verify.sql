@@ -2,7 +2,8 @@
 -- Variables: positions, transitions, solution (Parquet paths), impartial, and
 -- pipeline/values.py's (value_names, one code per value: getvariable('loss'), …).
 -- One row per position with what its children's values say; pipeline/stages/verify.py
--- holds the checks over these facts. `code` is a value's code, NULL for a word that is
+-- holds the checks over these facts. grundy_taken: some child has the position's Grundy
+-- value; grundy_below: how many distinct values below it the children have. `code` is a value's code, NULL for a word that is
 -- not a value.
 CREATE TEMP TABLE facts AS
 WITH s AS (
@@ -35,7 +36,9 @@ SELECT p.id, p.text, p.terminal, list_position(getvariable('value_names'), p.ter
        coalesce(k.tie_children, 0) AS tie_children, k.min_tie,
        coalesce(k.draw_children, 0) AS draw_children,
        s.grundy, s.grundy_height, coalesce(k.grundy_children, 0) AS grundy_children,
-       coalesce(k.child_grundy, []) AS child_grundy, k.max_child_height,
+       list_contains(coalesce(k.child_grundy, []), s.grundy) AS grundy_taken,
+       len(list_filter(coalesce(k.child_grundy, []), lambda g: g < s.grundy)) AS grundy_below,
+       k.max_child_height,
        getvariable('impartial') AS impartial,
        -- normal play: every finished position is lost by the mover
        (SELECT bool_and(terminal = getvariable('value_names')[getvariable('loss')])

@@ -1,0 +1,274 @@
+"""The Spark engine: the same stages on Apache Spark, in local mode or on a cluster.
+
+Its SQL is in pipeline/sql/spark/, one SELECT per file with named parameters (`:level`).
+Spark has no UPDATE or INSERT on views, so a level step returns the whole new state, which
+is checkpointed (`localCheckpoint`: the executors keep it, and the plan does not grow from
+level to level); the positions finished on a level are those whose level column is the
+level's number. Results are written by Spark as part files into the scratch folder and
+copied, in order, into the one Parquet file the dataset documents (`write`): the same rows
+give the same bytes as on DuckDB.
+
+Where Spark runs:
+  TABLEBASE_SPARK_MASTER   the master URL (default local[*]): spark://host:7077 for a
+                           standalone cluster, yarn, k8s://…
+  SPARK_REMOTE             a Spark Connect server (sc://host:15002) instead
+  TABLEBASE_SPARK_CONF     more settings, `key=value` separated by spaces
+                           (e.g. "spark.driver.memory=8g spark.executor.memory=16g")
+On a cluster, the data folder (and its scratch folders) must be on storage every node
+sees: a shared filesystem mounted at the same path everywhere.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import values
+from pipeline.db import sql_text
+from pipeline.errors import TablebaseError
+from pipeline.parquet import write_batches
+from pipeline.progress import log
+
+#: Shuffle partitions in local mode: Spark's default of 200 makes every small step slow.
+LOCAL_PARTITIONS = 8
+
+
+class SparkSetupError(TablebaseError):
+    """Spark cannot start: pyspark or Java is missing, or the master cannot be reached."""
+
+
+_SESSION: Any = None
+
+
+def require() -> None:
+    """SparkSetupError, one line saying what to install, unless pyspark and Java are there
+    (checked before any work, without starting Spark)."""
+    # pyspark warns about pandas versions; the engine moves no data through pandas
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    try:
+        import pyspark.sql  # noqa: F401
+    except ImportError:
+        raise SparkSetupError("the spark engine needs pyspark: pip install 'tablebase[spark]' "
+                              "(make install does), and Java 17 or newer") from None
+    if not os.environ.get("SPARK_REMOTE") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise SparkSetupError("the spark engine needs Java 17 or newer: install it "
+                              "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+
+
+def session() -> Any:
+    """The process's one Spark session, started on first use (5–15 s) and stopped at exit."""
+    global _SESSION
+    if _SESSION is not None:
+        return _SESSION
+    require()
+    from pyspark.sql import SparkSession
+
+    master = os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
+    builder = SparkSession.builder.appName("tablebase")
+    if os.environ.get("SPARK_REMOTE"):
+        builder = builder.remote(os.environ["SPARK_REMOTE"])
+    else:
+        builder = builder.master(master)
+        builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        if master.startswith("local"):
+            builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+    for setting in os.environ.get("TABLEBASE_SPARK_CONF", "").split():
+        key, _, value = setting.partition("=")
+        builder = builder.config(key, value)
+    try:
+        _SESSION = builder.getOrCreate()
+    except Exception as error:  # noqa: BLE001 - Py4J and Java errors have no common base
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise SparkSetupError(f"Spark did not start ({master}): {first}") from None
+    if not os.environ.get("SPARK_REMOTE"):
+        _SESSION.sparkContext.setLogLevel("ERROR")
+    atexit.register(_stop)
+    log.info("spark: session on %s, Spark %s", master, _SESSION.version)
+    return _SESSION
+
+
+def _stop() -> None:
+    global _SESSION
+    if _SESSION is not None:
+        _SESSION.stop()
+        _SESSION = None
+
+
+def parameters() -> dict[str, Any]:
+    """pipeline/values.py's codes and words, as the named parameters of pipeline/sql/spark/."""
+    found: dict[str, Any] = {"band": values.BAND}
+    for value in values.Value:
+        found[value.value] = value.code
+        found[f"{value.value}_word"] = value.value
+    return found
+
+
+class SparkEngine:
+    name = "spark"
+
+    def __init__(self, temp_dir: Path):
+        self.spark = session()
+        self.temp_dir = temp_dir
+        self.views: list[str] = []
+        self.frames: dict[str, Any] = {}
+
+    def register(self, view: str, path: Path) -> None:
+        self.view(view, self.spark.read.parquet(str(path)))
+
+    def view(self, name: str, frame: Any) -> Any:
+        """`frame` as the view `name` (replacing the one before)."""
+        frame.createOrReplaceTempView(name)
+        self.frames[name] = frame
+        if name not in self.views:
+            self.views.append(name)
+        return frame
+
+    def sql(self, name: str, **params: Any) -> Any:
+        """The DataFrame of pipeline/sql/spark/<name>.sql with its parameters."""
+        text = sql_text(name, "spark")
+        used = {key: value for key, value in {**parameters(), **params}.items()
+                if re.search(rf":{key}\b", text)}
+        return self.spark.sql(text, args=used)
+
+    def rows(self, sql: str) -> list[tuple]:
+        return [tuple(row) for row in self.spark.sql(sql).collect()]
+
+    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+        return self.write_frame(self.spark.sql(sql), path, schema, delta)
+
+    def write_frame(self, frame: Any, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+        """Spark writes part files, in order, into the scratch folder; they are copied into
+        `path` in that order, batch by batch, so no process holds the whole result."""
+        parts = self.temp_dir / f"spark-{path.stem}"
+        shutil.rmtree(parts, ignore_errors=True)
+        frame.write.mode("overwrite").parquet(str(parts))
+        try:
+            files = sorted(parts.glob("part-*.parquet"))
+
+            def batches():
+                for part in files:
+                    yield from pq.ParquetFile(part).iter_batches(batch_size=1 << 16)
+
+            return write_batches(batches(), path, schema, delta)
+        finally:
+            shutil.rmtree(parts, ignore_errors=True)
+
+    def solver(self, impartial: bool) -> "SparkSolver":
+        return SparkSolver(self, impartial)
+
+    def facts(self, impartial: bool) -> None:
+        self.view("facts", self.sql("verify", impartial=impartial))
+
+    def reach(self, starts: list[int]) -> "Levels":
+        ids = ", ".join(str(int(i)) for i in starts) or "NULL"
+
+        def first() -> Any:
+            return self.spark.sql(f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at "
+                                  "FROM positions")
+
+        return Levels(self, "reach", first, "reachable_level", lambda state, level: f"at = {level}",
+                      frontier_columns="id")
+
+    def close(self) -> None:
+        for frame in self.frames.values():
+            try:
+                frame.unpersist()
+            except Exception:  # noqa: BLE001 - a view read from a file has nothing cached
+                pass
+        for name in self.views:
+            self.spark.catalog.dropTempView(name)
+        self.views, self.frames = [], {}
+
+
+class Levels:
+    """Steps over one of pipeline/sql/spark/'s level statements: the state (a view named
+    `state`) is rebuilt by each level from the view `frontier` and checkpointed; `finished`
+    says, as SQL over the new state, which rows the level finished."""
+
+    def __init__(self, engine: SparkEngine, state: str, first: Callable[[], Any], sql_name: str,
+                 finished: Callable[[str, int], str], frontier_columns: str, **params: Any):
+        self.engine, self.state, self._first, self.sql_name = engine, state, first, sql_name
+        self.finished, self.columns, self.params = finished, frontier_columns, params
+
+    def _advance(self, frame: Any, level: int) -> int:
+        old = self.engine.frames.get(self.state)
+        frame = self.engine.view(self.state, frame.localCheckpoint(eager=True))
+        if old is not None:
+            old.unpersist()
+        # read from the checkpoint twice (to count it, and by the next level): no recomputing
+        frontier = self.engine.view("frontier", frame.where(self.finished(self.state, level))
+                                    .selectExpr(*self.columns.split(", ")))
+        return frontier.count()
+
+    def first(self) -> int:
+        return self._advance(self._first(), 0)
+
+    def step(self, level: int) -> int:
+        return self._advance(self.engine.sql(self.sql_name, level=level, **self.params), level)
+
+
+class SparkSolver:
+    """pipeline/sql/spark/: rank_level.sql rank by rank, else solve_*.sql and grundy_*.sql."""
+
+    def __init__(self, engine: SparkEngine, impartial: bool):
+        self.engine, self.spark, self.impartial = engine, engine.spark, impartial
+        self.results: list[Any] = []  # one checkpointed frame per rank solved
+
+    def ranks(self) -> list[tuple[int, int, int, int]]:
+        return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
+
+    def rank(self, lo: int, hi: int) -> None:
+        if self.results:
+            union = self.results[0]
+            for frame in self.results[1:]:
+                union = union.unionByName(frame)
+            self.engine.view("res", union)
+        else:
+            self.engine.view("res", self.spark.sql("SELECT 0 AS id, 0 AS score, 0 AS grundy, 0 AS height WHERE false"))
+        done = self.engine.sql("rank_level", lo=lo, hi=hi, impartial=self.impartial)
+        self.results.append(done.localCheckpoint(eager=True))
+
+    def values(self) -> Levels:
+        return Levels(self.engine, "st", lambda: self.engine.sql("solve_setup"), "solve_level",
+                      lambda state, level: f"rem = {level} AND val IN ({values.Value.WIN.code}, {values.Value.LOSS.code})",
+                      frontier_columns="id, val")
+
+    def ties(self) -> Levels:
+        return Levels(self.engine, "st", lambda: self.engine.frames["st"], "solve_tie_level",
+                      lambda state, level: f"rem = {level} AND val = {values.Value.TIE.code}",
+                      frontier_columns="id, val")
+
+    def grundy(self) -> Levels:
+        return Levels(self.engine, "gst", lambda: self.engine.sql("grundy_setup"), "grundy_level",
+                      lambda state, level: f"height = {level}", frontier_columns="id, grundy")
+
+    def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
+        words = ", ".join(f"'{value.value}'" for value in values.Value)
+        if ranked:
+            union = self.results[0]
+            for frame in self.results[1:]:
+                union = union.unionByName(frame)
+            self.engine.view("res", union)
+            band = values.BAND
+            select = f"""
+                SELECT id,
+                       element_at(array({words}), CASE CAST(score DIV {band} AS INT) WHEN 0 THEN {values.Value.WIN.code}
+                                                  WHEN 1 THEN {values.Value.TIE.code} ELSE {values.Value.LOSS.code} END),
+                       CASE CAST(score DIV {band} AS INT) WHEN 0 THEN score WHEN 1 THEN 2 * {band} - 1 - score
+                            ELSE 3 * {band} - 1 - score END,
+                       grundy, height
+                FROM res ORDER BY id"""
+        else:
+            grundy = "g.grundy, g.height FROM st JOIN gst AS g ON g.id = st.id" if self.impartial else "NULL, NULL FROM st"
+            select = f"""
+                SELECT st.id, element_at(array({words}), CASE st.val WHEN 0 THEN {values.Value.DRAW.code} ELSE st.val END),
+                       st.rem, {grundy} ORDER BY st.id"""
+        self.engine.write(select, path, schema, delta=("id",))

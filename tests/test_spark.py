@@ -1,0 +1,138 @@
+"""The Spark engine (local mode) builds the same tablebases as DuckDB, byte for byte.
+
+One Spark session serves the whole test run (it takes seconds to start, and each level or
+rank step costs Spark a job), so the rulesets here are small ones with few levels: one or
+more per game, rank by rank and by retrograde analysis, with draws, ties and misère play,
+a plug-in game, and random move graphs with cycles and ties.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.errors import VerificationError
+from pipeline.layout import DataDir, RulesetFiles
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
+from pipeline.stages.solve import solve
+from pipeline.stages.verify import verify
+from tests.test_ties import random_graph, write_graph
+
+ROOT = Path(__file__).resolve().parent.parent
+
+RULESETS = [
+    "sticks:rows=3",                        # rank by rank, misère
+    "chopsticks:fingers=3,split=any",       # cycles: draws, Grundy values only where no cycle is reachable
+    "tictactoe:cols=3,k=3,rows=1",          # ties, no Grundy values
+    "tictactoe:cols=2,k=2,rows=2",
+    "nim:start=1-2-2,variant=arrow",        # several legal starts
+    "octal:code=0.07,play=misere,start=5",
+    "hackenbush:fib=3",
+    "takeaway:take=2,tokens=5",             # the example plug-in
+]
+FILES = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("engines")
+    duck, spark = DataDir(root / "duckdb"), DataDir(root / "spark")
+    for ruleset in RULESETS:
+        rules = Ruleset.parse(ruleset)
+        build(rules, duck)
+        build(rules, spark, engine="spark")
+    return duck, spark
+
+
+@pytest.mark.parametrize("ruleset", RULESETS)
+def test_spark_builds_the_same_files_as_duckdb(built, ruleset):
+    duck, spark = built
+    rules = Ruleset.parse(ruleset)
+    for kind in FILES:
+        mine, theirs = getattr(spark.published(rules), kind), getattr(duck.published(rules), kind)
+        assert mine.read_bytes() == theirs.read_bytes(), f"{ruleset}: {kind}.parquet differs"
+
+
+def test_spark_catalog_is_the_duckdb_catalog(built):
+    duck, spark = built
+    assert pq.read_table(spark.catalog).equals(pq.read_table(duck.catalog))
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+def test_spark_solves_cyclic_graphs_with_ties_and_draws_like_duckdb(tmp_path, seed):
+    terminal, children = random_graph(seed, 40, acyclic=False, most=2)
+    solutions = []
+    for engine in ("duckdb", "spark"):
+        files = RulesetFiles(tmp_path / engine)
+        write_graph(files, terminal, children, ranked=False)
+        solve(files, tmp_path / "tmp", impartial=True, engine=engine)
+        verify(files, tmp_path / "tmp", impartial=True, engine=engine)
+        solutions.append(files.solution.read_bytes())
+    assert solutions[0] == solutions[1]
+    values = set(pq.read_table(files.solution)["value"].to_pylist())
+    assert values == {"win", "loss", "tie", "draw"}  # the graph exercises every value
+
+
+def test_spark_verifier_refuses_a_wrong_value(tmp_path):
+    terminal, children = random_graph(2, 30, acyclic=True)
+    files = RulesetFiles(tmp_path / "graph")
+    write_graph(files, terminal, children, ranked=True)
+    solve(files, tmp_path / "tmp", impartial=True, engine="spark")
+    table = pq.read_table(files.solution)
+    rows = table.to_pylist()
+    row = next(r for r in rows if r["value"] == "win" and r["remoteness"] > 0)
+    row["remoteness"] += 2
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
+    with pytest.raises(VerificationError, match="win"):
+        verify(files, tmp_path / "tmp", impartial=True, engine="spark")
+
+
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_bad_input_on_spark_is_one_line(tmp_path):
+    result = run("build", "tictactoe:k=9", "--engine", "spark", "--data", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "tictactoe" in result.stderr
+    assert not (tmp_path / "tictactoe").exists()
+    result = run("build", "sticks", "--engine", "sparkle", "--data", str(tmp_path))
+    assert result.returncode == 1 and result.stderr == "error: --engine: unknown engine 'sparkle' (known: duckdb, spark)\n"
+
+
+def test_no_java_is_one_line_saying_what_to_install(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key not in ("JAVA_HOME", "SPARK_HOME")}
+    env["PATH"] = "/nonexistent"
+    run("build", "sticks:rows=2", "--data", str(tmp_path))
+    result = run("solve", "sticks:rows=2", "--engine", "spark", "--data", str(tmp_path), env=env)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: the spark engine needs Java 17 or newer") and result.stderr.count("\n") == 1
+
+
+def test_spark_reads_the_published_files_as_they_are(built):
+    """The README's Spark reader: one game's tablebases by a glob, the catalog's map column,
+    the transitions' dictionary-encoded strings."""
+    from pipeline.dataset import TABLEBASE, game_fields
+    from pipeline.engines.spark_engine import session
+
+    duck, _ = built
+    spark = session()
+    catalog = {row["ruleset"]: row for row in pq.read_table(duck.catalog).to_pylist()}
+    tablebases = spark.read.parquet(str(duck.root / "tictactoe" / "*" / "tablebase.parquet"))
+    assert tablebases.count() == sum(row["positions"] for row in catalog.values() if row["game"] == "tictactoe")
+    one = duck.root / catalog["tictactoe:cols=3,k=3,rows=1"]["tablebase_path"]
+    assert tablebases.columns == pq.read_schema(one).names
+    assert [name for name in tablebases.columns if name not in TABLEBASE.schema().names] == [
+        field.name for field in game_fields(pq.read_schema(one), TABLEBASE)]
+    row = spark.read.parquet(str(duck.catalog)).where("ruleset = 'sticks:rows=3'").first()
+    assert row["params"]["rows"] == "3" and row["positions"] == catalog["sticks:rows=3"]["positions"]
+    moves = spark.read.parquet(str(duck.root / "sticks" / "*" / "transitions.parquet"))
+    assert dict(moves.dtypes)["move"] == "string"
+    assert moves.count() == catalog["sticks:rows=3"]["transitions"]
