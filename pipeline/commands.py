@@ -389,8 +389,11 @@ def games() -> None:
     """
     for game in all_games().values():
         typer.echo(f"{game.name}: {game.summary}")
-        for param in game.params:
-            typer.echo(f"  {param.name}={param.default:<8} {param.values_help():<28} {param.help}")
+        settings = [f"{param.name}={param.default}" for param in game.params]
+        width = max(map(len, settings), default=0)
+        kinds = max((len(param.values_help()) for param in game.params), default=0)
+        for setting, param in zip(settings, game.params):
+            typer.echo(f"  {setting:<{width}}  {param.values_help():<{kinds}}  {param.help}")
 
 
 @app.command()
