@@ -94,11 +94,11 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
                 held += batch.num_rows
                 while held >= ROW_GROUP_ROWS:
                     table = pa.Table.from_batches(pending, schema)
-                    writer.write(table.slice(0, ROW_GROUP_ROWS))
+                    writer.write(table.slice(0, ROW_GROUP_ROWS).combine_chunks())  # pages do not follow batches
                     rest = table.slice(ROW_GROUP_ROWS)
                     pending, held = rest.to_batches(), rest.num_rows
             if held or not writer.rows:
-                writer.write(pa.Table.from_batches(pending, schema))
+                writer.write(pa.Table.from_batches(pending, schema).combine_chunks())
         finally:
             writer.close()
     return writer.rows

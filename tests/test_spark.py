@@ -137,3 +137,38 @@ def test_spark_reads_the_published_files_as_they_are(built):
     moves = spark.read.parquet(str(duck.root / "sticks" / "*" / "transitions.parquet"))
     assert dict(moves.dtypes)["move"] == "string"
     assert moves.count() == catalog[sticks]["transitions"]
+
+
+def test_a_spark_failure_is_one_line():
+    """A Java exception out of Py4J (here Spark's broadcast running out of memory) becomes
+    the Java message, without the stack."""
+    from pipeline.cli import describe
+
+    class Py4JJavaError(Exception):
+        pass
+
+    Py4JJavaError.__module__ = "py4j.protocol"
+    error = Py4JJavaError("An error occurred while calling o2170.localCheckpoint.\n"
+                          ": org.apache.spark.SparkException: Not enough memory to build and broadcast the table\n"
+                          "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.notEnough(QueryExecutionErrors.scala:2180)")
+    message, status = describe(error)
+    assert status == 1 and "\n" not in message
+    assert message.startswith("Spark failed: Not enough memory to build and broadcast the table")
+    assert "spark.driver.memory" in message
+
+
+def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, monkeypatch):
+    """Spark's part files and DuckDB's record batches cut the rows differently; the file
+    written from them must not show it (row groups and pages included)."""
+    import pipeline.parquet as parquet
+
+    monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("text", pa.string())])
+    table = pa.table({"id": range(2500), "text": [f"p{i % 37}" for i in range(2500)]}, schema=schema)
+    written = []
+    for size in (2500, 1000, 333, 7):
+        path = tmp_path / f"{size}.parquet"
+        assert parquet.write_batches(table.to_batches(max_chunksize=size), path, schema, delta=("id",)) == 2500
+        written.append(path.read_bytes())
+    assert len(set(written)) == 1
+    assert [pq.ParquetFile(tmp_path / "7.parquet").metadata.row_group(i).num_rows for i in range(3)] == [1000, 1000, 500]

@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import warnings
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,6 +40,9 @@ from pipeline.progress import log
 
 #: Shuffle partitions in local mode: Spark's default of 200 makes every small step slow.
 LOCAL_PARTITIONS = 8
+#: The driver's memory in local mode (Spark's default, 1 GiB, cannot broadcast one level's
+#: frontier of sticks rows=10); TABLEBASE_SPARK_CONF's spark.driver.memory overrides it.
+LOCAL_MEMORY = "4g"
 
 
 class SparkSetupError(TablebaseError):
@@ -73,13 +77,22 @@ def session() -> Any:
 
     master = os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
     builder = SparkSession.builder.appName("tablebase")
+    # Spark's log at level error, one line each, instead of its start-up banner and warnings
+    quiet = resources.files("pipeline.engines").joinpath("log4j2.properties")
+    builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{quiet}")
     if os.environ.get("SPARK_REMOTE"):
         builder = builder.remote(os.environ["SPARK_REMOTE"])
     else:
         builder = builder.master(master)
         builder = builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
         if master.startswith("local"):
+            # in local mode the driver does all the work: give it what DuckDB may use
             builder = builder.config("spark.sql.shuffle.partitions", str(LOCAL_PARTITIONS))
+            builder = builder.config("spark.driver.memory", LOCAL_MEMORY)
+    # Our Parquet files are compressed 10-30x (delta-encoded ids, dictionaries): without this
+    # Spark takes the transitions of sticks rows=10 (14 M rows) for a small table and
+    # broadcasts them to every join, running out of memory.
+    builder = builder.config("spark.sql.sources.fileCompressionFactor", "30")
     for setting in os.environ.get("TABLEBASE_SPARK_CONF", "").split():
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
@@ -93,6 +106,19 @@ def session() -> Any:
     atexit.register(_stop)
     log.info("spark: session on %s, Spark %s", master, _SESSION.version)
     return _SESSION
+
+
+def failure(error: BaseException) -> str:
+    """The line that says why a Spark call failed: the Java exception's message, without its
+    class name and stack (Py4J puts it on the line starting with ': ')."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    java = next((line[2:] for line in lines if line.startswith(": ")), lines[0] if lines else type(error).__name__)
+    kind, _, message = java.partition(": ")
+    found = message if message and "." in kind and " " not in kind else java
+    if "Not enough memory" in found or "OutOfMemory" in found:
+        found += (" — give Spark more with TABLEBASE_SPARK_CONF='spark.driver.memory=8g' (local mode) "
+                  "or spark.executor.memory on a cluster")
+    return found
 
 
 def _stop() -> None:
