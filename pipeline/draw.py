@@ -437,7 +437,7 @@ def ruleset_page(graph: RulesetGraph, pictures: list[tuple[str, str]], counts: d
         body.append("<p>Pictures: " + " · ".join(
             f'<a href="{_e(name)}">{_e(what)}</a>' for name, what in pictures) + "</p>")
     body += ["<h2>Remoteness</h2>", f"<p>{remoteness_histogram(counts)} "
-             '<span class="note">wins above the line, losses below; every position</span></p>',
+             '<span class="note">wins (and ties, yellow) above the line, losses below; every position</span></p>',
              "<h2>Positions</h2>", _LEGEND,
              "<p>" + (f"Every position ({len(listed):,}); those play cannot reach from the start are faded."
                       if every else
