@@ -188,12 +188,23 @@ def probe(
 ) -> None:
     """Show a position's value and remoteness and every move, best first.
 
-    Example: tablebase probe chopsticks 1-1|1-1
+    The value is the player to move's, and said in words after it. `start` names the
+    ruleset's start position.
+
+    Examples: tablebase probe chopsticks start
+              tablebase probe chopsticks '0-1|1-1'
     """
+    from pipeline.games import legal_starts
     from pipeline.probe import probe as probe_position
+    from pipeline.values import in_words
 
     result = probe_position(ruleset, position, data)
-    typer.echo(f"{result.ruleset}  {result.position}  {_value(result.value, result.remoteness)}")
+    rules = Ruleset.parse(ruleset)
+    if result.position in legal_starts(rules):
+        words = in_words(result.value, result.remoteness)
+    else:
+        words = in_words(result.value, result.remoteness, "the player to move", "the other player")
+    typer.echo(f"{result.ruleset}  {result.position}  {_value(result.value, result.remoteness)}: {words}")
     width = max((len(m.move) for m in result.moves), default=0)
     for move in result.moves:
         typer.echo(f"  {move.move:<{width}}  -> {move.position:<12} "

@@ -24,7 +24,7 @@ from pipeline.errors import PositionError, TablebaseError
 from pipeline.probe import Move, Probe, probe
 from pipeline.params import is_number
 from pipeline.rulesets import Ruleset
-from pipeline.values import Value
+from pipeline.values import Value, in_words
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
 MAX_PLIES = 200
@@ -118,7 +118,9 @@ def play(
     while True:
         who = "you" if human_to_move else "computer"
         say()
-        say(f"ply {plies}  {position}  {who} to move: {describe(result.value, result.remoteness)}")
+        words = in_words(result.value, result.remoteness, "you" if human_to_move else "the computer",
+                         "the computer" if human_to_move else "you")
+        say(f"ply {plies}  {position}  {who} to move: {describe(result.value, result.remoteness)} ({words})")
         if game_over(result):
             other = "computer" if human_to_move else "you"
             if result.value == Value.TIE:

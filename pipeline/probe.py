@@ -21,6 +21,7 @@ import duckdb
 
 from pipeline.errors import PositionError
 from pipeline.check import trusted
+from pipeline.games import read_position
 from pipeline.layout import DataDir
 from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
@@ -57,7 +58,7 @@ def best_first(move: Move) -> tuple:
 def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> Probe:
     """The value, remoteness and every move of `position`; PositionError if there is no such position."""
     rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
-    text = rules.game.canonical_position(rules, position)
+    text = read_position(rules, position)
     files = trusted(DataDir(Path(data)), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import PositionError, TablebaseError
+from pipeline.games import read_position
 from pipeline.layout import DataDir
 from pipeline.parquet import require
 from pipeline.rulesets import Ruleset
@@ -140,7 +141,7 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
             result[name] = rules.id
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
-        result["position"] = text = rules.game.canonical_position(rules, params["position"])
+        result["position"] = text = read_position(rules, params["position"])
         tablebase = require(DataDir(data).published(rules).tablebase, f"tablebase of {rules.id}")
         found = duckdb.execute(
             "SELECT count(*) FROM read_parquet(?) WHERE position = ?", [str(tablebase), text]

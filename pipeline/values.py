@@ -88,14 +88,14 @@ def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
     return (rank, -(remoteness or 0) if outcome == Value.LOSS else (remoteness or 0))
 
 
-def in_words(value: str, remoteness: int | None, first_player: bool = True) -> str:
-    """What a value of the player to move means for the players: "the first player wins in 7"."""
-    mover, other = ("the first player", "the second player") if first_player else ("the second player", "the first player")
+def in_words(value: str, remoteness: int | None, mover: str = "the first player",
+             other: str = "the second player") -> str:
+    """What a value of the player to move (`mover`) means for the players, in words: "the
+    second player wins in 26" for a start lost in 26."""
     plies = f" in {remoteness}" if remoteness else ""
-    if value == Value.WIN:
-        return f"{mover} wins{plies}"
-    if value == Value.LOSS:
-        return f"{other} wins{plies}"
+    if value in (Value.WIN, Value.LOSS):
+        winner = mover if value == Value.WIN else other
+        return f"{winner} {'win' if winner == 'you' else 'wins'}{plies}"
     if value == Value.TIE:
         return f"a tie{plies}"
     return "a draw (play never ends)"

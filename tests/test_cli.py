@@ -94,6 +94,18 @@ def test_probe_shows_value_and_best_move_first(data):
     assert "3 hits 2" in best and "win for the mover" in best
 
 
+def test_start_names_the_start_and_values_are_said_in_words(data):
+    """`start` wherever a position is taken; who wins, in the words people use."""
+    start = tablebase("probe", "chopsticks", "Start", data=data)
+    assert start.returncode == 0, start.stderr
+    assert start.stdout.splitlines()[0] == "chopsticks  1-1|1-1  loss in 8: the second player wins in 8"
+    other = tablebase("probe", "chopsticks", "3-1|0-2", data=data)
+    assert other.stdout.splitlines()[0].endswith(": the player to move wins in 1")
+    line = tablebase("query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=start", data=data)
+    assert line.returncode == 0, line.stderr
+    assert line.stdout.splitlines()[1].split()[:3] == ["0", "NULL", "1-1|1-1"]
+
+
 def test_rebuild_gives_identical_bytes(data):
     before = digests(data)
     assert tablebase("build", "-q", "chopsticks", "chopsticks:hands=1", data=data).returncode == 0

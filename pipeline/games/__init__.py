@@ -154,6 +154,18 @@ def check_contract(game: object) -> list[str]:
     return problems
 
 
+#: The word that names a ruleset's start position wherever a position is taken.
+START = "start"
+
+
+def read_position(rules: "Ruleset", text: str) -> str:
+    """The canonical text of a position a user typed: `start` (any case) is the ruleset's
+    start; anything else goes to the game's canonical_position (PositionError if malformed)."""
+    if text.strip().lower() == START:
+        return rules.game.start(rules)
+    return rules.game.canonical_position(rules, text)
+
+
 def legal_starts(rules: "Ruleset") -> list[str]:
     """Every position a game may begin from; `reachable` means reachable from one of these."""
     return list(rules.game.starts(rules))
