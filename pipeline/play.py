@@ -7,7 +7,7 @@ The computer plays perfectly, taking the first of `pipeline.probe`'s best-first 
 from a won position it wins fastest, from a lost one it holds out longest, and otherwise
 it ties (fastest) or draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
 
-The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`)
+The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`; any case and spacing)
 or the position it leads to; `quit` or end of input abandons the game. A drawn game
 would loop forever, so play stops after `max_plies` plies.
 """
@@ -78,8 +78,8 @@ def match_entry(rules: Ruleset, entry: str, moves: list[Move]) -> Move | None:
     if is_number(entry):
         number = int(entry)
         return moves[number - 1] if 1 <= number <= len(moves) else None
-    for move in moves:
-        if move.move == entry:
+    for move in moves:  # `2 HITS 2` and ` 2  hits 2` are `2 hits 2`
+        if " ".join(move.move.lower().split()) == entry.lower():
             return move
     try:
         position = rules.game.canonical_position(rules, entry)

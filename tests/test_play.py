@@ -106,6 +106,13 @@ def test_a_move_can_be_named_by_the_position_it_leads_to(built):
     assert outcome.ended == "quit" and outcome.plies == 2
 
 
+def test_a_move_label_is_read_whatever_its_case_and_spacing(built):
+    out = io.StringIO()
+    outcome = play("chopsticks", built, stdin=io.StringIO("  1  HITS 1 \nquit\n"), stdout=out)
+    assert "you play 1 hits 1 -> 1-2|1-1" in out.getvalue()
+    assert outcome.ended == "quit" and outcome.plies == 2
+
+
 def test_a_drawn_game_stops_at_the_ply_limit(built):
     ruleset = "chopsticks:overflow=rollover"  # a draw: best play never ends
     line = best_line(ruleset, built, 6)

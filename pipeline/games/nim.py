@@ -54,7 +54,7 @@ class Nim(Game):
                   formatter=lambda heaps: "-".join(map(str, heaps)), shape="heap sizes joined by -"),
         ChoiceParam(
             "variant", "normal",
-            "which heap a move takes from and how much: seed 002's variants 1-6, see RULES.md",
+            "which heap a move takes from and how much: seed 002's variants 1-6, see the README's \"Nim's variants\"",
             choices=VARIANTS,
         ),
         ChoiceParam("play", "normal", "normal: a player who cannot move loses; misere: wins",
