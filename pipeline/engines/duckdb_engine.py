@@ -24,10 +24,8 @@ class DuckDBEngine:
     def __init__(self, temp_dir: Path):
         self.con = connect(temp_dir)
         set_variables(self.con, **values.sql_variables())
-        self.paths: dict[str, Path] = {}
 
     def register(self, view: str, path: Path) -> None:
-        self.paths[view] = path
         set_variables(self.con, **{view: path})
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM read_parquet({quote_path(path)})")
 

@@ -129,12 +129,11 @@ def _stop() -> None:
 
 
 def parameters() -> dict[str, Any]:
-    """pipeline/values.py's codes and words, as the named parameters of pipeline/sql/spark/."""
-    found: dict[str, Any] = {"band": values.BAND}
-    for value in values.Value:
-        found[value.value] = value.code
-        found[f"{value.value}_word"] = value.value
-    return found
+    """pipeline/values.py's variables as the named parameters of pipeline/sql/spark/: a
+    value's code under its word (`:tie`), the word itself under `<word>_word`, and `:band`
+    (Spark's parameters cannot be lists, so no value_names)."""
+    found = {key: value for key, value in values.sql_variables().items() if key != "value_names"}
+    return {**found, **{f"{word}_word": word for word in values.WORDS}}
 
 
 class SparkEngine:
@@ -143,8 +142,7 @@ class SparkEngine:
     def __init__(self, temp_dir: Path):
         self.spark = session()
         self.temp_dir = temp_dir
-        self.views: list[str] = []
-        self.frames: dict[str, Any] = {}
+        self.frames: dict[str, Any] = {}  # every view this engine made, by name
 
     def register(self, view: str, path: Path) -> None:
         self.view(view, self.spark.read.parquet(str(path)))
@@ -153,8 +151,6 @@ class SparkEngine:
         """`frame` as the view `name` (replacing the one before)."""
         frame.createOrReplaceTempView(name)
         self.frames[name] = frame
-        if name not in self.views:
-            self.views.append(name)
         return frame
 
     def sql(self, name: str, **params: Any) -> Any:
@@ -168,14 +164,11 @@ class SparkEngine:
         return [tuple(row) for row in self.spark.sql(sql).collect()]
 
     def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
-        return self.write_frame(self.spark.sql(sql), path, schema, delta)
-
-    def write_frame(self, frame: Any, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
         parts = self.temp_dir / f"spark-{path.stem}"
         shutil.rmtree(parts, ignore_errors=True)
-        frame.write.mode("overwrite").parquet(str(parts))
+        self.spark.sql(sql).write.mode("overwrite").parquet(str(parts))
         try:
             files = sorted(parts.glob("part-*.parquet"))
 
@@ -200,8 +193,7 @@ class SparkEngine:
             return self.spark.sql(f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at "
                                   "FROM positions")
 
-        return Levels(self, "reach", first, "reachable_level", lambda state, level: f"at = {level}",
-                      frontier_columns="id")
+        return Levels(self, "reach", first, "reachable_level", lambda level: f"at = {level}", "id")
 
     def close(self) -> None:
         for frame in self.frames.values():
@@ -209,20 +201,21 @@ class SparkEngine:
                 frame.unpersist()
             except Exception:  # noqa: BLE001 - a view read from a file has nothing cached
                 pass
-        for name in self.views:
+        for name in self.frames:
             self.spark.catalog.dropTempView(name)
-        self.views, self.frames = [], {}
+        self.frames = {}
 
 
 class Levels:
     """Steps over one of pipeline/sql/spark/'s level statements: the state (a view named
     `state`) is rebuilt by each level from the view `frontier` and checkpointed; `finished`
-    says, as SQL over the new state, which rows the level finished."""
+    says, as SQL over the new state, which rows a level finished; the next frontier is
+    their `columns`."""
 
     def __init__(self, engine: SparkEngine, state: str, first: Callable[[], Any], sql_name: str,
-                 finished: Callable[[str, int], str], frontier_columns: str, **params: Any):
+                 finished: Callable[[int], str], columns: str):
         self.engine, self.state, self._first, self.sql_name = engine, state, first, sql_name
-        self.finished, self.columns, self.params = finished, frontier_columns, params
+        self.finished, self.columns = finished, columns
 
     def _advance(self, frame: Any, level: int) -> int:
         old = self.engine.frames.get(self.state)
@@ -230,7 +223,7 @@ class Levels:
         if old is not None:
             old.unpersist()
         # read from the checkpoint twice (to count it, and by the next level): no recomputing
-        frontier = self.engine.view("frontier", frame.where(self.finished(self.state, level))
+        frontier = self.engine.view("frontier", frame.where(self.finished(level))
                                     .selectExpr(*self.columns.split(", ")))
         return frontier.count()
 
@@ -238,7 +231,7 @@ class Levels:
         return self._advance(self._first(), 0)
 
     def step(self, level: int) -> int:
-        return self._advance(self.engine.sql(self.sql_name, level=level, **self.params), level)
+        return self._advance(self.engine.sql(self.sql_name, level=level), level)
 
 
 class SparkSolver:
@@ -251,38 +244,35 @@ class SparkSolver:
     def ranks(self) -> list[tuple[int, int, int, int]]:
         return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
 
+    def _solved(self) -> None:
+        """The view `res`: every rank solved so far."""
+        union = self.spark.sql("SELECT 0 AS id, 0 AS score, 0 AS grundy, 0 AS height WHERE false")
+        for frame in self.results:
+            union = union.unionByName(frame)
+        self.engine.view("res", union)
+
     def rank(self, lo: int, hi: int) -> None:
-        if self.results:
-            union = self.results[0]
-            for frame in self.results[1:]:
-                union = union.unionByName(frame)
-            self.engine.view("res", union)
-        else:
-            self.engine.view("res", self.spark.sql("SELECT 0 AS id, 0 AS score, 0 AS grundy, 0 AS height WHERE false"))
+        self._solved()
         done = self.engine.sql("rank_level", lo=lo, hi=hi, impartial=self.impartial)
         self.results.append(done.localCheckpoint(eager=True))
 
     def values(self) -> Levels:
         return Levels(self.engine, "st", lambda: self.engine.sql("solve_setup"), "solve_level",
-                      lambda state, level: f"rem = {level} AND val IN ({values.Value.WIN.code}, {values.Value.LOSS.code})",
-                      frontier_columns="id, val")
+                      lambda level: f"rem = {level} AND val IN ({values.Value.WIN.code}, {values.Value.LOSS.code})",
+                      "id, val")
 
     def ties(self) -> Levels:
         return Levels(self.engine, "st", lambda: self.engine.frames["st"], "solve_tie_level",
-                      lambda state, level: f"rem = {level} AND val = {values.Value.TIE.code}",
-                      frontier_columns="id, val")
+                      lambda level: f"rem = {level} AND val = {values.Value.TIE.code}", "id, val")
 
     def grundy(self) -> Levels:
         return Levels(self.engine, "gst", lambda: self.engine.sql("grundy_setup"), "grundy_level",
-                      lambda state, level: f"height = {level}", frontier_columns="id, grundy")
+                      lambda level: f"height = {level}", "id, grundy")
 
     def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
         words = ", ".join(f"'{value.value}'" for value in values.Value)
         if ranked:
-            union = self.results[0]
-            for frame in self.results[1:]:
-                union = union.unionByName(frame)
-            self.engine.view("res", union)
+            self._solved()
             band = values.BAND
             select = f"""
                 SELECT id,

@@ -98,13 +98,15 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
 SUMMARY_SCHEMA = CATALOG.schema()
 
 
-def _upgrade(summary: Path) -> None:
-    """Bring a catalog row written before version 0.3 (no `ties` column) up to date in place:
-    no game could end in a tie then, so it has none."""
+def _read_summary(summary: Path) -> pa.Table:
+    """A ruleset's catalog row with the catalog's schema. A row written before version 0.3
+    (no `ties` column) is brought up to date in place: no game could end in a tie then."""
     row = pq.read_table(summary)
     if "ties" not in row.column_names and "losses" in row.column_names:
         row = row.add_column(row.column_names.index("losses") + 1, "ties", pa.array([0] * row.num_rows, pa.int64()))
-        write_table(row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA), summary)
+        row = row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
+        write_table(row, summary)
+    return row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
 
 
 def write_catalog(data: DataDir, database: bool = True) -> int:
@@ -116,9 +118,8 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
         for path in data.summaries():
             require(path, "catalog row")
             try:
-                _upgrade(path)
-                row = pq.read_table(path, schema=SUMMARY_SCHEMA)
-            except (OSError, pa.ArrowException) as error:
+                row = _read_summary(path)
+            except (OSError, pa.ArrowException, KeyError) as error:  # KeyError: a column missing
                 raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
                                 f"delete its folder or rebuild that ruleset") from None
             # a copy of a folder under another name (x.bak) is not that ruleset; the id is
