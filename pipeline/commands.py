@@ -52,7 +52,8 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
 
 
 @app.command("enumerate")
-def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+                      engine: EngineOption = None) -> None:
     """Write every position and transition of each ruleset to Parquet.
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
@@ -60,7 +61,9 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
     from pipeline.stages.enumerate import enumerate_ruleset
 
     _setup(quiet)
-    _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules), DataDir(data).temp))
+    engine = engine_name(engine, available=True)
+    store = DataDir(data)
+    _each(rulesets, lambda rules: enumerate_ruleset(rules, store.ruleset(rules), store.temp, engine))
 
 
 @app.command()

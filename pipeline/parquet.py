@@ -8,7 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.errors import DataError
@@ -80,28 +82,64 @@ def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[s
 def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
     `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
-    (the last one shorter): however the rows arrive, from DuckDB or from Spark's part
-    files, the same rows give the same bytes. The number of rows."""
+    (the last one shorter), each dictionary column with its strings in the order they first
+    occur in the row group: however the rows arrive, from a game's batches, DuckDB or
+    Spark's part files, the same rows give the same bytes. The number of rows."""
     with atomic_path(path) as tmp:
         writer = BatchWriter(tmp, schema, delta=delta)
         pending: list[pa.RecordBatch] = []
         held = 0
+
+        def write(table: pa.Table) -> None:
+            writer.write(pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
+                [first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
+                 for column in table.columns], schema=schema))
+
         try:
             for batch in batches:
-                batch = pa.RecordBatch.from_arrays(
-                    [column.cast(field.type) for column, field in zip(batch.columns, schema)], schema=schema)
-                pending.append(batch)
+                pending.append(pa.RecordBatch.from_arrays(
+                    [_conform(column, field.type) for column, field in zip(batch.columns, schema)], schema=schema))
                 held += batch.num_rows
                 while held >= ROW_GROUP_ROWS:
                     table = pa.Table.from_batches(pending, schema)
-                    writer.write(table.slice(0, ROW_GROUP_ROWS).combine_chunks())  # pages do not follow batches
+                    write(table.slice(0, ROW_GROUP_ROWS))
                     rest = table.slice(ROW_GROUP_ROWS)
                     pending, held = rest.to_batches(), rest.num_rows
             if held or not writer.rows:
-                writer.write(pa.Table.from_batches(pending, schema).combine_chunks())
+                write(pa.Table.from_batches(pending, schema))
         finally:
             writer.close()
     return writer.rows
+
+
+def _conform(column: pa.Array, data_type: pa.DataType) -> pa.Array:
+    if pa.types.is_dictionary(data_type) and not pa.types.is_dictionary(column.type):
+        column = column.dictionary_encode()
+    return column.cast(data_type)
+
+
+def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
+    """A dictionary column (without NULLs) as one array whose dictionary holds the strings
+    used, in the order they first occur: the same strings give the same array, whatever
+    dictionaries the chunks came with."""
+    chunks = [chunk for chunk in column.chunks if len(chunk)]
+    if not chunks:
+        return pa.array([], column.type)
+    dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
+    strings = pc.unique(dictionaries)
+    # each chunk's codes as positions in `strings`
+    to_string = pc.index_in(dictionaries, value_set=strings).to_numpy()
+    offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
+    codes = np.concatenate([to_string[offset + chunk.indices.to_numpy(zero_copy_only=False)]
+                            for offset, chunk in zip(offsets, chunks)])
+    first = np.full(len(strings), codes.size, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(codes.size))
+    used = np.flatnonzero(first < codes.size)
+    order = used[np.argsort(first[used], kind="stable")]
+    renumber = np.zeros(len(strings), dtype=np.int64)
+    renumber[order] = np.arange(order.size)
+    index_type = column.type.index_type
+    return pa.DictionaryArray.from_arrays(pa.array(renumber[codes], index_type), strings.take(pa.array(order)))
 
 
 def write_table(table: pa.Table, path: Path) -> None:

@@ -139,3 +139,29 @@ def test_malformed_position_text_is_refused(game):
     for text in ["", "x", "1-1|1-1|1-1", "-", "|"]:
         with pytest.raises(PositionError):
             rules.game.canonical_position(rules, text)
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "chopsticks:fingers=4,split=any", "nim:start=2-3-4,variant=coin",
+                                     "hackenbush:fib=4", "tictactoe:cols=3,k=3,rows=2", "octal:code=0.137,start=9"])
+def test_moves_come_the_same_in_parts_of_any_size(ruleset, monkeypatch):
+    """Spark generates a game's moves part by part (Space.parts); small parts must give the
+    same moves as the default ones, and each part a run of sources after the one before."""
+    import pipeline.games._bulk as bulk
+    from pipeline.games import chopsticks, hackenbush, nim, tictactoe
+    from pipeline.games import _heaps as heaps
+
+    rules = Ruleset.parse(ruleset)
+    whole = pa.Table.from_batches(list(rules.game.space(rules).transitions()), schema=TRANSITION_SCHEMA)
+    for module in (bulk, heaps, chopsticks, tictactoe):
+        monkeypatch.setattr(module, "BATCH_ROWS", 8, raising=False)
+    monkeypatch.setattr(nim, "CHUNK", 5)
+    monkeypatch.setattr(hackenbush, "CELLS", 40)
+    space = rules.game.space(rules)
+    assert space.parts() > 2
+    parts = [pa.Table.from_batches(list(space.transitions_part(part)), schema=TRANSITION_SCHEMA)
+             for part in range(space.parts())]
+    sources = [part["src"].to_numpy() for part in parts if part.num_rows]
+    assert all(a[-1] < b[0] for a, b in zip(sources, sources[1:]))
+    together = pa.concat_tables(parts)
+    assert together.select(["src", "dst"]).equals(whole.select(["src", "dst"]))
+    assert together["move"].cast(pa.string()).equals(whole["move"].cast(pa.string()))

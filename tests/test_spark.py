@@ -172,3 +172,54 @@ def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, mo
         written.append(path.read_bytes())
     assert len(set(written)) == 1
     assert [pq.ParquetFile(tmp_path / "7.parquet").metadata.row_group(i).num_rows for i in range(3)] == [1000, 1000, 500]
+
+
+def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypatch):
+    """The moves' labels arrive with one dictionary per game batch, or per Spark part file:
+    each row group is written with its strings in the order they first occur."""
+    import pipeline.parquet as parquet
+
+    monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                        pa.field("move", pa.dictionary(pa.int32(), pa.string()), nullable=False)])
+    ids, labels = list(range(2500)), [f"take {(i * 7) % 11}" for i in range(2500)]
+    written = []
+    for size, encode in ((2500, "whole"), (300, "per batch"), (7, "reversed"), (1000, "strings")):
+        batches = []
+        for lo in range(0, 2500, size):
+            part = labels[lo:lo + size]
+            if encode == "strings":
+                move = pa.array(part)
+            else:
+                dictionary = sorted(set(labels if encode == "whole" else part), reverse=encode == "reversed")
+                move = pa.DictionaryArray.from_arrays(pa.array([dictionary.index(x) for x in part], pa.int32()),
+                                                      pa.array(dictionary))
+            batches.append(pa.RecordBatch.from_arrays([pa.array(ids[lo:lo + size]), move], names=["id", "move"]))
+        path = tmp_path / f"{encode}.parquet"
+        parquet.write_batches(batches, path, schema, delta=("id",))
+        written.append(path.read_bytes())
+    assert len(set(written)) == 1
+    assert pq.read_table(tmp_path / "whole.parquet")["move"].to_pylist() == labels
+
+
+def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, monkeypatch):
+    """A game whose rank does not fall is refused in one line from an executor: the driver's
+    space gives the numbering, the executors' spaces the moves."""
+    import numpy as np
+
+    from pipeline.errors import DataError
+    from pipeline.games import chopsticks
+    from pipeline.stages.enumerate import enumerate_ruleset
+
+    rules = Ruleset.parse("tictactoe:cols=3,k=3,rows=3")  # 9 parts: one per number of marks
+    assert rules.game.space(rules).parts() == 9
+    files = {engine: DataDir(tmp_path / engine).ruleset(rules) for engine in ("duckdb", "spark")}
+    for engine, out in files.items():
+        enumerate_ruleset(rules, out, tmp_path / "tmp", engine)
+    assert files["spark"].transitions.read_bytes() == files["duckdb"].transitions.read_bytes()
+    assert files["spark"].positions.read_bytes() == files["duckdb"].positions.read_bytes()
+
+    monkeypatch.setattr(chopsticks.ChopsticksSpace, "rank", lambda self: np.zeros(self.m * self.m - 1, np.int64))
+    rules = Ruleset.parse("chopsticks")
+    with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
+        enumerate_ruleset(rules, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", "spark")

@@ -7,6 +7,8 @@ engines speak the same way (`rows`, `write`: SELECT, joins, CASE, aggregates wit
 min_by), and carries out the steps whose SQL differs between the engines, written once per
 engine in pipeline/sql/<engine>/:
 
+  transitions(…)     enumerate's moves, from the game's generators: in this process, or
+                     part by part on Spark's executors
   solver(impartial)  the solve stage's steps (Solver below), over views positions and
                      transitions
   facts(impartial)   the verifier's view `facts`: one row per position with what its
@@ -20,11 +22,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 import pyarrow as pa
 
 from pipeline.errors import RulesetError
+
+if TYPE_CHECKING:
+    from pipeline.games import Space
+    from pipeline.rulesets import Ruleset
+    from pipeline.stages.enumerate import RankNumbering
 
 ENGINES = ("duckdb", "spark")
 #: The environment variable that picks the engine when --engine is not given.
@@ -76,6 +83,12 @@ class Engine(Protocol):
         """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
         and deterministically (the same rows give the same bytes on every engine); the
         number of rows."""
+
+    def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
+                    scratch: Path) -> Iterator[pa.RecordBatch]:
+        """Every move of `space` as batches of (src, dst, move), numbered by `numbering` where
+        the game has a rank, in the published order (pipeline/stages/enumerate.py); the
+        sources are below `bound`."""
 
     def solver(self, impartial: bool) -> Solver: ...
 

@@ -8,7 +8,7 @@ the frontier in as an Arrow table.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,6 +34,13 @@ class DuckDBEngine:
 
     def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
         return write_select(self.con, sql, path, schema, delta=delta)
+
+    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int,
+                    scratch: Path) -> Iterator[pa.RecordBatch]:
+        """The game's generators run in this process (DuckDB is not needed for that)."""
+        from pipeline.stages.enumerate import in_process
+
+        return in_process(space, numbering, scratch)
 
     def solver(self, impartial: bool) -> "DuckDBSolver":
         return DuckDBSolver(self, impartial)

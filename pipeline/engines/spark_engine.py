@@ -15,26 +15,31 @@ Where Spark runs:
   TABLEBASE_SPARK_CONF     more settings, `key=value` separated by spaces
                            (e.g. "spark.driver.memory=8g spark.executor.memory=16g")
 On a cluster, the data folder (and its scratch folders) must be on storage every node
-sees: a shared filesystem mounted at the same path everywhere.
+sees: a shared filesystem mounted at the same path everywhere; and enumerate runs the games'
+generators in the executors' Python (PYSPARK_PYTHON, by default this process's Python),
+which needs tablebase and any game plug-in installed.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import re
 import shutil
+import sys
 import warnings
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.db import sql_text
-from pipeline.errors import TablebaseError
+from pipeline.errors import DataError, TablebaseError
 from pipeline.parquet import write_batches
 from pipeline.progress import log
 
@@ -76,6 +81,9 @@ def session() -> Any:
     from pyspark.sql import SparkSession
 
     master = os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
+    # enumerate runs the games' generators in Spark's Python workers: this Python, with the
+    # pipeline and its games installed, unless PYSPARK_PYTHON names another
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("tablebase")
     # Spark's log at level error, one line each, instead of its start-up banner and warnings
     quiet = resources.files("pipeline.engines").joinpath("log4j2.properties")
@@ -180,6 +188,34 @@ class SparkEngine:
         finally:
             shutil.rmtree(parts, ignore_errors=True)
 
+    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int,
+                    scratch: Path) -> Iterator[pa.RecordBatch]:
+        """The game's generators on the executors, one part of the moves at a time
+        (Space.parts): each executor builds the ruleset's space itself and renumbers its moves
+        from the numbering this process saves beside the parts. Spark sorts them into
+        buckets of consecutive sources, written as Parquet part files and read back here in
+        order; no process holds every move."""
+        folder = self.temp_dir / "spark-moves"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        if numbering is not None:
+            np.save(folder / "new_id.npy", numbering.new_id)
+            np.save(folder / "rank.npy", numbering.rank)
+        parts = space.parts()
+        buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
+        slices = max(1, min(parts, self.spark.sparkContext.defaultParallelism * 4))
+        generate = functools.partial(_generate, rules.id, str(folder), numbering is not None, max(1, bound), buckets)
+        with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
+            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+            frame = self.spark.range(parts, numPartitions=slices).mapInArrow(generate, MOVES_SCHEMA)
+        written = folder / "buckets"
+        try:
+            (frame.repartition(buckets, "bucket").sortWithinPartitions("bucket", "src", "game_dst")
+             .write.partitionBy("bucket").parquet(str(written)))
+        except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
+            raise _executor_error(error) from None
+        return _read_buckets(written, folder)
+
     def solver(self, impartial: bool) -> "SparkSolver":
         return SparkSolver(self, impartial)
 
@@ -204,6 +240,73 @@ class SparkEngine:
         for name in self.frames:
             self.spark.catalog.dropTempView(name)
         self.frames = {}
+
+
+#: What each executor returns for enumerate: the moves, renumbered, with their bucket
+#: (a run of consecutive sources) and the game's own id of the child (the order within a source).
+MOVES_SCHEMA = "bucket int, src long, dst long, game_dst long, move string"
+
+
+@functools.lru_cache(maxsize=2)
+def _space(ruleset_id: str) -> Any:
+    """The ruleset's space in an executor's Python worker, built once per worker."""
+    from pipeline.rulesets import Ruleset
+
+    rules = Ruleset.parse(ruleset_id)
+    return rules.game.space(rules)
+
+
+def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int,
+              batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor: the moves of the parts named in `batches` (one id column)."""
+    from pipeline.errors import DataError
+
+    space = _space(ruleset_id)
+    new_id = np.load(Path(folder) / "new_id.npy", mmap_mode="r") if numbered else None
+    rank = np.load(Path(folder) / "rank.npy", mmap_mode="r") if numbered else None
+    for batch in batches:
+        for part in batch.column(0).to_numpy().tolist():
+            for moves in space.transitions_part(part):
+                game_src, game_dst = moves.column("src").to_numpy(), moves.column("dst").to_numpy()
+                src, dst = game_src, game_dst
+                if numbered:
+                    src, dst = new_id[game_src].astype(np.int64), new_id[game_dst].astype(np.int64)
+                    falls = rank[dst] < rank[src]
+                    if not falls.all():
+                        at = int(np.flatnonzero(~falls)[0])
+                        raise DataError(
+                            f"the game's rank does not fall along the move from position {src[at]} to {dst[at]} "
+                            f"(rank {rank[src[at]]} to {rank[dst[at]]}): the game module is wrong")
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array((src * buckets // bound).astype(np.int32)), pa.array(src), pa.array(dst),
+                     pa.array(game_dst), moves.column("move").cast(pa.string())],
+                    names=["bucket", "src", "dst", "game_dst", "move"])
+
+
+def _executor_error(error: BaseException) -> BaseException:
+    """A pipeline error raised on an executor as itself (its one line), else as it came."""
+    from pipeline import errors
+
+    found = re.findall(r"pipeline\.errors\.(\w+): (.+)", str(error))
+    if found:
+        kind, message = found[-1]
+        return getattr(errors, kind, errors.DataError)(message.strip())
+    return error
+
+
+def _read_buckets(written: Path, folder: Path) -> Iterator[pa.RecordBatch]:
+    """The part files of every bucket, bucket by bucket: (src, dst, move) in order. Each
+    bucket was one shuffle partition, so it is one file sorted by source."""
+    try:
+        found = {int(path.name.partition("=")[2]): sorted(path.glob("*.parquet"))
+                 for path in written.glob("bucket=*")}
+        for bucket in sorted(found):
+            if len(found[bucket]) != 1:
+                raise DataError(f"Spark wrote {len(found[bucket])} files for bucket {bucket} of the moves, not one")
+            moves = pq.ParquetFile(found[bucket][0], read_dictionary=["move"])
+            yield from moves.iter_batches(batch_size=1 << 20, columns=["src", "dst", "move"])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Levels:

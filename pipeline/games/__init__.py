@@ -65,23 +65,41 @@ class Space:
                   `move` naming the first move (in the game's order) that leads there.
                   Batches come in ascending `src`; within a source, ascending `dst`.
 
-    Optional, with its default:
+    Optional, with their defaults:
       rank()      None: moves may return to a position, so the pipeline solves by
                   retrograde analysis. A game whose moves never can returns one integer
                   per row of positions() that every transition strictly lowers (sticks
                   left, say); enumerate then numbers the positions rank by rank and solve
                   computes each rank from the one below in a single pass, checking that
                   the rank did fall.
+      parts() and transitions_part(part)
+                  1 and transitions(): the transitions come in one piece. A game that can
+                  generate them in independent parts (each a run of sources) says how
+                  many, and transitions_part(part) gives part 0, 1, … of transitions() in
+                  order; the Spark engine then generates the parts on its executors, each
+                  from a Space of its own, so no process holds every move. A game giving
+                  parts need not write transitions(): by default it is every part in order.
     """
 
     def positions(self) -> pa.Table:
         raise NotImplementedError
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
-        raise NotImplementedError
+        if type(self).transitions_part is Space.transitions_part:
+            raise NotImplementedError
+        for part in range(self.parts()):
+            yield from self.transitions_part(part)
 
     def rank(self) -> Any:
         return None
+
+    def parts(self) -> int:
+        return 1
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
+        if part != 0:
+            raise IndexError(f"part {part} of a space in one part")
+        return self.transitions()
 
 
 class Game:

@@ -141,16 +141,22 @@ class HeapSpace(Space):
 
     # -- moves -----------------------------------------------------------------------
 
-    def transitions(self) -> Iterator[pa.RecordBatch]:
+    def _step(self) -> int:
+        """Positions per part: about 4 batches of moves each."""
+        return max(1, 4 * BATCH_ROWS // max(1, len(self.patterns)))
+
+    def parts(self) -> int:
+        return max(1, -(-self.keys().size // self._step()))
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
         keys = self.keys()
         batcher = Batcher(self.labels)
-        step = max(1, 4 * BATCH_ROWS // max(1, len(self.patterns)))  # ~4 batches of moves per block
-        for lo in range(0, keys.size, step):
-            block = keys[lo : lo + step]
-            present = np.stack([self.counts(block, size) > 0 for size in range(1, self.top + 1)], axis=1)
-            # row-major nonzero: ascending source, then ascending key change = ascending child
-            source, pattern = np.nonzero(present[:, self.pattern_heap - 1])
-            child = block[source] + self.delta[pattern]
-            dst = np.searchsorted(keys, child)
-            yield from batcher.add(lo + source.astype(np.int64), dst, pattern)
+        lo = part * self._step()
+        block = keys[lo : lo + self._step()]
+        present = np.stack([self.counts(block, size) > 0 for size in range(1, self.top + 1)], axis=1)
+        # row-major nonzero: ascending source, then ascending key change = ascending child
+        source, pattern = np.nonzero(present[:, self.pattern_heap - 1])
+        child = block[source] + self.delta[pattern]
+        dst = np.searchsorted(keys, child)
+        yield from batcher.add(lo + source.astype(np.int64), dst, pattern)
         yield from batcher.finish()

@@ -8,6 +8,8 @@ multisets. Moves are generated per mover rank for all opponents at once with Num
 
 from __future__ import annotations
 
+import functools
+
 from itertools import combinations_with_replacement
 from math import comb
 from typing import TYPE_CHECKING, Iterator
@@ -18,7 +20,7 @@ import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS, Game, Size, Space
-from pipeline.games._bulk import Batcher, first_per_pair, parse_numbers
+from pipeline.games._bulk import BATCH_ROWS, Batcher, first_per_pair, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
@@ -213,10 +215,17 @@ class ChopsticksSpace(Space):
             result.append(sorted(found.items()))
         return result
 
-    def transitions(self) -> Iterator[pa.RecordBatch]:
-        f, h, m = self.fingers, self.hands, self.m
-        n = m * m
-        table = self._attack_table()
+    def _movers(self) -> int:
+        """Movers per part: about 4 batches of moves each (a mover's side has m positions)."""
+        return max(1, 4 * BATCH_ROWS // (self.m * self.hands * self.hands))
+
+    def parts(self) -> int:
+        return max(1, -(-(self.m - 1) // self._movers()))
+
+    @functools.cached_property
+    def _tables(self) -> tuple[np.ndarray, list, list[str], list[np.ndarray]]:
+        """The attack table, the own moves, every move label and each side's own labels' codes."""
+        f = self.fingers
         own = self._own_moves()
         labels = [f"{a} hits {b}" for a in range(f) for b in range(f)]
         own_label_ids: list[np.ndarray] = []
@@ -224,11 +233,18 @@ class ChopsticksSpace(Space):
             start = len(labels)
             labels.extend(label for _, label in moves)
             own_label_ids.append(np.arange(start, len(labels), dtype=np.int32))
+        return self._attack_table(), own, labels, own_label_ids
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
+        f, h, m = self.fingers, self.hands, self.m
+        n = m * m
+        table, own, labels, own_label_ids = self._tables
         batcher = Batcher(labels)
         side_values = np.array(self.sides, dtype=np.int64).reshape(m, h)
         opponents = np.arange(1, m, dtype=np.int64)  # opponent all dead: game over, no moves
 
-        for mover in range(1, m):  # mover all dead: lost, no moves
+        first = 1 + part * self._movers()  # mover all dead (side 0): lost, no moves
+        for mover in range(first, min(m, first + self._movers())):
             live = np.unique(side_values[mover][side_values[mover] > 0])
             # attacks, in the order (own hand value, opponent hand index)
             child_side = table[opponents][:, live, :].reshape(len(opponents), -1)

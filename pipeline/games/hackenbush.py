@@ -258,17 +258,20 @@ class HackenbushSpace(Space):
             for lo in range(0, self.total, self.chunk)
         ])
 
-    def transitions(self) -> Iterator[pa.RecordBatch]:
+    def parts(self) -> int:
+        return max(1, -(-self.total // self.chunk))
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
         batcher = Batcher([f"cut {edge}" for edge in self.edges])
         scale = np.array([self.scale[edge] for edge in self.edges], dtype=np.int64)
         gone = np.iinfo(np.int64).max
-        for lo in range(0, self.total, self.chunk):
-            ids = np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)
-            above = self.numbers(ids)
-            # cutting x drops x and everything above it: its whole term of the id
-            child = np.where(above >= 0, ids[:, None] - scale[None, :] * (1 + above), gone)
-            order = np.argsort(child, axis=1, kind="stable")
-            child = np.take_along_axis(child, order, axis=1)
-            source, slot = np.nonzero(child != gone)
-            yield from batcher.add(ids[source], child[source, slot], order[source, slot])
+        lo = part * self.chunk
+        ids = np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)
+        above = self.numbers(ids)
+        # cutting x drops x and everything above it: its whole term of the id
+        child = np.where(above >= 0, ids[:, None] - scale[None, :] * (1 + above), gone)
+        order = np.argsort(child, axis=1, kind="stable")
+        child = np.take_along_axis(child, order, axis=1)
+        source, slot = np.nonzero(child != gone)
+        yield from batcher.add(ids[source], child[source, slot], order[source, slot])
         yield from batcher.finish()

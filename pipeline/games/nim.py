@@ -339,11 +339,14 @@ class NimSpace(Space):
         """Stones left: every move of every variant takes at least one."""
         return self.decode(self.keys())[0].sum(axis=1)
 
-    def transitions(self) -> Iterator[pa.RecordBatch]:
+    def parts(self) -> int:
+        return max(1, -(-len(self.keys()) // CHUNK))
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
         keys = self.keys()
         batcher = Batcher(self.label)
-        for lo in range(0, len(keys), CHUNK):
-            source, child, _, label = self.moves(keys[lo : lo + CHUNK])
-            dst = np.searchsorted(keys, child)
-            yield from batcher.add(*first_per_pair(lo + source, dst, label, len(keys)))
+        lo = part * CHUNK
+        source, child, _, label = self.moves(keys[lo : lo + CHUNK])
+        dst = np.searchsorted(keys, child)
+        yield from batcher.add(*first_per_pair(lo + source, dst, label, len(keys)))
         yield from batcher.finish()

@@ -267,19 +267,32 @@ class TicTacToeSpace(Space):
 
     # -- moves -----------------------------------------------------------------------
 
-    def transitions(self) -> Iterator[pa.RecordBatch]:
+    @functools.cached_property
+    def _blocks(self) -> list[tuple[int, int]]:
+        """(marks, first row) of each part: blocks of positions with the same marks."""
+        keys, _ = self.levels()
+        step = self._step()
+        return [(marks, lo) for marks in range(len(keys) - 1) for lo in range(0, keys[marks].size, step)]
+
+    def _step(self) -> int:
+        return max(1, BATCH_ROWS // max(1, self.cells))
+
+    def parts(self) -> int:
+        return max(1, len(self._blocks))
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
+        if not self._blocks:
+            return
         keys, won = self.levels()
         labels = [f"{mark} at {cell_name(cell, self.cols)}" for mark in MARKS for cell in range(self.cells)]
         batcher = Batcher(labels)
         first = np.cumsum([0] + [level_keys.size for level_keys in keys])  # the first id of each level
-        step = max(1, BATCH_ROWS // max(1, self.cells))
-        for marks in range(len(keys) - 1):
-            for lo in range(0, keys[marks].size, step):
-                block = keys[marks][lo : lo + step]
-                row, cell, child = self._moves(block, marks)
-                keep = ~won[marks][lo : lo + step][row]  # a line ends the game: no moves
-                row, cell, child = row[keep], cell[keep], child[keep]
-                dst = first[marks + 1] + np.searchsorted(keys[marks + 1], child)
-                move = cell + (0 if marks % 2 == 0 else self.cells)
-                yield from batcher.add(first[marks] + lo + row.astype(np.int64), dst, move)
+        marks, lo = self._blocks[part]
+        block = keys[marks][lo : lo + self._step()]
+        row, cell, child = self._moves(block, marks)
+        keep = ~won[marks][lo : lo + self._step()][row]  # a line ends the game: no moves
+        row, cell, child = row[keep], cell[keep], child[keep]
+        dst = first[marks + 1] + np.searchsorted(keys[marks + 1], child)
+        move = cell + (0 if marks % 2 == 0 else self.cells)
+        yield from batcher.add(first[marks] + lo + row.astype(np.int64), dst, move)
         yield from batcher.finish()

@@ -25,8 +25,8 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
     failed build leaves the previous tablebase as it was. Builds of other rulesets may run
     at the same time into the same data directory; a second build of the same ruleset is
     refused while the first runs. With `size_check`, a ruleset whose estimate does not fit
-    the machine's memory or disk is refused before any work. `engine` runs solve, verify and
-    export (pipeline.engines); enumerate runs the game's generators in this process.
+    the machine's memory or disk is refused before any work. `engine` runs the stages
+    (pipeline.engines): the Spark engine generates the moves on its executors too.
     """
     if size_check:
         require_fit(rules, data.root)
@@ -43,7 +43,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
         stage.dir.mkdir(parents=True)
         keep = False
         try:
-            enumerate_ruleset(rules, stage, data.temp)
+            enumerate_ruleset(rules, stage, data.temp, engine)
             solve(stage, data.temp, rules.id, rules.game.impartial, engine)
             try:
                 verify(stage, data.temp, rules.id, rules.game.impartial, engine)

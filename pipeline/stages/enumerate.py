@@ -26,10 +26,11 @@ import pyarrow as pa
 
 from pipeline.dataset import POSITIONS, TRANSITIONS, game_fields
 from pipeline.errors import DataError
-from pipeline.games import TRANSITION_SCHEMA
+from pipeline.games import TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
-from pipeline.parquet import BatchWriter, atomic_path, write_table
+from pipeline.engines import open_engine
+from pipeline.parquet import write_batches, write_table
 from pipeline.progress import Timer, log
 from pipeline.rulesets import Ruleset
 
@@ -47,9 +48,12 @@ class Enumerated:
     transitions: int
 
 
-def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None = None) -> Enumerated:
+def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None = None,
+                      engine: str | None = None) -> Enumerated:
     """Write out.transitions and out.positions for `rules` (scratch files under `temp_dir`,
-    by default out.dir, removed when done)."""
+    by default out.dir, removed when done). The positions are found in this process; the
+    moves are generated where `engine` runs (pipeline.engines: the Spark engine on its
+    executors, part by part)."""
     with Timer(f"enumerate {rules.id}"):
         space = rules.game.space(rules)
         positions = space.positions()
@@ -61,25 +65,30 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         ruleset = pa.array([rules.id])
         # indexed by src: the game's ids, or the new ones (0..n-1, below the game's bound too)
         moves = np.zeros(int(game_ids.max()) + 1 if len(game_ids) else 0, dtype=np.int64)
-        with atomic_path(out.transitions) as tmp:
-            # src ascending and dst near it: delta encoding beats dictionaries, in time and size
-            writer = BatchWriter(tmp, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
-            logged = 0
-            try:
-                batches = space.transitions()
-                if numbering is not None:
-                    batches = numbering.reorder(batches, temp_dir or out.dir)
-                for batch in batches:
-                    src = batch.column("src").to_numpy()
+        scratch = temp_dir or out.dir
+
+        def counted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            logged = written = 0
+            for batch in batches:
+                src = batch.column(0).to_numpy()
+                if src.size:
                     moves[: src.max() + 1] += np.bincount(src)
-                    name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
-                    writer.write(pa.RecordBatch.from_arrays([name, *batch.columns], schema=PUBLISHED_TRANSITIONS))
-                    if writer.rows >= logged + BATCH_ROWS:  # about once a million
-                        logged = writer.rows
-                        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
-            finally:
-                writer.close()
-        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
+                name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
+                yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
+                written += batch.num_rows
+                if written >= logged + BATCH_ROWS:  # about once a million
+                    logged = written
+                    log.info("enumerate %s: %s transitions", rules.id, f"{written:,}")
+
+        engine_session = open_engine(engine, scratch)
+        try:
+            generated = engine_session.transitions(rules, space, numbering, moves.size, scratch)
+            # src ascending and dst near it: delta encoding beats dictionaries, in time and size
+            transitions = write_batches(counted(generated), out.transitions, PUBLISHED_TRANSITIONS,
+                                        delta=("src", "dst"))
+        finally:
+            engine_session.close()
+        log.info("enumerate %s: %s transitions", rules.id, f"{transitions:,}")
         if numbering is None:
             ids = game_ids
             rank_column = pa.nulls(positions.num_rows, pa.int32())
@@ -92,7 +101,16 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         positions = positions.add_column(4, "rank", rank_column)
         # one schema for every ruleset of a game, whichever columns happen to hold no NULL
         write_table(positions.cast(POSITIONS.schema(game_fields(positions.schema, POSITIONS))), out.positions)
-    return Enumerated(positions.num_rows, writer.rows)
+    return Enumerated(positions.num_rows, transitions)
+
+
+def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path) -> Iterator[pa.RecordBatch]:
+    """The game's transitions generated here, renumbered rank by rank where it has a rank:
+    batches of (src, dst, move) in the published order."""
+    batches = space.transitions()
+    if numbering is not None:
+        batches = numbering.reorder(batches, scratch)
+    return batches
 
 
 def _short_write(error: OSError, path: Path) -> OSError:
