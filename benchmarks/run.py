@@ -4,6 +4,7 @@ then on rulesets of other games (4×4 tic-tac-toe: ties, a game that is not impa
     make bench
     .venv/bin/python benchmarks/run.py [--sizes ID ...] [--others ID ...] [--out FILE] [--data DIR]
         [--repeat N] [--commit REV] [--update-doc] [--wait-quiet S] [--quiet-stages] [--no-whole-build]
+        [--engine duckdb|spark]
 
 For each ruleset every stage runs as its own child process of the CLI
 (`python -m pipeline STAGE RULESET --data DIR`), so each stage is measured alone: wall
@@ -170,6 +171,8 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
         proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=CODE, env=env)
         beat = threading.Thread(target=_heartbeat, args=(what, began, done), daemon=True)
         beat.start()
+        tree = TreePeak(proc.pid)
+        tree.start()
         try:
             if hasattr(os, "wait4"):
                 _, status, usage = os.wait4(proc.pid, 0)
@@ -189,6 +192,9 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
             raise
         finally:
             done.set()
+            tree.stop()
+    # the Spark engine's JVM is a child of the stage's process: count the whole tree
+    peak_kib = max(peak_kib, tree.peak_kib) if sys.platform != "darwin" else peak_kib
     busy_after = busy_seconds()
     others = None if busy is None or busy_after is None else max(0.0, busy_after - busy - cpu)
     if proc.returncode != 0:
@@ -202,6 +208,40 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
     phases = {m.group(1): float(m.group(2)) for m in timers if m}
     return Run(round(seconds, 3), round(cpu, 3), round(peak, 1), round(os.getloadavg()[0], 2),
                None if others is None else round(others, 2), phases)
+
+
+class TreePeak(threading.Thread):
+    """The largest resident memory of a process and all its descendants together, sampled
+    from /proc twice a second (Linux; elsewhere it stays 0)."""
+
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid, self.peak_kib, self._done = pid, 0, threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.5):
+            self.peak_kib = max(self.peak_kib, self.sample())
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def sample(self) -> int:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        for entry in Path("/proc").glob("[0-9]*"):
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+                rss[int(entry.name)] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+            except (OSError, ValueError, IndexError):
+                continue
+        tree, grew = {self.pid}, True
+        while grew:
+            found = {pid for pid, parent in parents.items() if parent in tree} - tree
+            tree |= found
+            grew = bool(found)
+        return sum(rss.get(pid, 0) for pid in tree)
 
 
 @dataclass(frozen=True)
@@ -618,7 +658,9 @@ def markdown(report: dict, results: list[Result]) -> str:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}. "
         f"Python {m['python']}, DuckDB {m['duckdb']}, pyarrow {m['pyarrow']}, NumPy {m['numpy']}. "
-        f"TABLEBASE_MEMORY_LIMIT: {m['memory_limit']}.",
+        f"TABLEBASE_MEMORY_LIMIT: {m['memory_limit']}. Engine: {report.get('engine', 'duckdb')}"
+        + (f" (Spark master {report['spark_master']}; peak memory counts the stage's process tree, "
+           "the JVM included)" if report.get("spark_master") else "") + ".",
         f"Code: {c['source']}, commit {c['commit']}"
         + (f" with {c['pipeline_changed_files']} uncommitted file(s) under pipeline/" if c["pipeline_changed_files"] else "")
         + f" (pipeline sources sha256 {c['pipeline_sha256']}).",
@@ -699,9 +741,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wait-quiet", type=float, default=120, metavar="SECONDS",
                         help="before each child, wait up to this long for other processes to stop using "
                              f"more than {QUIET_CORES} cores (default %(default)s; 0: don't wait)")
+    parser.add_argument("--engine", choices=("duckdb", "spark"),
+                        help="run every stage on this engine (TABLEBASE_ENGINE for the children; default duckdb); "
+                             "TABLEBASE_SPARK_MASTER picks a Spark cluster")
     parser.add_argument("--commit", metavar="REV",
                         help="benchmark pipeline/ as committed at REV (e.g. HEAD) instead of the working tree")
     args = parser.parse_args(argv)
+    if args.engine:
+        os.environ["TABLEBASE_ENGINE"] = args.engine  # the children inherit it
     if args.others is None:
         args.others = OTHER_GAMES if args.sizes is None else []
     args.sizes = args.sizes or DEFAULT_SIZES
@@ -726,7 +773,10 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     report = {"command": command.strip(), "repeat": plan.repeat, "retries": plan.retries,
               "machine": machine(), "code": code_version(args.commit),
-              "load_before": round(os.getloadavg()[0], 2)}
+              "load_before": round(os.getloadavg()[0], 2),
+              "engine": os.environ.get("TABLEBASE_ENGINE", "duckdb"),
+              "spark_master": os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
+              if os.environ.get("TABLEBASE_ENGINE") == "spark" else None}
     print(f"benchmark: data in {data}; {report['machine']['cpu']}, {report['machine']['cores']} cores, "
           f"load {report['load_before']}", flush=True)
     startup = run_child([sys.executable, "-m", "pipeline", "version"], data / "startup.log", "start-up")

@@ -54,22 +54,29 @@ class Estimate:
                 f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk")
 
 
-def estimate(rules: Ruleset) -> Estimate | None:
-    """The estimate for `rules`, or None if its game cannot count itself."""
+def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
+    """The estimate for `rules` on this machine, or None if its game cannot count itself.
+    With the Spark engine this machine is the driver: it finds the positions and writes the
+    files; the rest runs in Spark's executors, which in local mode are a JVM here, whose heap
+    is spark.driver.memory, and on a cluster are elsewhere."""
     size = rules.game.size(rules)
     if size is None:
         return None
     enumerating = BASE + PER_POSITION * size.positions + min(MOVE_BATCHES, 64 * size.transitions)
+    disk = DISK_PER_TRANSITION * size.transitions + DISK_PER_POSITION * size.positions
+    if engine == "spark":
+        from pipeline.engines.spark_engine import local_heap
+
+        return Estimate(rules, size, enumerating + local_heap(), disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions
-    disk = DISK_PER_TRANSITION * size.transitions + DISK_PER_POSITION * size.positions
     return Estimate(rules, size, max(enumerating, solving), disk)
 
 
-def require_fit(rules: Ruleset, data: Path) -> Estimate | None:
+def require_fit(rules: Ruleset, data: Path, engine: str = "duckdb") -> Estimate | None:
     """The estimate, or RulesetError in one line if the ruleset cannot fit this machine's
     memory or the disk under `data`."""
-    found = estimate(rules)
+    found = estimate(rules, engine)
     if found is None:
         return None
     memory = available_memory()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -48,9 +47,7 @@ def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("ruleset", OVERSIZE)
 def test_a_ruleset_too_big_for_the_memory_is_refused_before_any_work(tmp_path, ruleset):
-    started = time.monotonic()
     result = run("build", ruleset, "--data", str(tmp_path / "data"), env={"TABLEBASE_MAX_MEMORY": "16GB"})
-    assert time.monotonic() - started < 5
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "too big for this machine" in lines[0] and "14.9 GiB is available" in lines[0], result.stderr
@@ -85,3 +82,18 @@ def test_estimate_says_what_a_build_needs_and_whether_it_fits(tmp_path):
 @pytest.mark.parametrize("text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)])
 def test_sizes_are_read_as_duckdb_writes_them(text, size):
     assert parse_size(text, "X") == size
+
+
+def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch):
+    """In local mode Spark's JVM heap is on this machine; on a cluster only the driver's
+    share (the positions) is."""
+    rules = Ruleset.parse("sticks:rows=11")
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("TABLEBASE_SPARK_CONF", "spark.driver.memory=6g")
+    monkeypatch.delenv("TABLEBASE_SPARK_MASTER", raising=False)
+    local = estimate(rules, "spark").memory
+    monkeypatch.setenv("TABLEBASE_SPARK_MASTER", "spark://cluster:7077")
+    cluster = estimate(rules, "spark").memory
+    assert local - cluster == 6 << 30
+    assert cluster < estimate(rules).memory
+    assert estimate(rules, "spark").disk == estimate(rules).disk

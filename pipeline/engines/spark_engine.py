@@ -50,6 +50,22 @@ LOCAL_PARTITIONS = 8
 LOCAL_MEMORY = "4g"
 
 
+def local_heap() -> int:
+    """Bytes of this machine's memory the Spark engine's JVM may take: spark.driver.memory in
+    local mode (TABLEBASE_SPARK_CONF's, else LOCAL_MEMORY); 0 with a cluster, whose executors
+    run elsewhere (a cluster's driver heap holds little: plans, counts)."""
+    from pipeline.estimate import parse_size
+
+    if os.environ.get("SPARK_REMOTE") or not os.environ.get("TABLEBASE_SPARK_MASTER", "local").startswith("local"):
+        return 0
+    memory = LOCAL_MEMORY
+    for setting in os.environ.get("TABLEBASE_SPARK_CONF", "").split():
+        key, _, value = setting.partition("=")
+        if key == "spark.driver.memory":
+            memory = value
+    return parse_size(memory + ("iB" if memory[-1:].isalpha() else ""), "spark.driver.memory")
+
+
 class SparkSetupError(TablebaseError):
     """Spark cannot start: pyspark or Java is missing, or the master cannot be reached."""
 

@@ -7,6 +7,7 @@ import shutil
 import duckdb
 
 from pipeline.errors import TablebaseError, VerificationError
+from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
 from pipeline.progress import Timer, log
@@ -29,7 +30,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
     (pipeline.engines): the Spark engine generates the moves on its executors too.
     """
     if size_check:
-        require_fit(rules, data.root)
+        require_fit(rules, data.root, engine_name(engine))
     busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
