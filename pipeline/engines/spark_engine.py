@@ -23,11 +23,14 @@ which needs tablebase and any game plug-in installed.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
+import logging
 import os
 import re
 import shutil
 import sys
+import tempfile
 import warnings
 from importlib import resources
 from pathlib import Path
@@ -121,12 +124,14 @@ def session() -> Any:
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
     try:
-        _SESSION = builder.getOrCreate()
+        with _jvm_output_to(JVM_LOG):
+            _SESSION = builder.getOrCreate()
     except Exception as error:  # noqa: BLE001 - Py4J and Java errors have no common base
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise SparkSetupError(f"Spark did not start ({master}): {first}") from None
+        raise SparkSetupError(f"Spark did not start ({master}): {first} (Java's output: {JVM_LOG})") from None
     if not os.environ.get("SPARK_REMOTE"):
         _SESSION.sparkContext.setLogLevel("ERROR")
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # not a line per connection closed
     atexit.register(_stop)
     log.info("spark: session on %s, Spark %s", master, _SESSION.version)
     return _SESSION
@@ -145,11 +150,32 @@ def failure(error: BaseException) -> str:
     return found
 
 
+#: Where the JVM's own output goes (its start-up notices, errors with their stacks): the
+#: pipeline reports a failed Spark call in one line (`failure`), so the terminal gets no more.
+JVM_LOG = Path(tempfile.gettempdir()) / f"tablebase-spark-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def _jvm_output_to(path: Path) -> Iterator[None]:
+    """Standard error pointed at `path` while the JVM starts: it inherits that for its life."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)
+
+
 def _stop() -> None:
     global _SESSION
     if _SESSION is not None:
         _SESSION.stop()
         _SESSION = None
+        JVM_LOG.unlink(missing_ok=True)
 
 
 def parameters() -> dict[str, Any]:
