@@ -330,7 +330,15 @@ class Result:
     yardstick_report: dict = field(default_factory=dict)
     check: dict = field(default_factory=dict)
     whole_build: Stage | None = None
+    limit: Stage | None = None  # the compiled limit on the same ruleset, where it has the game
     growth: bool = True  # one of the growing sizes (else one of the other games)
+
+    @property
+    def limit_ratio(self) -> float | None:
+        """One-process build seconds / the compiled limit's seconds, measured in the same run."""
+        if self.limit is None or self.whole_build is None:
+            return None
+        return self.whole_build.seconds / max(self.limit.seconds, 1e-3)
 
     @property
     def total_seconds(self) -> float:
@@ -426,7 +434,47 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
                        [py, "-m", "pipeline", "build", rules.id, "--data", str(whole), "-q"], log, plan,
                        after=lambda run: shutil.rmtree(whole, ignore_errors=True))
         result.whole_build = Stage("build", runs, result.positions, 0.0)
+        argv = limit_argv(rules)
+        if argv:
+            result.limit = Stage("limit", measure(f"compiled limit {' '.join(argv[1:])}", argv, log, plan),
+                                 result.positions, 0.0)
     return result
+
+
+# -- the compiled limit ---------------------------------------------------------------
+
+
+#: The compiled C++ solver a build is measured against (bulk generation and retrograde
+#: analysis in memory, no files): not part of the project, so looked for beside it.
+LIMIT = Path(os.environ.get("TABLEBASE_LIMIT", ROOT.parent / "shared" / "limit"))
+
+
+def limit_argv(rules) -> list[str] | None:
+    """The compiled limit's command for `rules`, or None where it does not have that game
+    or variant (it knows chopsticks with attacks only and sticks with whole rows taken)."""
+    changed = dict(rules.changed)
+    if rules.game_name == "chopsticks" and set(changed) <= {"fingers", "hands"}:
+        program, args = "chopsticks", [str(rules["fingers"]), str(rules["hands"])]
+    elif rules.game_name == "sticks" and set(changed) <= {"rows", "play"}:
+        program, args = "sticks", [str(rules["rows"]), str(rules["play"])]
+    else:
+        return None
+    binary = LIMIT / "bin" / program
+    return [str(binary), *args] if binary.exists() else None
+
+
+def build_limit() -> str:
+    """Build the compiled limit if it is there and not built; one line saying what was found."""
+    script = LIMIT / "build.sh"
+    if not script.exists():
+        return f"no compiled limit at {LIMIT} (TABLEBASE_LIMIT): ratios to it are left out"
+    if not (LIMIT / "bin" / "sticks").exists():
+        if shutil.which("g++") is None:
+            return "the compiled limit needs g++ to build (apt-get install g++): ratios to it are left out"
+        done = subprocess.run(["sh", str(script)], cwd=LIMIT, capture_output=True, text=True)
+        if done.returncode:
+            return f"the compiled limit did not build ({(done.stderr or done.stdout).strip().splitlines()[-1:]})"
+    return f"compiled limit: {LIMIT / 'bin'}"
 
 
 def run_yardstick(result: Result, directory: Path, data: Path, log: Path, plan: Plan) -> None:
@@ -576,8 +624,9 @@ def ruleset_table(r: Result) -> list[str]:
 def summary_table(results: list[Result]) -> list[str]:
     lines = [
         "| ruleset | positions | transitions | enumerate s | solve s | verify s | export s | total s | "
-        "peak MiB | build transitions/s | others' CPU s | one-process build s / MiB | yardstick s | solve / yardstick (without Grundy) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "peak MiB | build transitions/s | others' CPU s | one-process build s / MiB | yardstick s | solve / yardstick (without Grundy) | "
+        "compiled limit s / MiB | build / limit |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         st = {name: f"{r.stages[name].seconds:.2f}" if name in r.stages else "–" for name in STAGES}
@@ -588,7 +637,9 @@ def summary_table(results: list[Result]) -> list[str]:
         lines.append(
             f"| `{r.ruleset}` | {r.positions:,} | {r.transitions:,} | {st['enumerate']} | {st['solve']} | "
             f"{st['verify']} | {st['export']} | **{r.total_seconds:.2f}** | {r.peak_mib:,.0f} | "
-            f"{_rate(r.transitions, r.total_seconds)} | {_cpu(r.others_cpu)} | {whole} | {ys} | {ratio} |")
+            f"{_rate(r.transitions, r.total_seconds)} | {_cpu(r.others_cpu)} | {whole} | {ys} | {ratio} | "
+            + (f"{r.limit.seconds:.2f} / {r.limit.peak_mib:,.0f} | **{r.limit_ratio:.1f}×** |" if r.limit_ratio
+               else "– | – |"))
     return lines + [""]
 
 
@@ -666,6 +717,9 @@ def markdown(report: dict, results: list[Result]) -> str:
         + f" (pipeline sources sha256 {c['pipeline_sha256']}).",
         f"Start-up of a CLI child (`python -m pipeline version`: Python + DuckDB + pyarrow imports): "
         f"{report['startup_seconds']:.2f} s, included in every stage's seconds.",
+        f"{report.get('limit', 'compiled limit: not run')}; \"build / limit\": the one-process build's seconds "
+        "over the compiled limit's (../shared/limit/: C++, generation and retrograde analysis in memory, no "
+        "files, no verification), measured in the same run.",
         f"1-minute load average: {report['load_before']} before, {report['load_after']} after. "
         f"\"Others' CPU s\": CPU time the rest of the machine (other users, hypervisor steal) used "
         f"while a stage ran, from /proc/stat; well above 0 means the stage competed for the "
@@ -779,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
               if os.environ.get("TABLEBASE_ENGINE") == "spark" else None}
     print(f"benchmark: data in {data}; {report['machine']['cpu']}, {report['machine']['cores']} cores, "
           f"load {report['load_before']}", flush=True)
+    report["limit"] = build_limit()
+    print(report["limit"], flush=True)
     startup = run_child([sys.executable, "-m", "pipeline", "version"], data / "startup.log", "start-up")
     report["startup_seconds"] = startup.seconds
     results: list[Result] = []
