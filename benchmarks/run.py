@@ -4,7 +4,7 @@ then on rulesets of other games (4×4 tic-tac-toe: ties, a game that is not impa
     make bench
     .venv/bin/python benchmarks/run.py [--sizes ID ...] [--others ID ...] [--out FILE] [--data DIR]
         [--repeat N] [--commit REV] [--update-doc] [--wait-quiet S] [--quiet-stages] [--no-whole-build]
-        [--engine duckdb|spark]
+        [--engine duckdb|spark [--spark-cluster WORKERS]]
 
 For each ruleset every stage runs as its own child process of the CLI
 (`python -m pipeline STAGE RULESET --data DIR`), so each stage is measured alone: wall
@@ -30,6 +30,7 @@ Exit status 1 if a stage fails or the yardstick disagrees with the pipeline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -46,6 +47,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import pyarrow.parquet as pq
 
@@ -441,6 +443,51 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
     return result
 
 
+# -- a Spark standalone cluster on this machine ----------------------------------------
+
+
+@contextlib.contextmanager
+def standalone_cluster(workers: int, folder: Path, memory: str = "4g") -> Iterator[str]:
+    """A Spark master and `workers` workers of one core each, started from the pip wheel's
+    spark-class as the README shows; the master's URL. Stopped when the block ends."""
+    import socket
+
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"spark://127.0.0.1:{port}"
+    logs = folder / "cluster"
+    logs.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen] = []
+
+    def start(name: str, *args: str) -> None:
+        with open(logs / f"{name}.log", "wb") as out:
+            started.append(subprocess.Popen([str(spark_class), *args], stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True))
+
+    try:
+        start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+              "--webui-port", "0")
+        for i in range(workers):
+            start(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", url, "--cores", "1",
+                  "--memory", memory, "--webui-port", "0")
+        deadline = time.monotonic() + 120
+        while (logs / "master.log").read_text(errors="replace").count("Registering worker") < workers:
+            if time.monotonic() > deadline or any(proc.poll() is not None for proc in started):
+                raise ChildFailed(f"the standalone cluster did not start: see {logs}")
+            time.sleep(0.5)
+        print(f"standalone cluster {url}: {workers} workers of 1 core and {memory}", flush=True)
+        yield url
+    finally:
+        for proc in reversed(started):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in started:
+            proc.wait()
+
+
 # -- the compiled limit ---------------------------------------------------------------
 
 
@@ -798,9 +845,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=("duckdb", "spark"),
                         help="run every stage on this engine (TABLEBASE_ENGINE for the children; default duckdb); "
                              "TABLEBASE_SPARK_MASTER picks a Spark cluster")
+    parser.add_argument("--spark-cluster", type=int, default=0, metavar="WORKERS",
+                        help="with --engine spark: start a standalone cluster of this many one-core workers on "
+                             "this machine from the pip wheel, run on it, stop it")
     parser.add_argument("--commit", metavar="REV",
                         help="benchmark pipeline/ as committed at REV (e.g. HEAD) instead of the working tree")
     args = parser.parse_args(argv)
+    if args.spark_cluster and args.engine != "spark":
+        parser.error("--spark-cluster needs --engine spark")
     if args.engine:
         os.environ["TABLEBASE_ENGINE"] = args.engine  # the children inherit it
     if args.others is None:
@@ -841,10 +893,19 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         rulesets = [(ruleset, True) for ruleset in args.sizes] + [(ruleset, False) for ruleset in args.others]
-        for i, (ruleset, growth) in enumerate(rulesets, 1):
-            print(f"[{i}/{len(rulesets)}] {ruleset}", flush=True)
-            results.append(bench_ruleset(ruleset, data, plan, args.whole_build, args.phases))
-            results[-1].growth = growth
+        cluster = (standalone_cluster(args.spark_cluster, data) if args.spark_cluster
+                   else contextlib.nullcontext())
+        with cluster as url:
+            if url:
+                os.environ["TABLEBASE_SPARK_MASTER"] = url
+                # Spark's default of 200 shuffle partitions makes every level step slow
+                os.environ.setdefault("TABLEBASE_SPARK_CONF", "spark.sql.shuffle.partitions=8")
+                report["spark_master"] = (f"{url}: a standalone cluster of {args.spark_cluster} one-core workers "
+                                          f"on this machine, TABLEBASE_SPARK_CONF={os.environ['TABLEBASE_SPARK_CONF']}")
+            for i, (ruleset, growth) in enumerate(rulesets, 1):
+                print(f"[{i}/{len(rulesets)}] {ruleset}", flush=True)
+                results.append(bench_ruleset(ruleset, data, plan, args.whole_build, args.phases))
+                results[-1].growth = growth
     except ChildFailed as error:
         print(f"error: {error}", file=sys.stderr)
         status = 1
