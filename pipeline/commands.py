@@ -431,17 +431,24 @@ def version() -> None:
 @app.command()
 def play(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    side: Annotated[str, typer.Option("--as", help="Play first or second.")] = "first",
+    side: Annotated[str, typer.Option("--as", help="Play first or second (from --from: move there or not).")] = "first",
+    start: Annotated[str, typer.Option(
+        "--from", help="The position to play from: start, or a position text such as '1-2|0-1'.")] = "start",
+    hide_values: Annotated[bool, typer.Option(
+        "--hide-values", help="Show no value until the game ends; 'hint' still shows the best move.")] = False,
     max_plies: Annotated[int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")] = 200,
     data: DataOption = Path("data"),
 ) -> None:
-    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position; quit stops.
+    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position;
+    hint shows the best move; quit stops.
 
-    Example: tablebase play chopsticks --as second
+    Examples: tablebase play chopsticks --as second
+              tablebase play chopsticks --from '1-2|0-1' --hide-values
     """
     from pipeline.play import parse_side, play as play_game
 
-    play_game(ruleset, data, human_first=parse_side(side), max_plies=max_plies)
+    play_game(ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values,
+              max_plies=max_plies)
 
 
 @app.command()
