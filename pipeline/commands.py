@@ -5,7 +5,6 @@ Errors are not handled here: pipeline/cli.py turns each into one line.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -33,16 +32,17 @@ app = typer.Typer(
 DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
 RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
+VerboseOption = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Show a line as each stage begins and every rank or level it solves.")]
 EngineOption = Annotated[Optional[str], typer.Option(
     "--engine", help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
                      "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
 
 
-def _setup(quiet: bool) -> None:
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr, force=True,
-    )
+def _setup(quiet: bool, verbose: bool = False) -> None:
+    from pipeline.progress import configure
+
+    configure(quiet, verbose)
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -52,27 +52,28 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
 
 
 @app.command("enumerate")
-def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False) -> None:
+def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+                     verbose: VerboseOption = False) -> None:
     """Write every position and transition of each ruleset to Parquet.
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
     """
     from pipeline.stages.enumerate import enumerate_ruleset
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     _each(rulesets, lambda rules: enumerate_ruleset(rules, DataDir(data).ruleset(rules), DataDir(data).temp))
 
 
 @app.command()
 def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-          engine: EngineOption = None) -> None:
+          verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Label every enumerated position win / loss / tie / draw with its remoteness.
 
     Example: tablebase solve chopsticks
     """
     from pipeline.stages.solve import solve as solve_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
@@ -81,14 +82,14 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 
 @app.command()
 def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           engine: EngineOption = None) -> None:
+           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Check every solved value against its children and the rules; exit 1 on any failure.
 
     Example: tablebase verify chopsticks
     """
     from pipeline.stages.verify import verify as verify_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
@@ -97,7 +98,7 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
 @app.command()
 def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           engine: EngineOption = None) -> None:
+           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Write the tablebase of each verified ruleset and rewrite the catalog.
 
     Example: tablebase export chopsticks
@@ -105,7 +106,7 @@ def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
@@ -119,6 +120,7 @@ def build(
     ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
     engine: EngineOption = None,
     size_check: Annotated[bool, typer.Option(
         "--size-check/--no-size-check",
@@ -132,7 +134,7 @@ def build(
     """
     from pipeline.stages.build import build as build_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     ids = list(rulesets or [])
     if all_:
@@ -365,6 +367,7 @@ def publish(
     out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")] = Path("dist"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Write the download bundle: the dataset folder, zip archives (all, and one per game), SHA256SUMS.
 
@@ -372,7 +375,7 @@ def publish(
     """
     from pipeline.publish import publish as publish_bundle
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     for path in publish_bundle(data, out):
         typer.echo(f"wrote {path}")
 
@@ -459,6 +462,7 @@ def draw(
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Draw each ruleset's state graph, winning strategy (DOT; SVG if Graphviz is installed) and page, and the index.
 
@@ -466,7 +470,7 @@ def draw(
     """
     from pipeline.draw import draw as draw_pages
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_)
     typer.echo(f"wrote {written[-1]}")
 

@@ -30,7 +30,7 @@ from pipeline.games import TRANSITION_SCHEMA
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.parquet import BatchWriter, atomic_path, write_table
-from pipeline.progress import Timer, log
+from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 
 #: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
@@ -50,10 +50,10 @@ class Enumerated:
 def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None = None) -> Enumerated:
     """Write out.transitions and out.positions for `rules` (scratch files under `temp_dir`,
     by default out.dir, removed when done)."""
-    with Timer(f"enumerate {rules.id}"):
+    with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
         positions = space.positions()
-        log.info("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
+        log.debug("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
         rank = space.rank()
         numbering = None if rank is None else RankNumbering(game_ids, np.asarray(rank))
@@ -74,12 +74,13 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                     moves[: src.max() + 1] += np.bincount(src)
                     name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                     writer.write(pa.RecordBatch.from_arrays([name, *batch.columns], schema=PUBLISHED_TRANSITIONS))
+                    stage.count(writer.rows)
                     if writer.rows >= logged + BATCH_ROWS:  # about once a million
                         logged = writer.rows
-                        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
+                        log.debug("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
             finally:
                 writer.close()
-        log.info("enumerate %s: %s transitions", rules.id, f"{writer.rows:,}")
+        stage.summary = f"{positions.num_rows:,} positions, {writer.rows:,} transitions"
         if numbering is None:
             ids = game_ids
             rank_column = pa.nulls(positions.num_rows, pa.int32())
@@ -135,7 +136,7 @@ class RankNumbering:
                     self._spill(batch, labels, Path(scratch), files)
                     spilled += batch.num_rows
                     if spilled // (8 * BATCH_ROWS) != (spilled - batch.num_rows) // (8 * BATCH_ROWS):
-                        log.info("enumerate: %s moves generated, to be written in rank order", f"{spilled:,}")
+                        log.debug("enumerate: %s moves generated, to be written in rank order", f"{spilled:,}")
             finally:
                 for handle in files.values():
                     handle.close()
