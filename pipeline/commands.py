@@ -185,7 +185,8 @@ def estimate(
 @app.command(context_settings={"ignore_unknown_options": True})
 def probe(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    position: Annotated[str, typer.Argument(help="Position text, e.g. 1-1|1-1.", show_default=False)],
+    position: Annotated[str, typer.Argument(
+        help="Position text, quoted where it holds a | (e.g. '1-1|1-1'), or start.", show_default=False)],
     data: DataOption = Path("data"),
 ) -> None:
     """Show a position's value and remoteness and every move, best first.
@@ -397,7 +398,8 @@ def check_game(
 
 @app.command()
 def games() -> None:
-    """List every game and its rule parameters with their values and defaults.
+    """List every game and its rule parameters with their values and defaults (each game's
+    rules: the README's "Games and their rules").
 
     Example: tablebase games
     """
