@@ -67,8 +67,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
             logged = 0
             try:
                 batches = space.transitions()
-                if numbering is not None:
-                    batches = numbering.reorder(batches, temp_dir or out.dir)
+                if numbering is not None:  # all moves are generated before the first is written
+                    batches = numbering.reorder(_counted(batches, stage), temp_dir or out.dir)
                 for batch in batches:
                     src = batch.column("src").to_numpy()
                     moves[: src.max() + 1] += np.bincount(src)
@@ -94,6 +94,15 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         # one schema for every ruleset of a game, whichever columns happen to hold no NULL
         write_table(positions.cast(POSITIONS.schema(game_fields(positions.schema, POSITIONS))), out.positions)
     return Enumerated(positions.num_rows, writer.rows)
+
+
+def _counted(batches: Iterator[pa.RecordBatch], stage: Stage) -> Iterator[pa.RecordBatch]:
+    """`batches`, counted on the stage's bar as they are generated."""
+    generated = 0
+    for batch in batches:
+        generated += batch.num_rows
+        stage.count(generated, unit="moves generated")
+        yield batch
 
 
 def _short_write(error: OSError, path: Path) -> OSError:
