@@ -5,7 +5,6 @@ Errors are not handled here: pipeline/cli.py turns each into one line.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -33,16 +32,17 @@ app = typer.Typer(
 DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
 RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
+VerboseOption = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Show a line as each stage begins and every rank or level it solves.")]
 EngineOption = Annotated[Optional[str], typer.Option(
     "--engine", help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
                      "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
 
 
-def _setup(quiet: bool) -> None:
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr, force=True,
-    )
+def _setup(quiet: bool, verbose: bool = False) -> None:
+    from pipeline.progress import configure
+
+    configure(quiet, verbose)
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -53,14 +53,14 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
 
 @app.command("enumerate")
 def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-                      engine: EngineOption = None) -> None:
+                      verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Write every position and transition of each ruleset to Parquet.
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
     """
     from pipeline.stages.enumerate import enumerate_ruleset
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: enumerate_ruleset(rules, store.ruleset(rules), store.temp, engine))
@@ -68,14 +68,14 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
 
 @app.command()
 def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-          engine: EngineOption = None) -> None:
+          verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Label every enumerated position win / loss / tie / draw with its remoteness.
 
     Example: tablebase solve chopsticks
     """
     from pipeline.stages.solve import solve as solve_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
@@ -84,14 +84,14 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 
 @app.command()
 def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           engine: EngineOption = None) -> None:
+           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Check every solved value against its children and the rules; exit 1 on any failure.
 
     Example: tablebase verify chopsticks
     """
     from pipeline.stages.verify import verify as verify_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
@@ -100,7 +100,7 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
 @app.command()
 def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           engine: EngineOption = None) -> None:
+           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
     """Write the tablebase of each verified ruleset and rewrite the catalog.
 
     Example: tablebase export chopsticks
@@ -108,7 +108,7 @@ def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
     _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
@@ -122,6 +122,7 @@ def build(
     ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
     engine: EngineOption = None,
     size_check: Annotated[bool, typer.Option(
         "--size-check/--no-size-check",
@@ -135,7 +136,7 @@ def build(
     """
     from pipeline.stages.build import build as build_stage
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     ids = list(rulesets or [])
     if all_:
@@ -186,7 +187,8 @@ def estimate(
 @app.command(context_settings={"ignore_unknown_options": True})
 def probe(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    position: Annotated[str, typer.Argument(help="Position text, e.g. 1-1|1-1.", show_default=False)],
+    position: Annotated[str, typer.Argument(
+        help="Position text, quoted where it holds a | (e.g. '1-1|1-1'), or start.", show_default=False)],
     data: DataOption = Path("data"),
 ) -> None:
     """Show a position's value and remoteness and every move, best first.
@@ -368,6 +370,7 @@ def publish(
     out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")] = Path("dist"),
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Write the download bundle: the dataset folder, zip archives (all, and one per game), SHA256SUMS.
 
@@ -375,7 +378,7 @@ def publish(
     """
     from pipeline.publish import publish as publish_bundle
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     for path in publish_bundle(data, out):
         typer.echo(f"wrote {path}")
 
@@ -397,7 +400,8 @@ def check_game(
 
 @app.command()
 def games() -> None:
-    """List every game and its rule parameters with their values and defaults.
+    """List every game and its rule parameters with their values and defaults (each game's
+    rules: the README's "Games and their rules").
 
     Example: tablebase games
     """
@@ -434,17 +438,24 @@ def version() -> None:
 @app.command()
 def play(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    side: Annotated[str, typer.Option("--as", help="Play first or second.")] = "first",
+    side: Annotated[str, typer.Option("--as", help="Play first or second (from --from: move there or not).")] = "first",
+    start: Annotated[str, typer.Option(
+        "--from", help="The position to play from: start, or a position text such as '1-2|0-1'.")] = "start",
+    hide_values: Annotated[bool, typer.Option(
+        "--hide-values", help="Show no value until the game ends; 'hint' still shows the best move.")] = False,
     max_plies: Annotated[int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")] = 200,
     data: DataOption = Path("data"),
 ) -> None:
-    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position; quit stops.
+    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position;
+    hint shows the best move; quit stops.
 
-    Example: tablebase play chopsticks --as second
+    Examples: tablebase play chopsticks --as second
+              tablebase play chopsticks --from '1-2|0-1' --hide-values
     """
     from pipeline.play import parse_side, play as play_game
 
-    play_game(ruleset, data, human_first=parse_side(side), max_plies=max_plies)
+    play_game(ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values,
+              max_plies=max_plies)
 
 
 @app.command()
@@ -455,6 +466,7 @@ def draw(
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Draw each ruleset's state graph, winning strategy (DOT; SVG if Graphviz is installed) and page, and the index.
 
@@ -462,7 +474,7 @@ def draw(
     """
     from pipeline.draw import draw as draw_pages
 
-    _setup(quiet)
+    _setup(quiet, verbose)
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_)
     typer.echo(f"wrote {written[-1]}")
 

@@ -7,9 +7,13 @@ The computer plays perfectly, taking the first of `pipeline.probe`'s best-first 
 from a won position it wins fastest, from a lost one it holds out longest, and otherwise
 it ties (fastest) or draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
 
-The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`; any case and spacing)
-or the position it leads to; `quit` or end of input abandons the game. A drawn game
-would loop forever, so play stops after `max_plies` plies.
+The user enters a move's number, its label as stored in transitions (`3 hits 2`, `cut 4`;
+any case and spacing) or the position it leads to; `hint` shows the best move and what it
+leads to; `quit` or end of input abandons the game. A drawn game would loop forever, so
+play stops after `max_plies` plies. Where the game's positions have sides (`Game.sides`:
+chopsticks' hands, written from the side to move so they swap places every ply), each
+ply says which is whose. The game ends with a summary: who won, in how many plies, and
+every move played.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pipeline.errors import PositionError, TablebaseError
+from pipeline.games import read_position
 from pipeline.probe import Move, Probe, probe
 from pipeline.params import is_number
 from pipeline.rulesets import Ruleset
@@ -37,6 +42,17 @@ class PlayError(TablebaseError):
 
 
 @dataclass(frozen=True)
+class Played:
+    """One ply: who made it ('you' or 'computer'), the move's label, and the positions
+    before and after (each from its own side to move)."""
+
+    who: str
+    move: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How a game ended: `winner` is 'you', 'computer' or None (a tie, abandoned or stopped)."""
 
@@ -44,6 +60,7 @@ class Outcome:
     plies: int
     ended: str  # 'over' (no move left), 'quit' (quit or end of input) or 'limit' (max_plies reached)
     position: str  # the last position reached
+    moves: tuple[Played, ...] = ()
 
 
 def parse_side(side: str) -> bool:
@@ -61,6 +78,24 @@ def game_over(result: Probe) -> bool:
 def describe(value: str, remoteness: int | None) -> str:
     """'win in 3', 'loss in 0' or 'draw'."""
     return value if remoteness is None else f"{value} in {remoteness}"
+
+
+def whose(rules: Ruleset, position: str, human_to_move: bool) -> str | None:
+    """"you 1-2, the computer 1-1" in the order the position writes them, or None where
+    the game's positions have no sides."""
+    sides = rules.game.sides(rules, position)
+    if sides is None:
+        return None
+    names = ("you", "the computer") if human_to_move else ("the computer", "you")
+    return ", ".join(f"{name} {side}" for name, side in zip(names, sides))
+
+
+def hint(rules: Ruleset, result: Probe) -> str:
+    """The best move from `result`'s position and what it means for the one making it."""
+    move = result.moves[0]
+    remoteness = None if move.remoteness is None else move.remoteness + 1
+    return (f"hint: {move.move} -> {move.position}: {describe(move.outcome, remoteness)} for you "
+            f"({in_words(move.outcome, remoteness, 'you', 'the computer')})")
 
 
 def listing_order(moves: list[Move]) -> list[Move]:
@@ -93,12 +128,16 @@ def play(
     data: Path | str = "data",
     *,
     human_first: bool = True,
+    start: str = "start",
+    show_values: bool = True,
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     max_plies: int = MAX_PLIES,
 ) -> Outcome:
-    """Play `ruleset` from its start, the user against the tablebase, reading the user's
-    moves a line at a time from `stdin` and writing the game to `stdout`."""
+    """Play `ruleset` from `start` (`start` or any position text; the user moves there
+    first with `human_first`), the user against the tablebase, reading the user's moves a
+    line at a time from `stdin` and writing the game to `stdout`. Without `show_values`
+    no value is shown until the game ends, except by `hint`."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if max_plies < 1:
@@ -108,45 +147,62 @@ def play(
     def say(line: str = "") -> None:
         print(line, file=stdout, flush=True)
 
-    position = rules.game.start(rules)
-    result = probe(rules, position, data)  # fails before any output if the data is missing
-    say(f"{rules.id}: you play {'first' if human_first else 'second'}; the computer plays perfectly.")
-    say("Positions and values are from the side to move. Enter a move's number, its name or the")
-    say("position it leads to; 'quit' ends the game.")
+    position = read_position(rules, start)
+    result = probe(rules, position, data)  # fails before any output if the data or position is missing
+    first = "first" if human_first else "second"
+    where = "" if position == rules.game.start(rules) else f" from {position}"
+    say(f"{rules.id}: you play {first}{where}; the computer plays perfectly.")
+    say("Positions" + (" and values" if show_values else "") + " are from the side to move. Enter a move's "
+        "number, its name")
+    say("or the position it leads to; 'hint' shows the best move, 'quit' ends the game.")
     human_to_move = human_first
-    plies = 0
+    played: list[Played] = []
+
+    def finish(winner: str | None, ended: str, headline: str) -> Outcome:
+        say(headline)
+        if played:
+            width = max(len(p.move) for p in played)
+            say(f"the moves, from {played[0].before}:")
+            for number, p in enumerate(played, 1):
+                say(f"  {number:>3}. {'you' if p.who == 'you' else 'the computer':<12}  {p.move:<{width}}  -> {p.after}")
+        return Outcome(winner, len(played), ended, position, tuple(played))
+
     while True:
         who = "you" if human_to_move else "computer"
         say()
-        words = in_words(result.value, result.remoteness, "you" if human_to_move else "the computer",
-                         "the computer" if human_to_move else "you")
-        say(f"ply {plies}  {position}  {who} to move: {describe(result.value, result.remoteness)} ({words})")
+        line = f"ply {len(played)}  {position}  {who} to move"
+        if show_values:
+            words = in_words(result.value, result.remoteness, "you" if human_to_move else "the computer",
+                             "the computer" if human_to_move else "you")
+            line += f": {describe(result.value, result.remoteness)} ({words})"
+        say(line)
+        sides = whose(rules, position, human_to_move)
+        if sides:
+            say(f"  {sides}")
+        plies = _plies(len(played))
         if game_over(result):
-            other = "computer" if human_to_move else "you"
             if result.value == Value.TIE:
-                say(f"game over after {_plies(plies)}: a tie, nobody wins.")
-                return Outcome(None, plies, "over", position)
+                return finish(None, "over", f"game over after {plies}: a tie, nobody wins.")
+            other = "computer" if human_to_move else "you"
             winner = who if result.value == Value.WIN else other
-            say(f"game over after {_plies(plies)}: {'you win' if winner == 'you' else 'the computer wins'}.")
-            return Outcome(winner, plies, "over", position)
-        if plies >= max_plies:
+            return finish(winner, "over",
+                          f"game over after {plies}: {'you win' if winner == 'you' else 'the computer wins'}.")
+        if len(played) >= max_plies:
             side = "you" if human_to_move else "the computer"
-            say(f"stopped after {_plies(plies)}, the limit: the position is "
-                f"a {describe(result.value, result.remoteness)} for {side}, to move.")
-            return Outcome(None, plies, "limit", position)
+            return finish(None, "limit", f"stopped after {plies}, the limit: the position is "
+                                         f"a {describe(result.value, result.remoteness)} for {side}, to move.")
         if human_to_move:
             move = _ask(rules, result, stdin, stdout)
             if move is None:
-                say("game abandoned.")
-                return Outcome(None, plies, "quit", position)
+                return finish(None, "quit", f"game abandoned after {plies}.")
             say(f"you play {move.move} -> {move.position}")
         else:
             move = result.moves[0]
             say(f"computer plays {move.move} -> {move.position}")
+        played.append(Played(who, move.move, position, move.position))
         position = move.position
         result = probe(rules, position, data)
         human_to_move = not human_to_move
-        plies += 1
 
 
 def _plies(n: int) -> str:
@@ -154,7 +210,8 @@ def _plies(n: int) -> str:
 
 
 def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move | None:
-    """List the moves and prompt until the user names one; None on 'quit' or end of input."""
+    """List the moves and prompt until the user names one; None on 'quit' or end of input.
+    'hint' shows the best move and prompts again."""
     moves = listing_order(result.moves)
     width = max(len(move.move) for move in moves)
     for number, move in enumerate(moves, 1):
@@ -171,10 +228,14 @@ def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move |
         entry = line.strip()
         if not stdin.isatty():
             print(entry, file=stdout)  # echo piped input so the transcript reads like a session
-        if entry.lower() in ("quit", "exit"):
+        command = entry.lower()
+        if command in ("quit", "exit"):
             return None
+        if command == "hint":
+            print(hint(rules, result), file=stdout, flush=True)
+            continue
         move = match_entry(rules, entry, moves)
         if move is not None:
             return move
-        print(f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name or the position "
-              "it leads to)", file=stdout, flush=True)
+        print(f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name, the position "
+              "it leads to, hint or quit)", file=stdout, flush=True)

@@ -117,10 +117,10 @@ def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
     assert tablebase("build", "-q", "chopsticks:fingers=12,hands=3", data=data).returncode == 0
     before = digests(data)
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "build", "chopsticks:fingers=12,hands=3", "--data", str(data)],
+        [sys.executable, "-m", "pipeline", "build", "-v", "chopsticks:fingers=12,hands=3", "--data", str(data)],
         cwd=ROOT, stderr=subprocess.PIPE, text=True,
     )
-    for line in process.stderr:  # kill it once the solver is under way
+    for line in process.stderr:  # kill it once the solver is under way (-v: a line per rank)
         if "solve" in line and ("depth 3" in line or "rank 3:" in line):
             break
     process.send_signal(signal.SIGKILL)

@@ -60,7 +60,7 @@ def assert_intact(data: Path, before: dict[str, str]) -> None:
     assert not leftovers, leftovers
 
 
-#: The stages of a build, each announced on stderr as "<stage> <ruleset> …".
+#: The stages of a build, each announced on stderr as "<stage> <ruleset> …" with -v.
 STAGES = ["enumerate", "solve", "verify", "export"]
 
 
@@ -85,7 +85,7 @@ def assert_one_error_line(lines: list[str], start: str) -> None:
 @pytest.mark.parametrize("stage", STAGES)
 def test_ctrl_c_in_any_stage_is_one_line_and_loses_nothing(data, stage):
     before = digests(data)
-    process = start("build", SLOW, data=data)
+    process = start("build", SLOW, "-v", data=data)
     lines = until_stage(process, stage)
     process.send_signal(signal.SIGINT)
     lines += process.stderr.readlines()
@@ -106,7 +106,7 @@ def test_ctrl_c_while_the_commands_load_is_one_line(data):
 @pytest.mark.parametrize("stage", STAGES)
 def test_a_build_killed_in_any_stage_leaves_scratch_the_next_build_removes(data, stage):
     before = digests(data)
-    process = start("build", SLOW, data=data)
+    process = start("build", SLOW, "-v", data=data)
     until_stage(process, stage)
     process.kill()
     process.communicate(timeout=60)
@@ -131,7 +131,7 @@ def test_builds_of_different_rulesets_side_by_side_all_land(data, round_):
 @pytest.mark.parametrize("round_", range(2))
 def test_a_second_build_of_the_same_ruleset_is_refused_in_one_line(data, round_):
     before = digests(data)
-    first = start("build", SLOW, data=data)
+    first = start("build", SLOW, "-v", data=data)
     until_stage(first, "enumerate")  # it holds the ruleset's lock by now
     second = run("build", SLOW, "-q", data=data)
     _, err = first.communicate(timeout=300)
@@ -174,12 +174,12 @@ def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_dis
     data = small_disk / "data"
     assert run("build", *QUICK, "-q", data=data).returncode == 0
     before = digests(data)
-    process = start("build", SLOW, "--no-size-check", data=data)
+    process = start("build", SLOW, "--no-size-check", "-v", data=data)
     if stage == "publish":  # exported: the folder is renamed into place, then the catalog written
         lines = []
         for line in process.stderr:
             lines.append(line)
-            if f" export {SLOW}: done" in line:
+            if f" export {SLOW}: " in line and " reachable in " in line:  # export has ended
                 break
         os.kill(process.pid, signal.SIGSTOP)
         filler = fill(small_disk)

@@ -188,7 +188,7 @@ def test_every_file_has_its_documented_schema(built):
 
 
 def test_every_position_arising_from_any_legal_start_is_reachable(tmp_path):
-    """Nim with an arrow: the first player may point at any heap size to begin (RULES.md)."""
+    """Nim with an arrow: the first player may point at any heap size to begin (the README's nim variants)."""
     rules = Ruleset.parse("nim:variant=arrow")
     build(rules, DataDir(tmp_path))
     files = DataDir(tmp_path).ruleset(rules)

@@ -1,7 +1,9 @@
-"""The README's SQL examples run as printed and answer something."""
+"""The README's examples run as printed: its SQL, its Python one-liners, and every shell
+command of its code blocks and example tables (a skip list says which not, and why)."""
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -52,3 +54,130 @@ def test_readme_reader_one_liners_run(built, tmp_path, monkeypatch, line):
     result = eval(line, {"duckdb": duckdb, "glob": glob, "pandas": pandas, "polars": polars, "pyarrow": pyarrow})
     rows = result.fetchall() if isinstance(result, duckdb.DuckDBPyRelation) else result
     assert len(rows) > 0
+
+
+# Every shell command of the README, run as printed. ---------------------------------
+
+#: README commands not run here, each with the reason: minutes of work, or what a test
+#: machine may lack (Spark and Java, a cluster, the network). Every entry must still be in
+#: the README (test_readme_skips_only_what_it_holds).
+SKIPPED = {
+    "make all": "builds every ruleset of rulesets.toml and their pages: minutes",
+    "make test": "the whole test suite",
+    "tablebase build --all": "every ruleset of rulesets.toml: minutes",
+    "pip install 'tablebase[spark]'": "installs from the network",
+    "tablebase build sticks:rows=8 --engine spark": "Spark: Java, and a session that takes long to start",
+    "TABLEBASE_ENGINE=spark make all": "Spark, and every ruleset",
+    "SPARK_HOME=$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')":
+        "starts a Spark cluster",
+    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.master.Master --host 127.0.0.1 --port 7077 &":
+        "starts a Spark cluster",
+    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.worker.Worker spark://127.0.0.1:7077 --cores 1 "
+    "--memory 4g &": "starts a Spark cluster",
+    "TABLEBASE_SPARK_MASTER=spark://127.0.0.1:7077 tablebase build sticks:rows=8 --engine spark":
+        "needs the Spark cluster above",
+}
+
+
+def readme_commands() -> list[str]:
+    """Every command of the README's shell blocks (`sh`, and `$ ` lines of plain blocks)
+    and of the example column of its tables, in the README's order, comments left out,
+    exactly as a reader would copy them from the raw file."""
+    commands = []
+    blocks = iter(re.split(r"^```(\w*)\n(.*?)^```", README, flags=re.S | re.M))
+    for text in blocks:
+        lang, body = next(blocks, None), next(blocks, None)
+        header = ""
+        for line in text.splitlines():  # tables between the blocks
+            if line.startswith("|") and not header:
+                header = line
+            elif not line.startswith("|"):
+                header = ""
+            elif "| example |" in header and not line.startswith("|---"):
+                commands += re.findall(r"`(tablebase [^`]*)`", line)
+        if body is not None and lang in ("sh", ""):
+            for line in body.splitlines():
+                if lang == "sh" or line.startswith("$ "):
+                    commands.append(re.sub(r"\s+#.*$", "", line.removeprefix("$ ")).strip())
+    return [command for command in commands if command]
+
+
+COMMANDS = readme_commands()
+#: What a command reads on its standard input.
+STDIN = {"play": "quit\n"}
+
+
+def shell_words(command: str) -> list[str]:
+    """The words bash would pass, quotes removed; an AssertionError where bash would see
+    a pipe, a redirection or another operator (an unquoted `1-1|1-1`, say)."""
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    operators = [word for word in words if set(word) <= set("();<>|&")]
+    assert not operators, f"{command!r}: the shell reads {operators[0]!r} as an operator: quote it"
+    return words
+
+
+def test_the_readme_has_commands_and_skips_only_what_it_holds():
+    assert len(COMMANDS) >= 25
+    assert set(SKIPPED) <= set(COMMANDS), set(SKIPPED) - set(COMMANDS)
+
+
+def test_every_readme_command_runs_as_printed(tmp_path, monkeypatch, capsys):
+    """In the README's order, from a folder set up like the repository root (rulesets.toml,
+    an empty data/ that the README's first build fills), each `tablebase` command through
+    the same entry point as the installed script, in this process (a new Python per
+    command would take most of a minute)."""
+    import logging
+    import signal
+    import sys
+
+    from pipeline import cli, progress
+
+    (tmp_path / "rulesets.toml").symlink_to(Path(__file__).resolve().parent.parent / "rulesets.toml")
+    monkeypatch.chdir(tmp_path)
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, progress.log.level, signal.getsignal(signal.SIGTERM)
+    ran = []
+    try:
+        for command in COMMANDS:
+            if command in SKIPPED:
+                continue
+            words = shell_words(command)
+            assert words[0] == "tablebase", f"{command!r}: not a tablebase command: run it here or add it to SKIPPED"
+            monkeypatch.setattr(sys, "argv", words)
+            monkeypatch.setattr(sys, "stdin", io.StringIO(STDIN.get(words[1], "")))
+            with pytest.raises(SystemExit) as leaving:
+                cli.main()
+            out, err = capsys.readouterr()
+            assert leaving.value.code in (0, None), f"{command!r} exited {leaving.value.code}: {err}"
+            ran.append(command)
+    finally:
+        root.handlers[:], _ = saved[0], root.setLevel(saved[1])
+        progress.log.setLevel(saved[2])
+        signal.signal(signal.SIGTERM, saved[3])
+    assert len(ran) == len(COMMANDS) - len(SKIPPED)
+
+
+def test_help_examples_are_quoted_for_the_shell():
+    """Every command's `Example:` lines and every position shown in an option's help can
+    be copied into bash: `1-1|1-1` unquoted would run `1-1` as a command."""
+    import typer.main
+
+    from pipeline.commands import app
+
+    group = typer.main.get_command(app)
+    examples = 0
+    for name, command in group.commands.items():
+        lines = (command.help or "").splitlines()
+        for line in lines[next((i for i, text in enumerate(lines) if "Example" in text), len(lines)):]:
+            text = line.split(":", 1)[1] if "Example" in line else line
+            if text.strip().startswith("tablebase "):
+                shell_words(text.strip())
+                examples += 1
+        for param in command.params:
+            for position in re.findall(r"(\S*\w\|\w\S*)", getattr(param, "help", None) or ""):
+                assert position[0] in "'\"", f"{name} {param.name}: quote {position} in its help"
+    assert examples >= len(group.commands)

@@ -85,10 +85,11 @@ class Engine(Protocol):
         number of rows."""
 
     def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
-                    scratch: Path) -> Iterator[pa.RecordBatch]:
+                    scratch: Path, generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """Every move of `space` as batches of (src, dst, move), numbered by `numbering` where
         the game has a rank, in the published order (pipeline/stages/enumerate.py); the
-        sources are below `bound`."""
+        sources are below `bound`. `generated(moves so far)`, where the engine can tell,
+        follows the generation before the first batch comes."""
 
     def solver(self, impartial: bool) -> Solver: ...
 

@@ -35,12 +35,12 @@ class DuckDBEngine:
     def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
         return write_select(self.con, sql, path, schema, delta=delta)
 
-    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int,
-                    scratch: Path) -> Iterator[pa.RecordBatch]:
+    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
+                    generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """The game's generators run in this process (DuckDB is not needed for that)."""
         from pipeline.stages.enumerate import in_process
 
-        return in_process(space, numbering, scratch)
+        return in_process(space, numbering, scratch, generated)
 
     def solver(self, impartial: bool) -> "DuckDBSolver":
         return DuckDBSolver(self, impartial)

@@ -230,8 +230,8 @@ class SparkEngine:
         finally:
             shutil.rmtree(parts, ignore_errors=True)
 
-    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int,
-                    scratch: Path) -> Iterator[pa.RecordBatch]:
+    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
+                    generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """The game's generators on the executors, one part of the moves at a time
         (Space.parts): each executor builds the ruleset's space itself and renumbers its moves
         from the numbering this process saves beside the parts. Spark sorts them into

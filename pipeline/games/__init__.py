@@ -116,6 +116,9 @@ class Game:
                         (nim's arrow), every legal start; `reachable` counts from them all
       size(rules)       None: the ruleset is not counted before it is built, so not checked
                         against the machine; else a Size, in well under a second
+      sides(rules, text) None: the position has no part that is a player's (heaps, a
+                        tree); else (the player to move's part, the other's) as players see
+                        them, which `tablebase play` labels "you" and "the computer"
     """
 
     name: str
@@ -142,6 +145,9 @@ class Game:
         return [self.start(rules)]
 
     def size(self, rules: "Ruleset") -> Size | None:
+        return None
+
+    def sides(self, rules: "Ruleset", text: str) -> tuple[str, str] | None:
         return None
 
 

@@ -91,6 +91,11 @@ class Chopsticks(Game):
     def start(self, rules: Ruleset) -> str:
         return "|".join(["-".join(["1"] * rules["hands"])] * 2)
 
+    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+        """The hands: a position is written mover|opponent, so they swap places every ply."""
+        mover, opponent = text.split("|")
+        return mover, opponent
+
     def canonical_position(self, rules: Ruleset, text: str) -> str:
         fingers, hands = rules["fingers"], rules["hands"]
         shape = f"expected mover|opponent, each {hands} hand(s) of 0..{fingers - 1} joined by '-'"

@@ -106,7 +106,7 @@ class SimpleSpace(Space):
             edges.append(sorted(out.items()))
             at += 1
             if at % STEP == 0:
-                log.info("enumerate %s: %s positions explored, %s found", rules.id, f"{at:,}", f"{len(order):,}")
+                log.debug("enumerate %s: %s positions explored, %s found", rules.id, f"{at:,}", f"{len(order):,}")
         self._found = (order, edges)
         return self._found
 

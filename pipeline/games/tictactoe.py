@@ -116,6 +116,10 @@ class TicTacToe(Game):
     def start(self, rules: Ruleset) -> str:
         return "/".join(["." * rules["cols"]] * rules["rows"])
 
+    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+        """The marks: x moves when both have as many marks, o when x has one more."""
+        return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
+
     def canonical_position(self, rules: Ruleset, text: str) -> str:
         """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
         the rows do not matter."""

@@ -10,7 +10,7 @@ from pipeline.errors import TablebaseError, VerificationError
 from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
-from pipeline.progress import Timer, log
+from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export, write_catalog
@@ -53,7 +53,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
                 log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
                 raise
             summary = export(rules, stage, data.temp, engine)
-            with Timer(f"publish {rules.id}"), data.lock("publish"):
+            with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
                     write_catalog(data, database=False)
                 try:

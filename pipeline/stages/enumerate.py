@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +31,7 @@ from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.engines import open_engine
 from pipeline.parquet import write_batches, write_table
-from pipeline.progress import Timer, log
+from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 
 #: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
@@ -54,10 +54,10 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
     by default out.dir, removed when done). The positions are found in this process; the
     moves are generated where `engine` runs (pipeline.engines: the Spark engine on its
     executors, part by part)."""
-    with Timer(f"enumerate {rules.id}"):
+    with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
         positions = space.positions()
-        log.info("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
+        log.debug("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
         rank = space.rank()
         numbering = None if rank is None else RankNumbering(game_ids, np.asarray(rank))
@@ -76,19 +76,21 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                 name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                 yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
                 written += batch.num_rows
+                stage.count(written)
                 if written >= logged + BATCH_ROWS:  # about once a million
                     logged = written
-                    log.info("enumerate %s: %s transitions", rules.id, f"{written:,}")
+                    log.debug("enumerate %s: %s transitions", rules.id, f"{written:,}")
 
         engine_session = open_engine(engine, scratch)
         try:
-            generated = engine_session.transitions(rules, space, numbering, moves.size, scratch)
+            generated = engine_session.transitions(rules, space, numbering, moves.size, scratch,
+                                                   lambda count: stage.count(count, unit="moves generated"))
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             transitions = write_batches(counted(generated), out.transitions, PUBLISHED_TRANSITIONS,
                                         delta=("src", "dst"))
         finally:
             engine_session.close()
-        log.info("enumerate %s: %s transitions", rules.id, f"{transitions:,}")
+        stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
         if numbering is None:
             ids = game_ids
             rank_column = pa.nulls(positions.num_rows, pa.int32())
@@ -104,13 +106,25 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
     return Enumerated(positions.num_rows, transitions)
 
 
-def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path) -> Iterator[pa.RecordBatch]:
+def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path,
+               generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
     """The game's transitions generated here, renumbered rank by rank where it has a rank:
-    batches of (src, dst, move) in the published order."""
+    batches of (src, dst, move) in the published order. Where they are reordered (all
+    moves are generated before the first is written), `generated(moves so far)` follows
+    the generation."""
     batches = space.transitions()
     if numbering is not None:
-        batches = numbering.reorder(batches, scratch)
+        batches = numbering.reorder(_counted(batches, generated), scratch)
     return batches
+
+
+def _counted(batches: Iterator[pa.RecordBatch], generated: Callable[[int], None] | None) -> Iterator[pa.RecordBatch]:
+    count = 0
+    for batch in batches:
+        count += batch.num_rows
+        if generated is not None:
+            generated(count)
+        yield batch
 
 
 def _short_write(error: OSError, path: Path) -> OSError:
@@ -153,7 +167,7 @@ class RankNumbering:
                     self._spill(batch, labels, Path(scratch), files)
                     spilled += batch.num_rows
                     if spilled // (8 * BATCH_ROWS) != (spilled - batch.num_rows) // (8 * BATCH_ROWS):
-                        log.info("enumerate: %s moves generated, to be written in rank order", f"{spilled:,}")
+                        log.debug("enumerate: %s moves generated, to be written in rank order", f"{spilled:,}")
             finally:
                 for handle in files.values():
                     handle.close()

@@ -19,7 +19,7 @@ from pipeline.errors import DataError
 from pipeline.games import legal_starts
 from pipeline.layout import DataDir, RulesetFiles
 from pipeline.parquet import require, sha256, write_table
-from pipeline.progress import Timer, log
+from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
 from pipeline.values import Value
@@ -30,7 +30,14 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
     """Write files.tablebase and files.summary from verified stage outputs; return the summary.
     `engine`: pipeline.engines."""
     require_verified(files)
-    with Timer(f"export {rules.id}"):
+    total = pq.read_metadata(files.positions).num_rows
+    # shares of the time (for the progress bar), as measured on a 2-core machine on
+    # sticks:rows=8, rows=10 and chopsticks:fingers=12,hands=3
+    moves = pq.read_metadata(files.transitions).num_rows
+    seconds = {"reach": 0.02 + 35e-9 * moves + 0.3e-6 * total, "levels": 0.01 + 30e-9 * moves + 0.3e-6 * total,
+               "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01 + 0.1e-6 * total}
+    share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
+    with Stage(f"export {rules.id}") as stage:
         db = open_engine(engine, temp_dir)
         try:
             for view in ("positions", "transitions", "solution"):
@@ -42,17 +49,25 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
             missing = set(starts) - {text for _, text in ids}
             if missing:
                 raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
-            run_levels(db.reach(sorted(id_ for id_, _ in ids)))  # breadth first from the starts
+            stage.phase("reachable", share["reach"])
+            with stage.expecting(seconds["reach"], "the moves"):
+                steps = db.reach(sorted(id_ for id_, _ in ids))
+            stage.phase("reachable", share["levels"])
+            # breadth first from the starts; the bar jumps at the end past what no start reaches
+            run_levels(steps, lambda level, finished, done: stage.count(done, total))
             decoded = "".join(f"p.{name}, " for name in rules.game.columns)
             schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
-            db.write(f"""
-                SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
-                       s.value, s.remoteness, s.grundy, r.seen AS reachable
-                FROM positions AS p
-                JOIN solution AS s ON s.id = p.id
-                JOIN reach AS r ON r.id = p.id
-                ORDER BY p.id""", files.tablebase, schema)
+            stage.phase("writing", share["write"])
+            with stage.expecting(seconds["write"], f"{total:,} positions"):
+                db.write(f"""
+                  SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
+                         s.value, s.remoteness, s.grundy, r.seen AS reachable
+                  FROM positions AS p
+                  JOIN solution AS s ON s.id = p.id
+                  JOIN reach AS r ON r.id = p.id
+                  ORDER BY p.id""", files.tablebase, schema)
             db.register("tablebase", files.tablebase)
+            stage.phase("counting", share["count"])
             counts = db.rows(
                 f"""SELECT count(*),
                           count(*) FILTER (WHERE value = {literal(Value.WIN.value)}),
@@ -65,6 +80,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
         finally:
             db.close()
+        stage.summary = f"{counts[0]:,} positions, {counts[5]:,} reachable"
     summary = {
         "ruleset": rules.id,
         "game": rules.game_name,

@@ -35,7 +35,7 @@ from pipeline.engines import Steps, open_engine, run_levels
 from pipeline.errors import DataError
 from pipeline.layout import RulesetFiles
 from pipeline.parquet import require
-from pipeline.progress import Timer, log
+from pipeline.progress import Stage, log
 
 
 #: solution.parquet
@@ -58,7 +58,7 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
     require(files.positions, "positions file")
     require(files.transitions, "transitions file")
     label = label or files.dir.name
-    with Timer(f"solve {label}"):
+    with Stage(f"solve {label}") as stage:
         db = open_engine(engine, temp_dir)
         try:
             db.register("positions", files.positions)
@@ -70,16 +70,19 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
                 raise DataError(f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value")
             solver = db.solver(impartial)
             if ranked:
-                solved = _by_rank(solver, files, label, total, impartial)
+                solved = _by_rank(stage, solver, files, label, total, impartial)
             else:
-                solved = _retrograde(solver, label, total, impartial)
+                solved = _retrograde(stage, solver, label, total, impartial)
+            stage.phase("writing", 0.05)
             solver.write(files.solution, SOLUTION, ranked)
+            stage.summary = (f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}"
+                             + (f", {solved.grundy_known:,} Grundy values" if impartial else ""))
         finally:
             db.close()
     return solved
 
 
-def _by_rank(solver, files: RulesetFiles, label: str, total: int, impartial: bool) -> Solved:
+def _by_rank(stage: Stage, solver, files: RulesetFiles, label: str, total: int, impartial: bool) -> Solved:
     ranks = solver.ranks()
     if any(hi - lo + 1 != count for _, lo, hi, count in ranks) or any(
         later[1] <= earlier[2] for earlier, later in zip(ranks, ranks[1:])
@@ -88,27 +91,36 @@ def _by_rank(solver, files: RulesetFiles, label: str, total: int, impartial: boo
     if len(ranks) >= values.BAND - 1:  # remoteness < ranks must fit in one band of the packed scores
         raise DataError(f"{files.positions} has {len(ranks):,} ranks, more than this solver handles ({values.BAND - 2:,})")
     done = 0
-    with Timer(f"solve {label}: by rank"):
-        for rank, lo, hi, count in ranks:
-            solver.rank(lo, hi)
-            done += count
-            log.info("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
+    stage.phase("by rank", 0.95)
+    for rank, lo, hi, count in ranks:
+        solver.rank(lo, hi)
+        done += count
+        stage.count(done, total)
+        log.debug("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
     return Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
 
 
-def _retrograde(solver, label: str, total: int, impartial: bool) -> Solved:
-    with Timer(f"solve {label}: values"):
-        levels, decided = _by_level(solver.values(), f"solve {label}: depth %d: %s won or lost (%s of {total:,})")
-        tie_levels, tied = _by_level(solver.ties(), f"solve {label}: tie depth %d: %s tied (%s tied)")
-        log.info("solve %s: %s positions never decided are draws", label, f"{total - decided - tied:,}")
+def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -> Solved:
+    # values and Grundy values take about as long as each other (ties are few and quick)
+    stage.phase("values", 0.5 if impartial else 0.95)
+    levels, decided = _by_level(stage, total, solver.values(),
+                                f"solve {label}: depth %d: %s won or lost (%s of {total:,})")
+    tie_levels, tied = _by_level(stage, total, solver.ties(), f"solve {label}: tie depth %d: %s tied (%s tied)")
+    log.debug("solve %s: %s positions never decided are draws", label, f"{total - decided - tied:,}")
     grundy_levels = grundy_known = 0
     if impartial:
-        with Timer(f"solve {label}: Grundy values"):
-            grundy_levels, grundy_known = _by_level(
-                solver.grundy(), f"solve {label}: Grundy height %d: %s computed (%s of {total:,})")
-            log.info("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - grundy_known:,}")
+        stage.phase("Grundy values", 0.45)
+        grundy_levels, grundy_known = _by_level(
+            stage, total, solver.grundy(), f"solve {label}: Grundy height %d: %s computed (%s of {total:,})")
+        log.debug("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - grundy_known:,}")
     return Solved(max(levels, tie_levels), decided + tied, total, grundy_levels, grundy_known)
 
 
-def _by_level(steps: Steps, progress: str) -> tuple[int, int]:
-    return run_levels(steps, lambda level, finished, done: log.info(progress, level, f"{finished:,}", f"{done:,}"))
+def _by_level(stage: Stage, total: int, steps: Steps, progress: str) -> tuple[int, int]:
+    """Run `steps`, each level a line with -v; the bar counts the positions finished, of
+    `total` (draws and positions that reach a cycle never are: the bar jumps at the end)."""
+    def on_level(level: int, finished: int, done: int) -> None:
+        stage.count(done, total)
+        log.debug(progress, level, f"{finished:,}", f"{done:,}")
+
+    return run_levels(steps, on_level)

@@ -1,0 +1,106 @@
+"""Build logs: one line per stage off a terminal, per-rank lines only with -v, nothing with
+-q, and on a terminal one bar per stage. Nothing here is timed."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline import progress
+
+ROOT = Path(__file__).resolve().parent.parent
+RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
+STAMP = r"\d\d:\d\d:\d\d"
+
+
+def tablebase(*args: str, data: Path) -> subprocess.CompletedProcess:
+    # stderr is a pipe here: not a terminal
+    return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def build_log(tmp_path_factory) -> tuple[Path, list[str]]:
+    data = tmp_path_factory.mktemp("data")
+    result = tablebase("build", RULESET, data=data)
+    assert result.returncode == 0, result.stderr
+    return data, result.stderr.splitlines()
+
+
+def test_a_build_off_a_terminal_logs_one_line_per_stage(build_log):
+    _, lines = build_log
+    stages = ["enumerate", "solve", "verify", "export", "publish"]
+    assert len(lines) == len(stages) + 1, lines
+    for line, stage in zip(lines, stages):
+        assert re.fullmatch(rf"{STAMP} {stage} {re.escape(RULESET)}: .+ in \d+\.\d\d s", line), line
+    assert re.fullmatch(rf"{STAMP} built {re.escape(RULESET)}: 54 positions, start 1-2-3-4 is win in 6", lines[-1])
+
+
+def test_each_stage_line_says_what_it_did(build_log):
+    _, lines = build_log
+    assert ": 54 positions, 286 transitions in " in lines[0]
+    assert ": 54 positions, 11 ranks, 54 Grundy values in " in lines[1]
+    assert ": 15 checks on 54 positions, all passed in " in lines[2]
+    assert ": 54 positions, 54 reachable in " in lines[3]
+
+
+def test_verbose_adds_a_line_as_a_stage_begins_and_one_per_rank(build_log):
+    data, _ = build_log
+    result = tablebase("solve", RULESET, "-v", data=data)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].endswith(f" solve {RULESET} …")
+    ranks = [line for line in lines if re.search(rf" solve {re.escape(RULESET)}: rank \d+: ", line)]
+    assert len(ranks) == 11 and len(lines) == 13, lines
+
+
+def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp_path, caplog):
+    import logging
+    import shutil
+
+    from pipeline.layout import DataDir, RulesetFiles
+    from pipeline.rulesets import Ruleset
+    from pipeline.stages.solve import solve
+
+    published = DataDir(built).ruleset(Ruleset.parse("chopsticks:split=any"))
+    for name in ("positions.parquet", "transitions.parquet"):
+        shutil.copy(published.dir / name, tmp_path / name)
+    with caplog.at_level(logging.DEBUG, logger="tablebase"):
+        solve(RulesetFiles(tmp_path), tmp_path / "tmp", "split=any", impartial=True)
+    levels = [r for r in caplog.records if re.search(r": (depth|Grundy height) \d+: ", r.getMessage())]
+    assert levels and all(r.levelno == logging.DEBUG for r in levels)
+    infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert len(infos) == 1 and re.fullmatch(r"solve split=any: 224 positions, \d+ levels, \d+ Grundy values in .+ s",
+                                            infos[0]), infos
+
+
+def test_quiet_prints_nothing(build_log):
+    data, _ = build_log
+    result = tablebase("export", RULESET, "-q", data=data)
+    assert result.returncode == 0 and result.stderr == "" and result.stdout == "", result.stderr
+
+
+def test_on_a_terminal_a_stage_is_a_bar_left_with_its_counts(monkeypatch):
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(progress, "_console", Console(file=screen, force_terminal=True, width=120))
+    monkeypatch.setattr(progress.log, "level", 20)  # INFO: the bar is drawn
+    with progress.Stage("solve nim") as stage:
+        stage.phase("by rank", 0.9)
+        stage.count(3, 12)
+        stage.summary = "12 positions, 4 ranks"
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue())
+    last = [line for line in text.splitlines() if line.strip()][-1]
+    assert re.fullmatch(r"solve nim +━+ 12 positions, 4 ranks in 0:00\s*", last), last
+
+
+def test_a_failing_stage_names_itself_for_the_error_line():
+    with pytest.raises(ValueError), progress.Stage("verify nim"):
+        raise ValueError("boom")
+    assert progress.failed_in == ["verify nim"]
