@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import pyarrow as pa
 
 from pipeline.errors import RulesetError
+from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
     from pipeline.params import Param
@@ -98,6 +99,8 @@ class Game:
                         (nim's arrow), every legal start; `reachable` counts from them all
       size(rules)       None: the ruleset is not counted before it is built, so not checked
                         against the machine; else a Size, in well under a second
+      draw(rules, text) the position's text in a box: the picture of a position on the pages
+                        (`tablebase draw`); a game draws its hands, heaps or board instead
     """
 
     name: str
@@ -125,6 +128,11 @@ class Game:
 
     def size(self, rules: "Ruleset") -> Size | None:
         return None
+
+    def draw(self, rules: "Ruleset", text: str) -> str:
+        """A picture of the position `text` (canonical) as inline SVG for an HTML page:
+        no script and no reference outside itself (helpers in pipeline/games/_svg.py)."""
+        return text_picture(text)
 
 
 REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns", "impartial")

@@ -1,0 +1,65 @@
+"""Small SVG pictures of positions, for the pages (`Game.draw`).
+
+A picture is inline SVG meant for an HTML page: no XML declaration, no namespace, no
+script and no reference outside itself, so a page stays self-contained. Sizes are in
+CSS pixels; the pages scale a picture through its viewBox.
+"""
+
+from __future__ import annotations
+
+import html
+
+#: Colours shared by the pictures: the player to move, the other player, lines, paper.
+MOVER = "#1565c0"
+OTHER = "#e65100"
+INK = "#37474f"
+FAINT = "#b0bec5"
+PAPER = "#fafafa"
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def svg(width: float, height: float, body: list[str], label: str) -> str:
+    """An inline SVG of `body` (SVG elements), `label` its accessible name."""
+    return (f'<svg class="position" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
+            f'role="img" aria-label="{esc(label)}">{"".join(body)}</svg>')
+
+
+def text(x: float, y: float, words: object, size: int = 11, anchor: str = "middle", fill: str = INK,
+         weight: str = "normal") -> str:
+    return (f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
+            f'font-family="system-ui,sans-serif" font-weight="{weight}">{esc(words)}</text>')
+
+
+def text_picture(words: str) -> str:
+    """The position text in a box: the picture of a game that draws none."""
+    width = max(40, 8 * len(words) + 16)
+    return svg(width, 28, [f'<rect x="0.5" y="0.5" width="{width - 1}" height="27" rx="4" fill="{PAPER}" '
+                           f'stroke="{FAINT}"/>',
+                           f'<text x="{width / 2:g}" y="18" font-size="13" text-anchor="middle" fill="{INK}" '
+                           f'font-family="ui-monospace,monospace">{esc(words)}</text>'], words)
+
+
+def row_of_tokens(x: float, y: float, count: int, shape: str, colour: str, gap: float = 9) -> list[str]:
+    """`count` tokens from (x, y) rightwards: 'stick' (a vertical bar) or 'stone' (a disc)."""
+    if shape == "stick":
+        return [f'<rect x="{x + i * gap:g}" y="{y:g}" width="4" height="22" rx="1.5" fill="{colour}"/>'
+                for i in range(count)]
+    return [f'<circle cx="{x + i * gap + 4:g}" cy="{y + 4:g}" r="3.6" fill="{colour}"/>' for i in range(count)]
+
+
+def heap_rows(words: str, shape: str, what: str) -> str:
+    """Heaps written `3-4-5` (or `0`) as rows of tokens, one row a heap, its size on the left."""
+    heaps = [int(n) for n in words.split("-") if int(n) > 0]
+    if not heaps:
+        return svg(120, 28, [text(60, 18, f"no {what} left", 12, fill=FAINT)], f"no {what} left")
+    step, top = 28, 4
+    width = 28 + 9 * max(heaps) + 4
+    body = []
+    for i, n in enumerate(heaps):
+        y = top + i * step
+        body.append(text(10, y + 15, n, 11, fill=INK))
+        body += row_of_tokens(24, y + (0 if shape == "stick" else 7), n, shape, MOVER if shape == "stone" else "#8d6e63")
+    return svg(width, top + len(heaps) * step, body, f"{what}: {', '.join(map(str, heaps))}")
