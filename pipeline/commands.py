@@ -450,7 +450,7 @@ def draw(
     all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
     page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
-    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file whose comments the index shows (none if it does not exist).")] = Path("rulesets.toml"),
+    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one).", show_default=False)] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
 ) -> None:
@@ -461,8 +461,10 @@ def draw(
     from pipeline.draw import draw as draw_pages
 
     _setup(quiet)
+    if ruleset_file is not None and not ruleset_file.is_file():
+        raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,
-                         ruleset_file=ruleset_file)
+                         ruleset_file=ruleset_file or Path("rulesets.toml"))
     typer.echo(f"wrote {written[-1]}")
 
 

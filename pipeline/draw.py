@@ -405,9 +405,9 @@ def catalog_order(row: dict) -> tuple:
     return (row["game"], 0, tuple(key))
 
 
-def draw_index(data: Path, out: Path | None = None, ruleset_file: Path | None = None) -> Path:
-    """Write the index page of every ruleset in the catalog, with the comments of
-    `ruleset_file` (rulesets.toml); its path."""
+def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | None = None) -> Path:
+    """Write the index page of every ruleset in the catalog, with `comments` by ruleset id
+    (rulesets.toml's: `rulesets.read_comments`); its path."""
     store = DataDir(data)
     catalog = pq.read_table(require(store.catalog, "catalog")).to_pylist()
     for row in catalog:
@@ -417,8 +417,7 @@ def draw_index(data: Path, out: Path | None = None, ruleset_file: Path | None = 
     files = {row["ruleset"]: require(data / row["tablebase_path"], f"tablebase of {row['ruleset']}")
              for row in catalog}
     drawn = {row["ruleset"] for row in catalog if (pages / row["folder"] / "index.html").exists()}
-    comments = read_comments(ruleset_file) if ruleset_file is not None else {}
-    return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments))
+    return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments or {}))
 
 
 def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool = True,
@@ -431,6 +430,7 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
     alone, and those of more than ALL_PAGE_TRANSITIONS moves are skipped (name them to draw them).
     """
     chosen = [Ruleset.parse(text) for text in rulesets]
+    comments = read_comments(ruleset_file) if ruleset_file is not None else {}
     plans = []
     for rules in chosen:
         summary = read_summary(rules, data)
@@ -461,7 +461,7 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
     written = []
     for rules, with_graph, with_strategy in plans:
         written += draw_ruleset(rules, data, target, with_graph, with_strategy)
-    written.append(draw_index(data, target, ruleset_file))
+    written.append(draw_index(data, target, comments))
     if every:
         old = pages.with_name(f".{pages.name}.old")
         shutil.rmtree(old, ignore_errors=True)

@@ -13,7 +13,9 @@ from urllib.parse import unquote, urlsplit
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline.draw as draw_module
 from pipeline.draw import draw
+from pipeline.gamecheck import _drawing_problem
 from pipeline.games._svg import text_picture
 from pipeline.layout import DataDir
 from pipeline.rulesets import Ruleset
@@ -117,6 +119,25 @@ def test_the_index_orders_parameters_as_numbers_and_shows_comments(site):
     for comment in COMMENTS.values():
         assert f'<div class="comment">{comment}</div>' in page
     assert "the second player wins in 8" in page
+
+
+def test_without_graphviz_draw_says_once_how_to_get_it(site, tmp_path, monkeypatch, caplog):
+    data, _ = site
+    monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
+    with caplog.at_level(logging.WARNING, logger="tablebase"):
+        draw(["chopsticks", "chopsticks:split=any"], data, tmp_path)
+    hints = [record.getMessage() for record in caplog.records if "Graphviz" in record.getMessage()]
+    assert len(hints) == 1 and "apt-get install graphviz" in hints[0] and "\n" not in hints[0]
+    page = (tmp_path / "chopsticks" / "default" / "index.html").read_text()
+    assert "apt-get install graphviz" in page and "graph.svg" not in page
+
+
+def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
+    assert _drawing_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
+    assert "well-formed" in _drawing_problem("<svg><rect></svg>")
+    assert "not <svg>" in _drawing_problem("<div>3-4-5</div>")
+    assert "script" in _drawing_problem("<svg><script>alert(1)</script></svg>")
+    assert "not SVG text" in _drawing_problem(None)
 
 
 # --- in the browser --------------------------------------------------------------------------
