@@ -206,7 +206,12 @@ _SCRIPT = r"""
   const V = ['win', 'loss', 'tie', 'draw'];
   const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]);
   const pics = document.querySelectorAll('#pics > template');
-  const pic = i => D.d[i] >= 0 ? pics[D.d[i]].innerHTML : D.box.replace('\u0000', esc(D.t[i]));
+  // a position not drawn: its text in a box, as pipeline/games/_svg.py's text_picture draws it
+  const box = t => {
+    const w = Math.max(40, 8 * t.length + 16);
+    return D.box.replace(/@W@|@X@|@R@|\u0000/g, k => ({'@W@': w, '@X@': w / 2, '@R@': w - 1})[k] ?? esc(t));
+  };
+  const pic = i => D.d[i] >= 0 ? pics[D.d[i]].innerHTML : box(D.t[i]);
   const key = i => V[D.v[i]] + ' ' + (D.r[i] === null ? '' : D.r[i]);
   const here = document.getElementById('here'), cards = document.getElementById('moves');
   const title = document.title;
@@ -319,7 +324,7 @@ def _walk_data(graph: "RulesetGraph", order: list["Position"], drawings: dict[in
         "id": [p.id for p in order], "t": [p.text for p in order], "v": [values.index(p.value) for p in order],
         "r": [p.remoteness for p in order], "g": [p.grundy for p in order],
         "reach": [int(p.reachable) for p in order], "m": moves, "b": best, "n": notes,
-        "l": list(labels), "d": pictures, "box": text_picture("\0"),
+        "l": list(labels), "d": pictures, "box": text_picture("\0", width="@W@"),
         "w": {f"{value} {'' if r is None else r}": for_the_mover(value, r) for value, r in pairs},
         "c": {f"{value} {'' if r is None else r}": list(move_outcome(value, r)) for value, r in pairs},
     }, list(pics)

@@ -33,13 +33,18 @@ def text(x: float, y: float, words: object, size: int = 11, anchor: str = "middl
             f'font-family="system-ui,sans-serif" font-weight="{weight}">{esc(words)}</text>')
 
 
-def text_picture(words: str) -> str:
-    """The position text in a box: the picture of a game that draws none."""
-    width = max(40, 8 * len(words) + 16)
-    return svg(width, 28, [f'<rect x="0.5" y="0.5" width="{width - 1}" height="27" rx="4" fill="{PAPER}" '
-                           f'stroke="{FAINT}"/>',
-                           f'<text x="{width / 2:g}" y="18" font-size="13" text-anchor="middle" fill="{INK}" '
-                           f'font-family="ui-monospace,monospace">{esc(words)}</text>'], words)
+def text_picture(words: str, width: object = None) -> str:
+    """The position text in a box: the picture of a game that draws none. `width` is for
+    the pages' script, which puts a text into a box drawn with placeholders."""
+    if width is None:
+        width = max(40, 8 * len(words) + 16)
+        middle, inner = f"{width / 2:g}", f"{width - 1:g}"
+    else:
+        middle, inner = "@X@", "@R@"
+    return (f'<svg class="position" width="{width}" height="28" viewBox="0 0 {width} 28" role="img" '
+            f'aria-label="{esc(words)}"><rect x="0.5" y="0.5" width="{inner}" height="27" rx="4" fill="{PAPER}" '
+            f'stroke="{FAINT}"/><text x="{middle}" y="18" font-size="13" text-anchor="middle" fill="{INK}" '
+            f'font-family="ui-monospace,monospace">{esc(words)}</text></svg>')
 
 
 def row_of_tokens(x: float, y: float, count: int, shape: str, colour: str, gap: float = 9) -> list[str]:
