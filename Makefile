@@ -30,8 +30,8 @@ $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
 
 # Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at.
-$(DATA)/pages/index.html: $(DATA)/catalog.parquet
-	$(BIN)/tablebase draw --all --data $(DATA)
+$(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
+	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
 test: $(VENV)/.installed java chromium
 	$(BIN)/python -m pytest -q

@@ -21,7 +21,6 @@ ones, up to PAGE_LIMIT of those. Values are the side to move's, as everywhere.
 
 from __future__ import annotations
 
-import html
 import os
 import shutil
 import subprocess
@@ -36,11 +35,11 @@ from pipeline.check import trusted
 from pipeline.errors import DataError, TablebaseError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
+from pipeline.pages import COLOURS, index_page, natural_key, ruleset_page
 from pipeline.parquet import atomic_path, require
 from pipeline.probe import Move, best_first
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset, read_comments
-from pipeline.pages import COLOURS, index_page, natural_key, ruleset_page
 from pipeline.values import Value
 
 GRAPH_LIMIT = 2_000

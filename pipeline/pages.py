@@ -16,6 +16,7 @@ import json
 import re
 from collections import deque
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from pipeline.games._svg import text_picture
 from pipeline.probe import Move, best_first
@@ -498,8 +499,6 @@ def _moves_cell(graph: "RulesetGraph", position: "Position") -> str:
 
 def page_href(folder: str) -> str:
     """The index's relative link to a ruleset page (`Ruleset.folder`: <game>/<slug>)."""
-    from urllib.parse import quote
-
     return f"./{quote(folder)}/index.html"
 
 
