@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 #: Fill colour of each value, shared by the DOT files and the pages.
 COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
 PLURALS = {"win": "wins", "loss": "losses", "tie": "ties", "draw": "draws"}
-#: Bytes of position drawings a page embeds (a drawing is 0.5-2.5 kB), nearest the start
+#: Bytes of position drawings a page embeds (a drawing is 0.3-1.7 kB), nearest the start
 #: first: past them the walk shows positions as text (tic-tac-toe's last few plies).
-DRAWING_BYTES = 1_500_000
+DRAWING_BYTES = 1_000_000
 
 
 def _count(n: int, value: str) -> str:
@@ -411,7 +411,7 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
     data, pics = _walk_data(graph, order, drawings)
     body = [
         '<p><a href="../../index.html">All rulesets</a></p>',
-        f"<h1>{_e(rules.id)}</h1>",
+        f"<h1>{_e(rules.id).replace(',', ',<wbr>')}</h1>",  # long ids break after a comma
         f"<p>{_e(rules.game.summary[:1].upper() + rules.game.summary[1:])}. "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s["params"].items()) + ".</p>",
         f'<p>From the start <code>{_e(start.text)}</code>: <b class="{s["start_value"]}">'

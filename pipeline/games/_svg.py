@@ -24,13 +24,15 @@ def esc(text: object) -> str:
 def svg(width: float, height: float, body: list[str], label: str) -> str:
     """An inline SVG of `body` (SVG elements), `label` its accessible name."""
     return (f'<svg class="position" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
-            f'role="img" aria-label="{esc(label)}">{"".join(body)}</svg>')
+            f'role="img" aria-label="{esc(label)}" font-family="system-ui,sans-serif">{"".join(body)}</svg>')
 
 
 def text(x: float, y: float, words: object, size: int = 11, anchor: str = "middle", fill: str = INK,
          weight: str = "normal") -> str:
-    return (f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}" '
-            f'font-family="system-ui,sans-serif" font-weight="{weight}">{esc(words)}</text>')
+    """A text; its font is the picture's (`svg`)."""
+    bold = ' font-weight="bold"' if weight == "bold" else ""
+    return (f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}>'
+            f'{esc(words)}</text>')
 
 
 def text_picture(words: str, width: object = None) -> str:
@@ -48,11 +50,23 @@ def text_picture(words: str, width: object = None) -> str:
 
 
 def row_of_tokens(x: float, y: float, count: int, shape: str, colour: str, gap: float = 9) -> list[str]:
-    """`count` tokens from (x, y) rightwards: 'stick' (a vertical bar) or 'stone' (a disc)."""
+    """`count` tokens from (x, y) rightwards: 'stick' (a bar 4 wide, 22 high) or 'stone'
+    (a disc 7.2 across, its box's corner at (x, y)). One dashed line draws them all: a
+    page holds thousands of pictures."""
+    if not count:
+        return []
     if shape == "stick":
-        return [f'<rect x="{x + i * gap:g}" y="{y:g}" width="4" height="22" rx="1.5" fill="{colour}"/>'
-                for i in range(count)]
-    return [f'<circle cx="{x + i * gap + 4:g}" cy="{y + 4:g}" r="3.6" fill="{colour}"/>' for i in range(count)]
+        return [f'<path d="M{x:g} {y + 11:g}h{count * gap - (gap - 4):g}" stroke="{colour}" stroke-width="22" '
+                f'stroke-dasharray="4 {gap - 4:g}"/>']
+    return [stones(x + 4, y + 4, count, gap, colour)]
+
+
+def stones(x: float, y: float, count: int, gap: float, colour: str, upwards: bool = False) -> str:
+    """`count` discs `gap` apart from the centre (x, y), rightwards or upwards, as one
+    dashed line: a dash of length 0 with round caps is a disc."""
+    length = f"{(count - 1) * gap + 0.01:g}"
+    return (f'<path d="M{x:g} {y:g}{"v-" if upwards else "h"}{length}" stroke="{colour}" stroke-width="7.2" '
+            f'stroke-linecap="round" stroke-dasharray="0 {gap:g}"/>')
 
 
 def heap_rows(words: str, shape: str, what: str) -> str:

@@ -142,14 +142,15 @@ def _hand(x: float, y: float, width: float, n: int, slots: int, colour: str, dow
     palm = f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="{colour}"/>'
     if slots > MAX_DRAWN_FINGERS:
         return [palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
-    parts, first = [], x + (width - 7 * slots + 2) / 2
-    for i in range(slots):
-        length = 22 if i < n else 10  # a folded finger shows its knuckle past the palm
-        fy = (palm_y + 16 - 4) if down else (palm_y - length + 4)
-        parts.append(f'<rect x="{first + i * 7:g}" y="{fy:g}" width="5" height="{length}" rx="2.5" fill="{colour}"'
-                     + ("/>" if i < n else ' fill-opacity="0.3"/>'))
+    # the fingers as two dashed lines, raised then folded (only the knuckle past the palm)
+    first = x + (width - 7 * slots + 2) / 2
+    parts = []
+    for start, count, length, opacity in ((0, n, 22, ""), (n, slots - n, 10, ' stroke-opacity="0.3"')):
+        if count:
+            mid = (palm_y + 12 + length / 2) if down else (palm_y + 4 - length / 2)
+            parts.append(f'<path d="M{first + 7 * start:g} {mid:g}h{7 * count - 2}" stroke="{colour}" '
+                         f'stroke-width="{length}" stroke-dasharray="5 2"{opacity}/>')
     return [*parts, palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
-
 
 GAME = Chopsticks()
 

@@ -221,12 +221,10 @@ class Hackenbush(Game):
             return 10 + step / 2 + x * step, height - 14 - depth * rise
 
         parts = [f'<line x1="0" y1="{height - 14}" x2="{width}" y2="{height - 14}" stroke="#8d6e63" stroke-width="3"/>']
-        for top_node, children in tree:
-            for kid in children:
-                if kid in left:
-                    (x1, y1), (x2, y2) = at(top_node), at(kid)
-                    parts.append(f'<line x1="{x1:g}" y1="{y1:g}" x2="{x2:g}" y2="{y2:g}" stroke="#2e7d32" '
-                                 f'stroke-width="3" stroke-linecap="round"><title>edge {kid}</title></line>')
+        edges = "".join(f"M{at(top_node)[0]:g} {at(top_node)[1]:g}L{at(kid)[0]:g} {at(kid)[1]:g}"
+                        for top_node, children in tree for kid in children if kid in left)
+        if edges:
+            parts.append(f'<path d="{edges}" stroke="#2e7d32" stroke-width="3" stroke-linecap="round"/>')
         for node in (1, *sorted(left)):
             x, y = at(node)
             parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="3.5" fill="{_svg.INK}"/>')

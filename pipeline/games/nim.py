@@ -165,9 +165,9 @@ class Nim(Game):
         parts, x = [], 6
         arrow_at = next((i for i, n in enumerate(heaps) if pointed and n == int(pointed)), None)
         for i, n in enumerate(heaps):
-            for k in range(n):
-                cx, cy = x + 5 + (k // per) * step, tall + 2 - (k % per) * step
-                parts.append(f'<circle cx="{cx:g}" cy="{cy:g}" r="4" fill="{_svg.MOVER}"/>')
+            for column in range(0, n, per):
+                parts.append(_svg.stones(x + 5 + column // per * step, tall + 2, min(per, n - column), step,
+                                         _svg.MOVER, upwards=True))
             middle = x + (widths[i] - 10) / 2 + 4
             parts.append(_svg.text(middle, tall + 20, n, 11))
             if i == arrow_at:
