@@ -106,6 +106,7 @@ def test_state_graph_has_every_reachable_position_and_move(built, pages):
     for (_, pid), attributes in nodes.items():
         assert f'fillcolor="{draw_module.COLOURS[positions[pid]["value"]]}"' in attributes
         assert ("peripheries=2" in attributes) == (positions[pid]["remoteness"] == 0)
+        assert f'URL="index.html#p{pid}"' in attributes  # the SVG's node links to the position on the page
 
 
 def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
