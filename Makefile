@@ -7,7 +7,7 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims dist clean install java enumerate solve verify export build
+.PHONY: all test bench claims dist clean install java chromium pages-shots enumerate solve verify export build
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
@@ -30,10 +30,10 @@ $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
 
 # Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at.
-$(DATA)/pages/index.html: $(DATA)/catalog.parquet
-	$(BIN)/tablebase draw --all --data $(DATA)
+$(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
+	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
-test: $(VENV)/.installed java
+test: $(VENV)/.installed java chromium
 	$(BIN)/python -m pytest -q
 
 # Java for the spark engine (tests/test_spark.py), through the package manager when missing.
@@ -42,6 +42,28 @@ java:
 	  && echo "installing Java 17 for the spark engine (apt-get install openjdk-17-jre-headless)" \
 	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; } \
 	  || { echo "make: the spark engine and its tests need Java 17 or newer: install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless)"; exit 1; }
+
+# Chromium for the pages' browser test (tests/test_pages.py), through the package manager when
+# missing; without it that test is skipped, saying why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+	  && echo "installing Chromium for the pages' browser test (apt-get install chromium)" \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	  || echo "make: the pages' browser test needs Chromium: install it (Debian/Ubuntu: apt-get install chromium); it is skipped until then"
+
+# Screenshots of each game's start page for the README, by headless Chromium, into docs/shots/.
+SHOTS := docs/shots
+SHOT_PAGES := chopsticks/split-any sticks/default nim/variant-coin hackenbush/default octal/default tictactoe/default
+pages-shots: $(DATA)/pages/index.html chromium
+	@mkdir -p $(SHOTS)
+	@for page in $(SHOT_PAGES); do \
+	  test -f $(DATA)/pages/$$page/index.html || { echo "make: no page $(DATA)/pages/$$page: build it (make all)"; exit 1; }; \
+	  $$(command -v chromium || command -v chromium-browser) --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	    --window-size=1400,1000 --screenshot=$(SHOTS)/$${page%%/*}.png \
+	    "file://$(abspath $(DATA))/pages/$$page/index.html" >/dev/null 2>&1 || exit 1; \
+	  echo "wrote $(SHOTS)/$${page%%/*}.png"; \
+	done
 
 # The seeds' claims and tables, checked against the built tablebases, as Markdown.
 claims: $(DATA)/claims.md

@@ -464,18 +464,22 @@ def draw(
     all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
     page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
+    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one).", show_default=False)] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Draw each ruleset's state graph, winning strategy (DOT; SVG if Graphviz is installed) and page, and the index.
+    """Draw each ruleset's page (the game walked from the start), state graph and winning strategy (DOT; SVG if Graphviz is installed), and the index.
 
     Example: tablebase draw chopsticks chopsticks:split=any
     """
     from pipeline.draw import draw as draw_pages
 
     _setup(quiet, verbose)
-    written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_)
+    if ruleset_file is not None and not ruleset_file.is_file():
+        raise RulesetError(f"ruleset file {ruleset_file} does not exist")
+    written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,
+                         ruleset_file=ruleset_file or Path("rulesets.toml"))
     typer.echo(f"wrote {written[-1]}")
 
 

@@ -9,10 +9,13 @@ one (small) ruleset, run on every registered game by the tests:
   - transitions: distinct (src, dst) pairs in ascending order, joining known positions,
     each with a label; none from a finished position, at least one from every other;
   - rank, where given: one per position, falling along every transition;
-  - size, where given: its counts bound what was built (equal where it says exact).
+  - size, where given: its counts bound what was built (equal where it says exact);
+  - draw: the start and the first positions drawn as well-formed inline SVG for the pages.
 """
 
 from __future__ import annotations
+
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +52,25 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
         return [f"{label}: the game raised {type(error).__name__}: {error}"]
 
 
+#: Positions whose drawings are checked, besides the start.
+DRAWN = 200
+
+
+def _drawing_problem(picture: object) -> str | None:
+    """What keeps `picture` from going inline into a page, or None."""
+    if not isinstance(picture, str):
+        return f"gives {type(picture).__name__}, not SVG text"
+    try:
+        root = ET.fromstring(picture)
+    except ET.ParseError as error:
+        return f"is not well-formed SVG: {error}"
+    if root.tag.rpartition("}")[2] != "svg":
+        return f"gives <{root.tag}>, not <svg>"
+    if "<script" in picture or "href" in picture:
+        return "holds a script or a link: a page's pictures stand alone"
+    return None
+
+
 def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     problems = []
     space = game.space(rules)
@@ -69,6 +91,11 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         canonical = game.canonical_position(rules, text)
         if canonical != text:
             problems.append(f"{label}: the text {text!r} reads back as {canonical!r}")
+            break
+    for text in [game.start(rules), *texts[:DRAWN]]:
+        problem = _drawing_problem(game.draw(rules, text))
+        if problem:
+            problems.append(f"{label}: draw() of {text!r} {problem}")
             break
     terminal = positions["terminal"].to_pylist()
     others = set(terminal) - {*(value.value for value in TERMINAL), None}

@@ -131,3 +131,23 @@ def load_ruleset_file(path: Path) -> list[tuple[Ruleset, str]]:
         seen.add(rules.id)
         result.append((rules, entry.get("comment", "")))
     return result
+
+
+def read_comments(path: Path) -> dict[str, str]:
+    """The comment of each ruleset of a ruleset file by canonical id, for the pages; {}
+    where the file does not exist. An id whose game is not installed is kept as written."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as error:
+        raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
+    comments = {}
+    for entry in data.get("ruleset", []):
+        if "id" in entry and entry.get("comment"):
+            try:
+                ruleset = Ruleset.parse(entry["id"]).id
+            except RulesetError:
+                ruleset = entry["id"]
+            comments[ruleset] = entry["comment"]
+    return comments

@@ -1,4 +1,6 @@
-"""`tablebase draw`: DOT graphs and strategies that match the tablebase, offline HTML pages whose links resolve."""
+"""`tablebase draw`: DOT graphs and strategies that match the tablebase, offline HTML pages whose links resolve.
+
+tests/test_pages.py walks the pages of every game in a browser."""
 
 from __future__ import annotations
 
@@ -104,6 +106,7 @@ def test_state_graph_has_every_reachable_position_and_move(built, pages):
     for (_, pid), attributes in nodes.items():
         assert f'fillcolor="{draw_module.COLOURS[positions[pid]["value"]]}"' in attributes
         assert ("peripheries=2" in attributes) == (positions[pid]["remoteness"] == 0)
+        assert f'URL="index.html#p{pid}"' in attributes  # the SVG's node links to the position on the page
 
 
 def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
@@ -152,7 +155,8 @@ def test_pages_are_self_contained_and_every_link_resolves(pages):
     for path, page in parsed.items():
         text = path.read_text()
         assert "http://" not in text and "https://" not in text, path
-        assert not page.tags & {"script", "link", "img", "iframe", "object", "embed"}, path
+        assert not page.tags & {"link", "img", "iframe", "object", "embed"}, path
+        assert "<script src" not in text and "fetch(" not in text and "XMLHttpRequest" not in text, path
         assert "url(" not in text and "@import" not in text
         for href, _ in page.links:
             parts = urlsplit(href)
@@ -166,16 +170,19 @@ def test_pages_are_self_contained_and_every_link_resolves(pages):
 def test_ruleset_page_colours_every_position_and_links_its_moves(built, pages):
     positions, children = tablebase(built, "chopsticks")
     page = Page(pages / "chopsticks" / "default" / "index.html")
-    rows = {rid: row for rid, row in page.rows.items() if rid.startswith("p")}
-    assert set(rows) == {f"p{pid}" for pid in positions}
+    rows = {rid: row for rid, row in page.rows.items() if rid.startswith("r")}
+    assert set(rows) == {f"r{pid}" for pid in positions}
+    meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}  # for the player making the move
     for pid, position in positions.items():
-        row = rows[f"p{pid}"]
+        row = rows[f"r{pid}"]
         assert position["value"] in row["class"]
         assert ("unreachable" in row["class"]) == (not position["reachable"])
-        targets = [int(href[2:]) for href, _ in row["links"]]
+        own, *moves = row["links"]  # the position itself, to walk from it; then its moves
+        assert own[0] == f"#p{pid}"
+        targets = [int(href[2:]) for href, _ in moves]
         assert sorted(targets) == sorted(children[pid])
-        for href, classes in row["links"]:
-            assert positions[int(href[2:])]["value"] in classes
+        for href, classes in moves:
+            assert meaning[positions[int(href[2:])]["value"]] in classes
     assert {"graph.dot", "strategy.dot"} <= {href for href, _ in page.links}
 
 
@@ -186,7 +193,8 @@ def test_index_counts_match_the_catalog(built, pages):
     assert set(rows) == set(catalog)
     for ruleset, row in rows.items():
         for column in ("positions", "reachable", "wins", "losses", "draws"):
-            assert int(row["cells"][f"n {column}"].replace(",", "")) == catalog[ruleset][column]
+            cell = next(text for cls, text in row["cells"].items() if column in cls.split())
+            assert int(cell.replace(",", "")) == catalog[ruleset][column]
         linked = [href for href, _ in row["links"]]
         assert (ruleset in DRAWN) == bool(linked), ruleset
     assert page.tags >= {"svg", "rect", "title"}  # the charts are inline SVG
@@ -211,8 +219,8 @@ def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_
     draw(["chopsticks"], built, tmp_path, graphs=False)
     positions, _ = tablebase(built, "chopsticks")
     page = Page(tmp_path / "chopsticks" / "default" / "index.html")
-    assert {rid for rid in page.rows if rid.startswith("p")} == {
-        f"p{pid}" for pid, row in positions.items() if row["reachable"]}
+    assert {rid for rid in page.rows if rid.startswith("r")} == {
+        f"r{pid}" for pid, row in positions.items() if row["reachable"]}
     assert all(href[1:] in page.ids for href, _ in page.links if href.startswith("#"))
 
 
@@ -242,7 +250,8 @@ def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
     assert drawn.returncode == 0, drawn.stderr
     assert not (tmp_path / "pages" / "sticks" / "rows-7").exists()  # too many moves for --all
     sticks = tmp_path / "pages" / "sticks" / "rows-6"
-    assert [p.name for p in sticks.iterdir()] == ["index.html"]  # too large for graphs: the page alone
+    # too large for a state graph: the page and the strategy, small enough to read, alone
+    assert {p.name for p in sticks.iterdir()} - {"strategy.svg"} == {"index.html", "strategy.dot"}
     assert (tmp_path / "pages" / Ruleset.parse("hackenbush:tree=1:2/3").folder / "graph.dot").exists()
     index = Page(tmp_path / "pages" / "index.html")
     for href, _ in index.links:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping
 import pyarrow as pa
 
 from pipeline.errors import RulesetError
+from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
     from pipeline.params import Param
@@ -119,6 +120,8 @@ class Game:
       sides(rules, text) None: the position has no part that is a player's (heaps, a
                         tree); else (the player to move's part, the other's) as players see
                         them, which `tablebase play` labels "you" and "the computer"
+      draw(rules, text) the position's text in a box: the picture of a position on the pages
+                        (`tablebase draw`); a game draws its hands, heaps or board instead
     """
 
     name: str
@@ -149,6 +152,11 @@ class Game:
 
     def sides(self, rules: "Ruleset", text: str) -> tuple[str, str] | None:
         return None
+
+    def draw(self, rules: "Ruleset", text: str) -> str:
+        """A picture of the position `text` (canonical) as inline SVG for an HTML page:
+        no script and no reference outside itself (helpers in pipeline/games/_svg.py)."""
+        return text_picture(text)
 
 
 REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns", "impartial")

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, first_per_pair, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 
@@ -117,6 +117,47 @@ class Chopsticks(Game):
             raise PositionError(f"impossible chopsticks position {text!r}: both players' hands are all dead")
         return "|".join("-".join(map(str, side)) for side in parsed)
 
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """The other player's hands above, fingers down; the mover's below, fingers up."""
+        mover, other = ([int(n) for n in side.split("-")] for side in text.split("|"))
+        slots = rules["fingers"] - 1
+        hand = max(30, 7 * min(slots, MAX_DRAWN_FINGERS) + 8)
+        label, gap, row = 58, 8, 46
+        width = label + len(mover) * (hand + gap)
+        body = [_svg.text(2, 20, "other", 11, "start", _svg.OTHER),
+                _svg.text(2, row + 34, "to move", 11, "start", _svg.MOVER, "bold")]
+        for i, n in enumerate(other):
+            body += _hand(label + i * (hand + gap), 2, hand, n, slots, _svg.OTHER, down=True)
+        for i, n in enumerate(mover):
+            body += _hand(label + i * (hand + gap), row + 6, hand, n, slots, _svg.MOVER, down=False)
+        return _svg.svg(width, 2 * row + 6, body, f"the player to move holds {'-'.join(map(str, mover))}, "
+                        f"the other player {'-'.join(map(str, other))}")
+
+
+#: Hands of more fingers than this show their count as a number.
+MAX_DRAWN_FINGERS = 9
+
+
+def _hand(x: float, y: float, width: float, n: int, slots: int, colour: str, down: bool) -> list[str]:
+    """One hand in a box 40 high at (x, y): a palm showing its count, and its fingers
+    (raised, or folded with only the knuckle showing) where there are few enough."""
+    palm_y = y if down else y + 24
+    if n == 0:
+        return [f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="none" '
+                f'stroke="{_svg.FAINT}" stroke-dasharray="3 2"/>',
+                _svg.text(x + width / 2, palm_y + 12, "dead", 10, fill=_svg.FAINT)]
+    palm = f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="{colour}"/>'
+    if slots > MAX_DRAWN_FINGERS:
+        return [palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
+    # the fingers as two dashed lines, raised then folded (only the knuckle past the palm)
+    first = x + (width - 7 * slots + 2) / 2
+    parts = []
+    for start, count, length, opacity in ((0, n, 22, ""), (n, slots - n, 10, ' stroke-opacity="0.3"')):
+        if count:
+            mid = (palm_y + 12 + length / 2) if down else (palm_y + 4 - length / 2)
+            parts.append(f'<path d="M{first + 7 * start:g} {mid:g}h{7 * count - 2}" stroke="{colour}" '
+                         f'stroke-width="{length}" stroke-dasharray="5 2"{opacity}/>')
+    return [*parts, palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
 
 GAME = Chopsticks()
 

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
@@ -191,6 +191,46 @@ class Hackenbush(Game):
                     f"which is cut"
                 )
         return "-".join(map(str, edges)) or "0"
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """The tree standing on the ground (the root), the cut edges gone; every node
+        keeps its place, so a move's picture differs from its parent's by what fell."""
+        tree = tree_of(rules)
+        kids = dict(tree)
+        left = {int(n) for n in text.split("-") if int(n) > 0}
+        place: dict[int, tuple[float, int]] = {}
+        slot = 0
+
+        def lay(node: int, depth: int) -> float:
+            nonlocal slot
+            below = [lay(kid, depth + 1) for kid in kids.get(node, ())]
+            if below:
+                x = sum(below) / len(below)
+            else:
+                x, slot = slot, slot + 1
+            place[node] = (x, depth)
+            return x
+
+        lay(1, 0)
+        step, rise = 30, 34
+        top = max(depth for _, depth in place.values())
+        width, height = max(slot, 1) * step + 20, top * rise + 36
+
+        def at(node: int) -> tuple[float, float]:
+            x, depth = place[node]
+            return 10 + step / 2 + x * step, height - 14 - depth * rise
+
+        parts = [f'<line x1="0" y1="{height - 14}" x2="{width}" y2="{height - 14}" stroke="#8d6e63" stroke-width="3"/>']
+        edges = "".join(f"M{at(top_node)[0]:g} {at(top_node)[1]:g}L{at(kid)[0]:g} {at(kid)[1]:g}"
+                        for top_node, children in tree for kid in children if kid in left)
+        if edges:
+            parts.append(f'<path d="{edges}" stroke="#2e7d32" stroke-width="3" stroke-linecap="round"/>')
+        for node in (1, *sorted(left)):
+            x, y = at(node)
+            parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="3.5" fill="{_svg.INK}"/>')
+            if node != 1:
+                parts.append(_svg.text(x + 7, y + 4, node, 9, "start", _svg.FAINT))
+        return _svg.svg(width, height, parts, f"edges left: {', '.join(map(str, sorted(left))) or 'none'}")
 
 
 def tree_of(rules: Ruleset) -> Tree:

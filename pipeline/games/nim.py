@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
@@ -150,6 +150,42 @@ class Nim(Game):
             if heaps and int(suffix[1:]) not in heaps:
                 raise PositionError(f"impossible nim position {text!r}: the arrow must point at one of the heaps")
         return ("-".join(map(str, heaps)) or "0") + suffix
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """Heaps as columns of stones, the arrow under the heap it points at (the first of
+        that size), the coin beside them."""
+        body_text, _, pointed = text.partition("@")
+        body_text, _, coin = body_text.partition(" ")
+        heaps = [int(n) for n in body_text.split("-") if int(n) > 0]
+        per, step = 10, 9  # stones in a column of a heap, and their spacing
+        widths = [step * -(-n // per) + 10 for n in heaps]
+        tall = max(step * min(per, max(heaps, default=1)), 36)
+        width = max(sum(widths) + 8, 110) + (54 if coin else 0)
+        height = tall + 44
+        parts, x = [], 6
+        arrow_at = next((i for i, n in enumerate(heaps) if pointed and n == int(pointed)), None)
+        for i, n in enumerate(heaps):
+            for column in range(0, n, per):
+                parts.append(_svg.stones(x + 5 + column // per * step, tall + 2, min(per, n - column), step,
+                                         _svg.MOVER, upwards=True))
+            middle = x + (widths[i] - 10) / 2 + 4
+            parts.append(_svg.text(middle, tall + 20, n, 11))
+            if i == arrow_at:
+                parts.append(f'<path d="M{middle:g} {tall + 24:g} l-6 10 h12 z" fill="{_svg.OTHER}"/>')
+            x += widths[i]
+        if not heaps:
+            parts.append(_svg.text(55, tall / 2 + 10, "no stones left", 12, fill=_svg.FAINT))
+        if coin:
+            cx = width - 28
+            parts += [f'<circle cx="{cx}" cy="{tall / 2 + 4:g}" r="16" fill="#ffd54f" stroke="#bf8f00"/>',
+                      _svg.text(cx, tall / 2 + 9, coin, 14, weight="bold"),
+                      _svg.text(cx, tall / 2 + 34, "heads" if coin == "H" else "tails", 10)]
+        described = ", ".join(map(str, heaps)) or "no heap"
+        if pointed:
+            described += f"; the arrow at a heap of {pointed}"
+        if coin:
+            described += f"; the coin shows {'heads' if coin == 'H' else 'tails'}"
+        return _svg.svg(width, height, parts, f"heaps {described}")
 
 
 GAME = Nim()

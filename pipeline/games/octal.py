@@ -15,7 +15,7 @@ import re
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import Game, Size
+from pipeline.games import Game, Size, _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import KEY_LIMIT, HeapSpace, Pattern, key_space, size_bound
 from pipeline.params import ChoiceParam, TextParam
@@ -101,6 +101,10 @@ class Octal(Game):
         if numbers is None:
             raise PositionError(f"malformed octal position {text!r}: expected heap sizes joined by '-', or 0 for none")
         return "-".join(str(n) for n in sorted(n for n in numbers if n > 0)) or "0"
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """One row of tokens per heap."""
+        return _svg.heap_rows(text, "stone", "tokens")
 
 
 GAME = Octal()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import Game, Size
+from pipeline.games import Game, Size, _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, size_bound
 from pipeline.params import ChoiceParam, IntParam
@@ -61,6 +61,10 @@ class Sticks(Game):
                 f"malformed sticks position {text!r}: expected row lengths joined by '-', or 0 for no sticks"
             )
         return "-".join(str(n) for n in sorted(n for n in numbers if n > 0)) or "0"
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """One row of sticks per row."""
+        return _svg.heap_rows(text, "stick", "sticks")
 
 
 GAME = Sticks()

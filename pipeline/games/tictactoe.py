@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, distinct
 from pipeline.params import IntParam
 from pipeline.values import Value
@@ -157,6 +157,31 @@ class TicTacToe(Game):
                 f"but the game ends at the first line"
             )
         return canonical
+
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """The board, x in blue and o in orange, whose turn it is beneath."""
+        lines = text.split("/")
+        cell, pad = 26, 4
+        width, height = len(lines[0]) * cell + 2 * pad, len(lines) * cell + 2 * pad + 16
+        parts = [f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad - 16}" '
+                 f'fill="#fff" stroke="{_svg.INK}"/>']
+        grid = [f"M{pad + c * cell} {pad}v{len(lines) * cell}" for c in range(1, len(lines[0]))]
+        grid += [f"M{pad} {pad + r * cell}h{len(lines[0]) * cell}" for r in range(1, len(lines))]
+        if grid:
+            parts.append(f'<path d="{"".join(grid)}" stroke="{_svg.FAINT}"/>')
+        for r, line in enumerate(lines):
+            for c, mark in enumerate(line):
+                x, y = pad + c * cell + cell / 2, pad + r * cell + cell / 2
+                if mark == "x":
+                    parts.append(f'<path d="M{x - 7:g} {y - 7:g}l14 14m0-14l-14 14" stroke="{_svg.MOVER}" '
+                                 'stroke-width="3" stroke-linecap="round"/>')
+                elif mark == "o":
+                    parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="7.5" fill="none" stroke="{_svg.OTHER}" '
+                                 'stroke-width="3"/>')
+        xs, os = text.count("x"), text.count("o")
+        parts.append(_svg.text(width / 2, height - 4, f"{'x' if xs == os else 'o'} to move", 10))
+        return _svg.svg(width, height, parts, f"board {text}, {'x' if xs == os else 'o'} to move")
 
 
 GAME = TicTacToe()

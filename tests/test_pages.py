@@ -1,0 +1,232 @@
+"""The pages as a person meets them: every game drawn, every link resolving, and the walk,
+search, filters and sorting working in a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pyarrow.parquet as pq
+import pytest
+
+import pipeline.draw as draw_module
+from pipeline.draw import draw
+from pipeline.gamecheck import _drawing_problem
+from pipeline.games._svg import text_picture
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
+
+#: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
+#: draws nothing of its own), beside the chopsticks rulesets of conftest's `built`.
+EXTRA = ["nim:start=1-2-3,variant=arrow", "nim:start=1-2,variant=coin", "hackenbush:tree=1:2/3;2:4",
+         "octal:start=4", "tictactoe:cols=2,k=2,rows=2", "takeaway:tokens=5"]
+COMMENTS = {"chopsticks:split=any": "seed 000: splits allowed", "octal:start=4": "Kayles from a heap of 4"}
+
+
+@pytest.fixture(scope="module")
+def site(built, tmp_path_factory) -> tuple[Path, Path]:
+    """(data, pages): conftest's rulesets and EXTRA, drawn with --all as `make all` does."""
+    logging.getLogger("tablebase").setLevel(logging.WARNING)
+    data = tmp_path_factory.mktemp("site") / "data"
+    shutil.copytree(built, data, ignore=shutil.ignore_patterns("pages", ".staging"))
+    for ruleset in EXTRA:
+        build(Ruleset.parse(ruleset), DataDir(data))
+    rulesets = data.parent / "rulesets.toml"
+    rulesets.write_text("".join(f'[[ruleset]]\nid = "{r}"\ncomment = "{c}"\n\n' for r, c in COMMENTS.items()))
+    draw([], data, every=True, ruleset_file=rulesets)
+    return data, data / "pages"
+
+
+def tablebase(data: Path, ruleset: str) -> dict[str, dict]:
+    """Positions by text."""
+    files = DataDir(data).ruleset(Ruleset.parse(ruleset))
+    return {row["position"]: row for row in pq.read_table(files.tablebase).to_pylist()}
+
+
+class Links(HTMLParser):
+    """Every id and every link (href, or xlink:href in Graphviz's SVG) of one file."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        href = attrs.get("href") or attrs.get("xlink:href")
+        if tag == "a" and href:
+            self.links.append(href)
+
+
+def test_every_link_in_every_page_resolves(site):
+    _, pages = site
+    files = sorted([*pages.rglob("*.html"), *pages.rglob("*.svg")])
+    parsed = {path: Links(path) for path in files}
+    assert len([p for p in files if p.name == "index.html"]) == 1 + 3 + 2 + len(EXTRA)  # index, every ruleset
+    walked = 0
+    for path, page in parsed.items():
+        for href in page.links:
+            parts = urlsplit(href)
+            assert not parts.scheme and not parts.netloc, (path, href)
+            target = path if not parts.path else (path.parent / unquote(parts.path)).resolve()
+            assert target.exists(), (path, href)
+            if parts.fragment:
+                ids = parsed[target].ids if target in parsed else Links(target).ids
+                assert parts.fragment in ids, (path, href)
+            walked += 1
+    assert walked > 1000
+
+
+def test_every_game_draws_its_positions_and_a_plug_in_shows_its_text(site):
+    data, _ = site
+    for ruleset in ["chopsticks", "sticks:rows=2", *EXTRA]:
+        rules = Ruleset.parse(ruleset)
+        for text in tablebase(data, ruleset):
+            picture = rules.game.draw(rules, text)
+            svg = ET.fromstring(picture)  # well-formed, without a namespace: inline in HTML
+            assert svg.tag == "svg" and svg.get("class") == "position" and svg.get("viewBox"), ruleset
+            assert "<script" not in picture and "href" not in picture, ruleset
+            assert (picture == text_picture(text)) == (rules.game_name == "takeaway"), (ruleset, text)
+
+
+def test_strategies_are_drawn_for_every_ruleset_small_enough(site):
+    _, pages = site
+    for ruleset in ["chopsticks", "chopsticks:split=any", *EXTRA]:
+        folder = pages / Ruleset.parse(ruleset).folder
+        assert (folder / "strategy.dot").exists(), ruleset
+        if shutil.which("dot"):
+            assert (folder / "strategy.svg").exists(), ruleset
+    # chopsticks:split=any: 191 positions and 546 moves, a state graph too tangled to picture
+    page = (pages / "chopsticks" / "split-any" / "index.html").read_text()
+    assert "graph.svg" not in page and ("tangle nobody can follow" in page or "Graphviz is not installed" in page)
+
+
+def test_the_index_orders_parameters_as_numbers_and_shows_comments(site):
+    _, pages = site
+    page = (pages / "index.html").read_text()
+    order = [line.split('"')[1] for line in page.split("<tr data-ruleset=")[1:]]
+    chopsticks = [r for r in order if r.startswith("chopsticks")]
+    assert chopsticks == ["chopsticks", "chopsticks:split=dead", "chopsticks:split=any",
+                          "chopsticks:overflow=rollover"]  # split in the game's order: none, dead, any
+    for comment in COMMENTS.values():
+        assert f'<div class="comment">{comment}</div>' in page
+    assert "the second player wins in 8" in page
+
+
+def test_without_graphviz_draw_says_once_how_to_get_it(site, tmp_path, monkeypatch, caplog):
+    data, _ = site
+    monkeypatch.setattr(draw_module.shutil, "which", lambda name: None)
+    with caplog.at_level(logging.WARNING, logger="tablebase"):
+        draw(["chopsticks", "chopsticks:split=any"], data, tmp_path)
+    hints = [record.getMessage() for record in caplog.records if "Graphviz" in record.getMessage()]
+    assert len(hints) == 1 and "apt-get install graphviz" in hints[0] and "\n" not in hints[0]
+    page = (tmp_path / "chopsticks" / "default" / "index.html").read_text()
+    assert "apt-get install graphviz" in page and "graph.svg" not in page
+
+
+def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
+    assert _drawing_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
+    assert "well-formed" in _drawing_problem("<svg><rect></svg>")
+    assert "not <svg>" in _drawing_problem("<div>3-4-5</div>")
+    assert "script" in _drawing_problem("<svg><script>alert(1)</script></svg>")
+    assert "not SVG text" in _drawing_problem(None)
+
+
+# --- in the browser --------------------------------------------------------------------------
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if found is None:
+        pytest.skip("Chromium is not installed, so the pages are not tried in a browser: `make test` installs it "
+                    "where it can (Debian/Ubuntu: apt-get install chromium)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for the module: the system's (Playwright drives it; no download)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def test_walking_the_game_by_clicking_reaches_each_move_and_back(site, browser):
+    data, pages = site
+    positions = tablebase(data, "chopsticks:split=any")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((pages / "chopsticks" / "split-any" / "index.html").as_uri())
+    here = page.locator("#here")
+    assert here.locator("svg.position").get_attribute("aria-label").endswith("holds 1-1, the other player 1-1")
+    assert here.locator(".pos").inner_text().startswith("1-1|1-1")
+    walked = ["1-1|1-1"]
+    for _ in range(4):  # the first move each time: the best
+        card = page.locator("#moves li a").first
+        assert card.locator("svg.position").count() == 1
+        target = card.get_attribute("title").removeprefix("to ")
+        child = positions[target]
+        meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}[child["value"]]
+        assert meaning in card.get_attribute("class").split()
+        card.click()
+        page.wait_for_function("id => document.querySelector('#here').dataset.id === id", arg=str(child["id"]))
+        assert here.locator(".pos").inner_text().split()[0] == target
+        assert page.url.endswith(f"#p{child['id']}")
+        assert page.locator("#moves li").count() == child["moves"] or child["moves"] == 0
+        walked.append(target)
+    page.go_back()
+    page.wait_for_function("t => document.querySelector('#here .pos').textContent.startsWith(t)", arg=walked[-2])
+    page.close()
+
+
+def test_search_filters_and_sorting_change_what_the_table_shows(site, browser):
+    data, pages = site
+    positions = tablebase(data, "chopsticks")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((pages / "chopsticks" / "default" / "index.html").as_uri())
+    visible = "() => Array.from(document.querySelectorAll('table.positions tbody tr')).filter(r => !r.hidden).length"
+    assert page.evaluate(visible) == len(positions)
+    page.fill("#search", "0-4|")
+    assert page.evaluate(visible) == sum("0-4|" in text for text in positions) > 0
+    page.fill("#search", "")
+    page.uncheck("input[name=value][value=loss]")
+    assert page.evaluate(visible) == sum(row["value"] == "win" for row in positions.values())
+    page.check("input[name=value][value=loss]")
+    page.check("#reachable")
+    assert page.evaluate(visible) == sum(row["reachable"] for row in positions.values())
+    page.locator("th[data-key=remoteness] button").click()
+    first = "() => document.querySelector('table.positions tbody tr:not([hidden]) td.n').textContent"
+    assert page.evaluate(first) == "0"
+    page.locator("th[data-key=remoteness] button").click()
+    assert page.evaluate(first) == str(max(row["remoteness"] for row in positions.values() if row["reachable"]))
+    page.close()
+
+
+def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site, browser):
+    _, pages = site
+    for width in (390, 1400):
+        page = browser.new_page(viewport={"width": width, "height": 800})
+        page.goto((pages / "index.html").as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        heights = page.evaluate("Array.from(document.querySelectorAll('table.catalog code'), "
+                                "c => c.getBoundingClientRect().height)")
+        line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('table.catalog code')).lineHeight)")
+        assert heights and max(heights) < 1.5 * line  # no start wraps
+        if width == 390:  # every ruleset page too: its start drawn, nothing wider than the phone
+            links = [link.get_attribute("href") for link in page.locator("td.ruleset a").all()]
+            assert len(links) == 3 + 2 + len(EXTRA)
+            for href in links:
+                page.goto((pages / unquote(href)).as_uri())
+                assert page.locator("#here svg.position").count() == 1
+                assert page.evaluate("document.documentElement.scrollWidth") <= width, href
+        page.close()
