@@ -40,6 +40,7 @@ from pipeline.parquet import atomic_path, require
 from pipeline.probe import Move, best_first
 from pipeline.progress import log
 from pipeline.rulesets import Ruleset, read_comments
+from pipeline.stages.export import read_catalog, read_summary_row
 from pipeline.values import Value
 
 GRAPH_LIMIT = 2_000
@@ -119,7 +120,7 @@ def read_summary(rules: Ruleset, data: Path) -> dict:
     """The ruleset's catalog row (from its summary.parquet); DataError if not built."""
     files = DataDir(data).published(rules)
     path = require(files.summary, f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
-    row = pq.read_table(path).to_pylist()[0]
+    row = read_summary_row(path).to_pylist()[0]
     row["params"] = dict(row["params"])
     return row
 
@@ -408,7 +409,7 @@ def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | N
     """Write the index page of every ruleset in the catalog, with `comments` by ruleset id
     (rulesets.toml's: `rulesets.read_comments`); its path."""
     store = DataDir(data)
-    catalog = pq.read_table(require(store.catalog, "catalog")).to_pylist()
+    catalog = read_catalog(store)
     for row in catalog:
         row["params"] = dict(row["params"])
     catalog.sort(key=catalog_order)
@@ -436,7 +437,7 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
         check_size(summary, graphs)
         plans.append((rules, graphs, graphs))
     if every:
-        catalog = pq.read_table(require(DataDir(data).catalog, "catalog")).to_pylist()
+        catalog = read_catalog(DataDir(data))
         named = {rules.id for rules in chosen}
         for row in sorted(catalog, key=lambda r: r["ruleset"]):
             if row["ruleset"] in named:

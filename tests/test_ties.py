@@ -217,3 +217,19 @@ def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
     assert pq.read_table(data.catalog)["ties"].to_pylist() == [0]
     assert pq.read_table(summary).equals(old)
     assert check(tmp_path) == []
+
+
+def test_pages_of_a_catalog_from_before_ties_are_drawn(tmp_path):
+    """The index reads the catalog itself: an old one is rewritten first, not a traceback."""
+    from pipeline.draw import draw
+    from pipeline.rulesets import Ruleset
+    from pipeline.stages.build import build
+
+    data = DataDir(tmp_path)
+    rules = Ruleset.parse("sticks:rows=2")
+    build(rules, data)
+    for path in (data.ruleset(rules).summary, data.catalog):
+        pq.write_table(pq.read_table(path).drop_columns(["ties"]), path)
+    written = draw([rules.id], tmp_path, graphs=False)
+    assert (tmp_path / "pages" / "index.html") in written
+    assert pq.read_table(data.catalog)["ties"].to_pylist() == [0]

@@ -114,7 +114,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
 SUMMARY_SCHEMA = CATALOG.schema()
 
 
-def _read_summary(summary: Path) -> pa.Table:
+def read_summary_row(summary: Path) -> pa.Table:
     """A ruleset's catalog row with the catalog's schema. A row written before version 0.3
     (no `ties` column) is brought up to date in place: no game could end in a tie then."""
     row = pq.read_table(summary)
@@ -123,6 +123,14 @@ def _read_summary(summary: Path) -> pa.Table:
         row = row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
         write_table(row, summary)
     return row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
+
+
+def read_catalog(data: DataDir) -> list[dict]:
+    """data/catalog.parquet's rows; a catalog written before version 0.3 (no `ties`) is
+    rewritten from the rulesets' summaries first, which brings them up to date."""
+    if "ties" not in pq.read_schema(require(data.catalog, "catalog")).names:
+        write_catalog(data, database=False)
+    return pq.read_table(data.catalog).to_pylist()
 
 
 def write_catalog(data: DataDir, database: bool = True) -> int:
@@ -134,7 +142,7 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
         for path in data.summaries():
             require(path, "catalog row")
             try:
-                row = _read_summary(path)
+                row = read_summary_row(path)
             except (OSError, pa.ArrowException, KeyError) as error:  # KeyError: a column missing
                 raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
                                 f"delete its folder or rebuild that ruleset") from None
