@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,19 +34,30 @@ def digests(data: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def data(tmp_path) -> Path:
-    result = tablebase("build", "-q", "chopsticks", "chopsticks:hands=1", data=tmp_path)
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("built")
+    result = tablebase("build", "-q", "chopsticks", "chopsticks:hands=1", data=folder)
     assert result.returncode == 0, result.stderr
+    return folder
+
+
+@pytest.fixture
+def data(built, tmp_path) -> Path:
+    """A data folder of its own for each test (built once, copied): tests change it."""
+    shutil.copytree(built, tmp_path, dirs_exist_ok=True)
     return tmp_path
 
 
 def test_every_command_has_help_with_an_example():
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
     for command in app.registered_commands:
         name = command.name or command.callback.__name__
-        result = tablebase(name, "--help")
-        assert result.returncode == 0, name
-        assert "Example" in result.stdout, f"{name} --help shows no example"
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "Example" in result.output, f"{name} --help shows no example"
 
 
 @pytest.mark.parametrize(
