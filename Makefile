@@ -33,8 +33,9 @@ $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 $(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
+# Two workers, a test file each (one Spark session serves all of tests/test_spark.py).
 test: $(VENV)/.installed java chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # Java for the spark engine (tests/test_spark.py), through the package manager when missing.
 java:
