@@ -83,7 +83,10 @@ QUIET_CORES = 0.25
 #: competed for the CPU; with --retries it is run again.
 CONTENDED_CORES = 0.1
 #: The pipeline's Timer lines ("HH:MM:SS what: done in 1.23 s"), logged without -q.
-TIMER_LINE = re.compile(r"^\d\d:\d\d:\d\d (.+): done in ([0-9.]+) s$")
+#: The pipeline's timer lines: a stage's end ("HH:MM:SS solve RULESET: what it did in 1.23 s")
+#: and, with -v, each phase's ("HH:MM:SS solve RULESET: values: done in 0.45 s").
+TIMER_LINE = re.compile(r"^\d\d:\d\d:\d\d (\w+ \S+: [^:]+): done in ([0-9.]+) s$"
+                        r"|^\d\d:\d\d:\d\d (\w+ \S+): .* in ([0-9.]+) s$")
 MIB = 1024 * 1024
 
 
@@ -207,7 +210,7 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
     with open(log, "rb") as handle:
         handle.seek(log_start)
         timers = [TIMER_LINE.match(line) for line in handle.read().decode(errors="replace").splitlines()]
-    phases = {m.group(1): float(m.group(2)) for m in timers if m}
+    phases = {(m.group(1) or m.group(3)): float(m.group(2) or m.group(4)) for m in timers if m}
     return Run(round(seconds, 3), round(cpu, 3), round(peak, 1), round(os.getloadavg()[0], 2),
                None if others is None else round(others, 2), phases)
 
@@ -410,7 +413,7 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
         run.phases = {k.replace(f" {rules.id}", ""): v for k, v in run.phases.items()}
 
     for name in STAGES:
-        argv = [py, "-m", "pipeline", name, rules.id, "--data", str(data)] + ([] if phases else ["-q"])
+        argv = [py, "-m", "pipeline", name, rules.id, "--data", str(data)] + (["-v"] if phases else ["-q"])
         runs = measure(f"{name} {rules.id}", argv, log, plan, after=short_timer_names)
         if name == "enumerate":
             result.positions = pq.read_metadata(files.positions).num_rows

@@ -93,6 +93,7 @@ class Stage:
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
         if exc[0] is None:
+            self._end_phase()
             if self._bar is not None:
                 self._bar.update(self._task, description=self.what, total=1, completed=1,
                                  count=self.summary)
@@ -104,10 +105,17 @@ class Stage:
             self._bar.stop()
 
     def phase(self, name: str, share: float) -> None:
-        """Begin the phase `name`, about `share` (0..1) of the stage's time."""
+        """Begin the phase `name`, about `share` (0..1) of the stage's time (the one before
+        ends: its time is logged with -v, for benchmarks/run.py's breakdown)."""
+        self._end_phase()
         self._before = min(1.0, self._before + self._share) if self._phase else 0.0
         self._phase, self._share = name, share
+        self._phase_start = time.perf_counter()
         self._show(0.0, "")
+
+    def _end_phase(self) -> None:
+        if self._phase:
+            log.debug("%s: %s: done in %.2f s", self.what, self._phase, time.perf_counter() - self._phase_start)
 
     def count(self, done: int, of: int | None = None, unit: str | None = None) -> None:
         """`done` of `of` of the phase's units (positions unless `unit`); no `of`: the
