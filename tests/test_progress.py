@@ -56,7 +56,9 @@ def test_verbose_adds_a_line_as_a_stage_begins_and_one_per_rank(build_log):
     lines = result.stderr.splitlines()
     assert lines[0].endswith(f" solve {RULESET} …")
     ranks = [line for line in lines if re.search(rf" solve {re.escape(RULESET)}: rank \d+: ", line)]
-    assert len(ranks) == 11 and len(lines) == 13, lines
+    phases = [line for line in lines if re.search(rf" solve {re.escape(RULESET)}: [a-z ]+: done in [0-9.]+ s$", line)]
+    assert len(ranks) == 11 and [line.split(": ")[1] for line in phases] == ["by rank", "writing"], lines
+    assert len(lines) == 1 + len(ranks) + len(phases) + 1, lines
 
 
 def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp_path, caplog):
