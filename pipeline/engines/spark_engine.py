@@ -301,7 +301,7 @@ def _space(ruleset_id: str) -> Any:
 def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int,
               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """On an executor: the moves of the parts named in `batches` (one id column)."""
-    from pipeline.errors import DataError
+    from pipeline.stages.enumerate import check_rank_falls
 
     space = _space(ruleset_id)
     new_id = np.load(Path(folder) / "new_id.npy", mmap_mode="r") if numbered else None
@@ -313,12 +313,7 @@ def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets:
                 src, dst = game_src, game_dst
                 if numbered:
                     src, dst = new_id[game_src].astype(np.int64), new_id[game_dst].astype(np.int64)
-                    falls = rank[dst] < rank[src]
-                    if not falls.all():
-                        at = int(np.flatnonzero(~falls)[0])
-                        raise DataError(
-                            f"the game's rank does not fall along the move from position {src[at]} to {dst[at]} "
-                            f"(rank {rank[src[at]]} to {rank[dst[at]]}): the game module is wrong")
+                    check_rank_falls(rank, src, dst)
                 yield pa.RecordBatch.from_arrays(
                     [pa.array((src * buckets // bound).astype(np.int32)), pa.array(src), pa.array(dst),
                      pa.array(game_dst), moves.column("move").cast(pa.string())],

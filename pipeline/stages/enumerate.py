@@ -127,6 +127,17 @@ def _counted(batches: Iterator[pa.RecordBatch], generated: Callable[[int], None]
         yield batch
 
 
+def check_rank_falls(rank: np.ndarray, src: np.ndarray, dst: np.ndarray) -> None:
+    """DataError unless every move src -> dst (renumbered ids) lowers `rank` (by new id)."""
+    falls = rank[dst] < rank[src]
+    if not falls.all():
+        at = int(np.flatnonzero(~falls)[0])
+        raise DataError(
+            f"the game's rank does not fall along the move from position {src[at]} to {dst[at]} "
+            f"(rank {rank[src[at]]} to {rank[dst[at]]}): the game module is wrong"
+        )
+
+
 def _short_write(error: OSError, path: Path) -> OSError:
     """NumPy reports a short write without errno: on a full disk, say so."""
     if error.errno is None and shutil.disk_usage(path.parent).free < 1 << 20:
@@ -195,14 +206,8 @@ class RankNumbering:
                files: dict[int, BinaryIO]) -> None:
         src = self.new_id[batch.column("src").to_numpy()]
         dst = self.new_id[batch.column("dst").to_numpy()]
+        check_rank_falls(self.rank, src, dst)
         src_rank = self.rank[src]
-        falls = self.rank[dst] < src_rank
-        if not falls.all():
-            at = int(np.flatnonzero(~falls)[0])
-            raise DataError(
-                f"the game's rank does not fall along the move from position {src[at]} to {dst[at]} "
-                f"(rank {self.rank[src[at]]} to {self.rank[dst[at]]}): the game module is wrong"
-            )
         move = batch.column("move")
         codes = np.array([labels.setdefault(label, len(labels)) for label in move.dictionary.to_pylist()],
                          dtype=np.int32)
