@@ -33,6 +33,7 @@ def main() -> None:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     try:
+        small_pages()
         from pipeline.commands import app
 
         status = app(standalone_mode=False)
@@ -53,6 +54,18 @@ def main() -> None:
     if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
         leave(interrupted(), 130)
     sys.exit(status or 0)
+
+
+def small_pages() -> None:
+    """NumPy asks Linux for transparent huge pages for every array of 4 MiB or more. On the
+    virtual machines measured (BENCHMARKS.md, version 0.5) faulting a huge page in costs so
+    much that the stages spent as long in the kernel as in NumPy: verify's NumPy pass over
+    chopsticks:fingers=15,hands=4 took 13.9 s with them (10.7 s of it in the kernel) and
+    7.9 s without. TABLEBASE_HUGEPAGES=1 keeps NumPy's default."""
+    if os.environ.get("TABLEBASE_HUGEPAGES") != "1":
+        import numpy
+
+        numpy._core.multiarray._set_madvise_hugepage(False)
 
 
 def leave(message: str, status: int) -> None:

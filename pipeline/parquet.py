@@ -51,12 +51,16 @@ class BatchWriter:
     """Streams record batches into one Parquet file (use inside `atomic_path`)."""
 
     def __init__(self, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()):
-        """`delta`: integer columns to write with DELTA_BINARY_PACKED encoding, not dictionaries."""
+        """`delta`: columns written delta-encoded, not with dictionaries: integers that
+        mostly go up by little (ids: DELTA_BINARY_PACKED) and strings that share prefixes
+        with the one before (position texts in id order: DELTA_BYTE_ARRAY). Both are
+        smaller and quicker to write than dictionaries that overflow to plain pages."""
         self.rows = 0
         options: dict = {}
         if delta:
             options = {"use_dictionary": [name for name in schema.names if name not in delta],
-                       "column_encoding": {name: "DELTA_BINARY_PACKED" for name in delta}}
+                       "column_encoding": {name: "DELTA_BYTE_ARRAY" if pa.types.is_string(schema.field(name).type)
+                                           else "DELTA_BINARY_PACKED" for name in delta}}
         # Dictionary columns are stored dictionary-encoded either way; without the Arrow
         # schema in the file readers see plain strings, which merge across files (pyarrow
         # cannot group differing dictionaries).

@@ -97,7 +97,19 @@ class Engine(Protocol):
 
     def reach(self, starts: list[int]) -> Steps: ...
 
+    def by_id(self, views: dict[str, str]) -> tuple[str, str]:
+        """FROM and ORDER BY clauses that put the rows of `views` (alias: view, the first
+        the positions) side by side by id, in id order."""
+        ...
+
     def close(self) -> None: ...
+
+
+def by_id_join(views: dict[str, str]) -> tuple[str, str]:
+    """Engine.by_id as joins on id, then a sort."""
+    (first, positions), *others = views.items()
+    joins = "".join(f" JOIN {view} AS {alias} ON {alias}.id = {first}.id" for alias, view in others)
+    return f"{positions} AS {first}{joins}", f"ORDER BY {first}.id"
 
 
 def run_levels(steps: Steps, on_level: Callable[[int, int, int], None] | None = None) -> tuple[int, int]:

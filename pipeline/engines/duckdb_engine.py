@@ -1,8 +1,10 @@
 """The DuckDB engine: one in-process database per stage, the default on one machine.
 
-Its own SQL is in pipeline/sql/duckdb/: state lives in temporary tables updated in place
-(UPDATE … RETURNING gives each level's newly decided positions), and the level loops pass
-the frontier in as an Arrow table.
+The solvers' SQL is in pipeline/sql/duckdb/: state lives in temporary tables updated in
+place (UPDATE … RETURNING gives each level's newly decided positions), and the level loops
+pass the frontier in as an Arrow table. Verify's facts and export's reachable positions,
+which look every move's child up by id, are NumPy passes (pipeline/engines/arrays.py):
+an id is an index there, where SQL hash-joins every move.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet  # noqa: F401 - pa.parquet
 import pyarrow.compute as pc
 
 from pipeline import values
+from pipeline.engines import arrays, by_id_join
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
 from pipeline.parquet import write_select
 
@@ -23,10 +28,12 @@ class DuckDBEngine:
 
     def __init__(self, temp_dir: Path):
         self.con = connect(temp_dir)
+        self.paths: dict[str, Path] = {}
         set_variables(self.con, **values.sql_variables())
 
     def register(self, view: str, path: Path) -> None:
         set_variables(self.con, **{view: path})
+        self.paths[view] = path
         self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM read_parquet({quote_path(path)})")
 
     def rows(self, sql: str) -> list[tuple]:
@@ -46,16 +53,41 @@ class DuckDBEngine:
         return DuckDBSolver(self, impartial)
 
     def facts(self, impartial: bool) -> None:
-        run_sql(self.con, "verify", impartial=impartial)
+        """Verify's facts by NumPy passes (pipeline/engines/arrays.py): ids are indexes."""
+        self.con.register("facts", arrays.verify_facts(
+            self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial))
 
-    def reach(self, starts: list[int]) -> "Levels":
-        run_sql(self.con, "reachable")
-        self.con.execute("UPDATE reach SET seen = true WHERE list_contains(?, id)", [starts])
-        first = pa.table({"id": pa.array(starts, pa.int32())})
-        return Levels(self.con, lambda: first, "reachable_level", lambda t: pc.is_valid(t["id"]))
+    def reach(self, starts: list[int]) -> "Reached":
+        """The table `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py)."""
+        seen = arrays.reachable(self.paths["positions"], self.paths["transitions"], np.array(starts, np.int64))
+        ids = pa.parquet.read_table(self.paths["positions"], columns=["id"])["id"]
+        self.con.register("reach", pa.table({"id": ids, "seen": seen}))
+        return Reached(int(seen.sum()))
+
+    def by_id(self, views: dict[str, str]) -> tuple[str, str]:
+        """Side by side row for row (POSITIONAL JOIN: no hash join, no sort) where every
+        view holds the same ids in the same ascending order, as the stages write them."""
+        ids = [self.con.sql(f"SELECT id FROM {view}").to_arrow_table()["id"].to_numpy() for view in views.values()]
+        if all(np.array_equal(ids[0], other) for other in ids[1:]) and np.all(ids[0][1:] > ids[0][:-1]):
+            (first, positions), *others = views.items()
+            return positions + " AS " + first + "".join(f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others), ""
+        return by_id_join(views)
 
     def close(self) -> None:
         self.con.close()
+
+
+class Reached:
+    """Steps that are done at once: what a single pass found."""
+
+    def __init__(self, count: int):
+        self.count = count
+
+    def first(self) -> int:
+        return self.count
+
+    def step(self, level: int) -> int:
+        return 0
 
 
 class Levels:

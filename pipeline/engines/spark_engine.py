@@ -264,6 +264,9 @@ class SparkEngine:
     def facts(self, impartial: bool) -> None:
         self.view("facts", self.sql("verify", impartial=impartial))
 
+    def by_id(self, views: dict[str, str]) -> tuple[str, str]:
+        return by_id_join(views)
+
     def reach(self, starts: list[int]) -> "Levels":
         ids = ", ".join(str(int(i)) for i in starts) or "NULL"
 

@@ -30,7 +30,7 @@ from pipeline.games import TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.engines import open_engine
-from pipeline.parquet import write_batches, write_table
+from pipeline.parquet import write_batches
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 
@@ -102,7 +102,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         positions = positions.add_column(3, "moves", pa.array(moves[ids].astype(np.int32)))
         positions = positions.add_column(4, "rank", rank_column)
         # one schema for every ruleset of a game, whichever columns happen to hold no NULL
-        write_table(positions.cast(POSITIONS.schema(game_fields(positions.schema, POSITIONS))), out.positions)
+        schema = POSITIONS.schema(game_fields(positions.schema, POSITIONS))
+        write_batches(positions.cast(schema).to_batches(), out.positions, schema, delta=("id", "text"))
     return Enumerated(positions.num_rows, transitions)
 
 

@@ -59,13 +59,11 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
             schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
             stage.phase("writing", share["write"])
             with stage.expecting(seconds["write"], f"{total:,} positions"):
+                source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
                 db.write(f"""
                   SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
                          s.value, s.remoteness, s.grundy, r.seen AS reachable
-                  FROM positions AS p
-                  JOIN solution AS s ON s.id = p.id
-                  JOIN reach AS r ON r.id = p.id
-                  ORDER BY p.id""", files.tablebase, schema)
+                  FROM {source} {order}""", files.tablebase, schema, delta=("id", "position"))
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
             counts = db.rows(

@@ -2,7 +2,9 @@
 
 Like the Syzygy verifier: the solution is not trusted because the solver produced it; each
 position's value, remoteness and terminal status is re-derived from its children in one
-pass (pipeline/sql/<engine>/verify.sql) and compared. The result is a table of checks; any failure stops
+pass over the moves and compared: on DuckDB a NumPy pass that looks children up by id
+(pipeline/engines/arrays.py), on Spark a join (pipeline/sql/spark/verify.sql); neither
+shares anything with the solvers' SQL. The result is a table of checks; any failure stops
 the build before anything is published.
 """
 
@@ -22,7 +24,7 @@ from pipeline.parquet import require, sha256, write_table
 from pipeline.progress import Stage
 
 #: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
-#: is each engine's (pipeline/sql/<engine>/verify.sql); the checks are in the SQL both
+#: is each engine's (Engine.facts); the checks are in the SQL both
 #: engines share. Values are compared by code ({win}, …: pipeline/values.py).
 CHECKS: list[tuple[str, str, str]] = [
     ("solved", "every position has a value, one of win, loss, tie, draw",
@@ -86,12 +88,15 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool
             with stage.expecting(facts_s, f"{positions:,} positions"):
                 db.facts(impartial)
             columns = ", ".join(
-                f"count(*) FILTER (WHERE {cond.format(**codes)}), min_by(text, id) FILTER (WHERE {cond.format(**codes)})"
+                f"count(*) FILTER (WHERE {cond.format(**codes)}), min(id) FILTER (WHERE {cond.format(**codes)})"
                 for _, _, cond in CHECKS
             )
             stage.phase("checks", checks_s / (facts_s + checks_s))
             with stage.expecting(checks_s, f"{len(CHECKS)} checks"):
                 row = db.rows(f"SELECT {columns} FROM facts")[0]
+                first = [id_ for id_ in row[1::2] if id_ is not None]
+                texts = dict(db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})")
+                             if first else [])
         finally:
             db.close()
         failures = sum(row[0::2])
@@ -101,7 +106,7 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool
     result = pa.Table.from_pylist(
         [
             {"check": name, "requirement": requirement, "failures": row[2 * i],
-             "example": row[2 * i + 1], "solution_sha256": digest}
+             "example": texts.get(row[2 * i + 1]), "solution_sha256": digest}
             for i, (name, requirement, _) in enumerate(CHECKS)
         ],
         schema=VERIFICATION_SCHEMA,

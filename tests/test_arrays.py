@@ -1,0 +1,144 @@
+"""The DuckDB engine's NumPy passes (pipeline/engines/arrays.py) against plain Python, on
+random graphs with arbitrary stored values: every fact of verify, and reachability, also
+where the files are not in the order the stages write them (ids not 0..n-1, moves not
+sorted by source, sources of one position split between row groups, Grundy values too
+large for the bit masks)."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.engines import arrays
+from pipeline.values import WORDS
+
+
+def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):
+    rng = random.Random(seed)
+    ids = sorted(rng.sample(range(3 * n), n)) if sparse else list(range(n))
+    moves = set()
+    for i in range(n):
+        for _ in range(rng.choice([0, 0, 1, 2, 3, 5, 9])):
+            j = rng.randrange(i) if ranked and i else rng.randrange(n)
+            if not ranked or j < i:
+                moves.add((ids[i], ids[j]))
+    moves = sorted(moves)
+    if rng.random() < 0.3:
+        moves.append((ids[-1], 10 * n))  # a child that is no position
+    if shuffled:
+        rng.shuffle(moves)
+    words = WORDS + ["bogus", None]
+    positions = {
+        "id": ids,
+        "text": [f"p{i}" for i in ids],
+        "terminal": [rng.choice(["win", "loss", "tie", None, None, None]) for _ in ids],
+        "moves": [rng.randrange(4) for _ in ids],
+        "rank": list(range(n)) if ranked else [None] * n,
+    }
+    solution = {
+        "id": [i for i in ids if rng.random() < 0.95],
+    }
+    solution["value"] = [rng.choice(words) for _ in solution["id"]]
+    solution["remoteness"] = [rng.choice([None, 0, 1, 2, 5, 7]) for _ in solution["id"]]
+    solution["grundy"] = [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in solution["id"]]
+    solution["grundy_height"] = [rng.choice([None, 0, 1, 4]) for _ in solution["id"]]
+    return positions, solution, moves
+
+
+def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path, Path, Path]:
+    paths = tmp_path / "positions.parquet", tmp_path / "transitions.parquet", tmp_path / "solution.parquet"
+    pq.write_table(pa.table(positions, schema=pa.schema([("id", pa.int64()), ("text", pa.string()),
+                                                        ("terminal", pa.string()), ("moves", pa.int32()),
+                                                        ("rank", pa.int32())])), paths[0])
+    pq.write_table(pa.table({"src": [m[0] for m in moves], "dst": [m[1] for m in moves]},
+                            schema=pa.schema([("src", pa.int64()), ("dst", pa.int64())])), paths[1],
+                   row_group_size=group)
+    pq.write_table(pa.table(solution, schema=pa.schema([("id", pa.int64()), ("value", pa.string()),
+                                                        ("remoteness", pa.int32()), ("grundy", pa.int32()),
+                                                        ("grundy_height", pa.int32())])), paths[2])
+    return paths
+
+
+def _facts(positions, solution, moves) -> dict[int, dict]:
+    """verify's facts, one position at a time."""
+    stored = {i: dict(zip(("value", "remoteness", "grundy", "grundy_height"), row))
+              for i, *row in zip(solution["id"], solution["value"], solution["remoteness"],
+                                 solution["grundy"], solution["grundy_height"])}
+    code = {word: c for c, word in enumerate(WORDS, start=1)}
+    children: dict[int, list[int]] = {}
+    for src, dst in moves:
+        children.setdefault(src, []).append(dst)
+    facts = {}
+    for i in positions["id"]:
+        kids = [stored.get(d) for d in children.get(i, [])]
+        known = [k for k in kids if k is not None]
+
+        def of(word):
+            return [k for k in known if code.get(k["value"]) == code[word]]
+
+        rem = lambda ks: [k["remoteness"] for k in ks if k["remoteness"] is not None]  # noqa: E731
+        own = stored.get(i, {})
+        g = own.get("grundy")
+        child_grundy = {k["grundy"] for k in known if k["grundy"] is not None}
+        facts[i] = {
+            "solved": i in stored, "code": code.get(own.get("value")), "children": len(kids),
+            "known_children": len(known), "loss_children": len(of("loss")), "win_children": len(of("win")),
+            "tie_children": len(of("tie")), "draw_children": len(of("draw")),
+            "min_loss": min(rem(of("loss")), default=None), "min_tie": min(rem(of("tie")), default=None),
+            "max_win": max(rem(of("win")), default=None),
+            "grundy_children": sum(k["grundy"] is not None for k in known),
+            "grundy_taken": None if g is None else g in child_grundy,
+            "grundy_below": 0 if g is None else len([v for v in child_grundy if v < g]),
+            "max_child_height": max((k["grundy_height"] for k in known if k["grundy_height"] is not None),
+                                    default=None),
+            "value": own.get("value"), "remoteness": own.get("remoteness"), "grundy": g,
+            "grundy_height": own.get("grundy_height"),
+        }
+    return facts
+
+
+CASES = [(seed, ranked, sparse, shuffled, group) for seed, (ranked, sparse, shuffled, group) in enumerate([
+    (True, False, False, 7), (True, True, False, 3), (False, False, True, 5), (False, True, True, 1000),
+    (True, False, True, 4), (False, False, False, 2)])]
+
+
+@pytest.mark.parametrize("seed, ranked, sparse, shuffled, group", CASES)
+def test_verify_facts_match_plain_python(tmp_path, seed, ranked, sparse, shuffled, group):
+    positions, solution, moves = _graph(seed, 300, ranked, sparse, shuffled)
+    paths = _write(tmp_path, positions, solution, moves, group)
+    got = arrays.verify_facts(*paths, impartial=True).to_pylist()
+    want = _facts(positions, solution, moves)
+    assert [row["id"] for row in got] == positions["id"]
+    for row in got:
+        expected = want[row["id"]]
+        assert {key: row[key] for key in expected} == expected, row["id"]
+    terminals = [t for t in positions["terminal"] if t is not None]
+    assert {row["normal_play"] for row in got} == {all(t == "loss" for t in terminals) if terminals else None}
+
+
+def _reachable(positions, moves, starts) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for src, dst in moves:
+        children.setdefault(src, []).append(dst)
+    seen, queue = set(starts), deque(starts)
+    while queue:
+        for child in children.get(queue.popleft(), []):
+            if child not in seen and child in set(positions["id"]):
+                seen.add(child)
+                queue.append(child)
+    return seen
+
+
+@pytest.mark.parametrize("seed, ranked, sparse, shuffled, group", CASES)
+def test_reachable_matches_breadth_first_search(tmp_path, seed, ranked, sparse, shuffled, group):
+    positions, solution, moves = _graph(seed, 300, ranked, sparse, shuffled)
+    paths = _write(tmp_path, positions, solution, moves, group)
+    starts = [positions["id"][-1], positions["id"][len(positions["id"]) // 2]]
+    seen = arrays.reachable(paths[0], paths[1], np.array(starts))
+    assert {i for i, s in zip(positions["id"], seen) if s} == _reachable(positions, moves, starts)
