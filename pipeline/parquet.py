@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -91,8 +93,6 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
     Spark's part files, the same rows give the same bytes. The number of rows."""
     with atomic_path(path) as tmp:
         writer = BatchWriter(tmp, schema, delta=delta)
-        pending: list[pa.RecordBatch] = []
-        held = 0
 
         def write(table: pa.Table) -> None:
             writer.write(pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
@@ -100,20 +100,63 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
                  for column in table.columns], schema=schema))
 
         try:
-            for batch in batches:
-                pending.append(pa.RecordBatch.from_arrays(
-                    [_conform(column, field.type) for column, field in zip(batch.columns, schema)], schema=schema))
-                held += batch.num_rows
-                while held >= ROW_GROUP_ROWS:
-                    table = pa.Table.from_batches(pending, schema)
-                    write(table.slice(0, ROW_GROUP_ROWS))
-                    rest = table.slice(ROW_GROUP_ROWS)
-                    pending, held = rest.to_batches(), rest.num_rows
-            if held or not writer.rows:
-                write(pa.Table.from_batches(pending, schema))
+            with _Behind(write) as behind:  # encoding and compressing overlap making the next rows
+                pending: list[pa.RecordBatch] = []
+                held = 0
+                for batch in batches:
+                    pending.append(pa.RecordBatch.from_arrays(
+                        [_conform(column, field.type) for column, field in zip(batch.columns, schema)], schema=schema))
+                    held += batch.num_rows
+                    while held >= ROW_GROUP_ROWS:
+                        table = pa.Table.from_batches(pending, schema)
+                        behind.put(table.slice(0, ROW_GROUP_ROWS))
+                        rest = table.slice(ROW_GROUP_ROWS)
+                        pending, held = rest.to_batches(), rest.num_rows
+                if held or not (behind.puts or writer.rows):
+                    behind.put(pa.Table.from_batches(pending, schema))
         finally:
             writer.close()
     return writer.rows
+
+
+class _Behind:
+    """Runs `work(item)` for each item put, in order, on a thread of its own, at most
+    `depth` items behind; the first error it meets is raised in the thread that puts (at
+    the next put or on leaving the block). Leaving the block waits for the work to end."""
+
+    def __init__(self, work: Callable[[object], None], depth: int = 2):
+        self.work, self.puts, self.error = work, 0, None
+        self.queue: queue.Queue = queue.Queue(maxsize=depth)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while (item := self.queue.get()) is not _DONE:
+            if self.error is None:
+                try:
+                    self.work(item)
+                except BaseException as error:  # noqa: BLE001 - handed to the putting thread
+                    self.error = error
+
+    def put(self, item: object) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(item)
+        self.puts += 1
+
+    def __enter__(self) -> "_Behind":
+        self.thread.start()
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is not None and self.error is None:
+            self.error = error  # the thread skips what is left
+        self.queue.put(_DONE)
+        self.thread.join()
+        if error is None and self.error is not None:
+            raise self.error
+
+
+_DONE = object()
 
 
 def _conform(column: pa.Array, data_type: pa.DataType) -> pa.Array:

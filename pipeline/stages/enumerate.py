@@ -17,6 +17,7 @@ import errno
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -71,8 +72,9 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
             logged = written = 0
             for batch in batches:
                 src = batch.column(0).to_numpy()
-                if src.size:
-                    moves[: src.max() + 1] += np.bincount(src)
+                if src.size:  # a batch's sources are a narrow range where moves come by rank
+                    low = src.min()
+                    moves[low : src.max() + 1] += np.bincount(src - low)
                 name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                 yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
                 written += batch.num_rows
@@ -163,8 +165,11 @@ class RankNumbering:
         self.low, self.per_group = low, -(-span // MAX_GROUPS)
 
     def renumber(self, positions: pa.Table) -> pa.Table:
-        positions = positions.take(pa.array(self.order))
-        return positions.set_column(0, "id", pa.array(np.arange(positions.num_rows, dtype=np.int64)))
+        order = pa.array(self.order)
+        with ThreadPoolExecutor(max_workers=2) as pool:  # a column a thread: take lets go of the GIL
+            columns = list(pool.map(lambda column: column.take(order), positions.columns[1:]))
+        ids = pa.array(np.arange(positions.num_rows, dtype=np.int64))
+        return pa.Table.from_arrays([ids, *columns], schema=positions.schema)
 
     def reorder(self, batches: Iterator[pa.RecordBatch], scratch_parent: Path) -> Iterator[pa.RecordBatch]:
         """The game's transitions renumbered, checked to lower the rank, in ascending src."""
