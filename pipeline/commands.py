@@ -39,6 +39,21 @@ EngineOption = Annotated[Optional[str], typer.Option(
                      "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
 
 
+def _rewrite_database(store: DataDir) -> None:
+    """data/tablebases.duckdb over everything published; a warning if it cannot be written
+    (the rulesets are published all the same, as after a single build)."""
+    import duckdb
+
+    from pipeline.views import write_database
+
+    try:
+        with store.lock("publish"):
+            write_database(store.root)
+    except (TablebaseError, OSError, duckdb.Error) as error:
+        log.warning("%s could not be rewritten (%s): run `tablebase export` or build again",
+                    store.database.name, str(error).splitlines()[0])
+
+
 def _setup(quiet: bool, verbose: bool = False) -> None:
     from pipeline.progress import configure
 
@@ -144,13 +159,21 @@ def build(
     if not ids:
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
-    for rules in [Ruleset.parse(text) for text in ids]:
-        summary = build_stage(rules, store, size_check, engine)
-        log.info(
-            "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
-            summary["start"], summary["start_value"],
-            "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
-        )
+    parsed = [Ruleset.parse(text) for text in ids]
+    built = 0
+    try:
+        for rules in parsed:
+            # the database of views is rewritten once, after the last (or a failed) build
+            summary = build_stage(rules, store, size_check, engine, database=len(parsed) == 1)
+            built += 1
+            log.info(
+                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
+                summary["start"], summary["start_value"],
+                "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
+            )
+    finally:
+        if built and len(parsed) > 1:
+            _rewrite_database(store)
 
 
 @app.command()

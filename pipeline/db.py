@@ -13,9 +13,16 @@ import duckdb
 DEFAULT_MEMORY_LIMIT = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
 
 
+_databases: dict[str, duckdb.DuckDBPyConnection] = {}
+
+
 def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection set up for the pipeline's work."""
-    con = duckdb.connect(config={"memory_limit": memory_limit})
+    """A connection to this process's in-memory DuckDB database set up for the pipeline's
+    work. The database is made once (20-60 ms, four times a build otherwise); each
+    connection has its own temporary tables and variables, gone when it is closed."""
+    if memory_limit not in _databases:
+        _databases[memory_limit] = duckdb.connect(config={"memory_limit": memory_limit})
+    con = _databases[memory_limit].cursor()
     if temp_dir is not None:
         temp_dir.mkdir(parents=True, exist_ok=True)
         con.execute("SET temp_directory = ?", [str(temp_dir)])

@@ -304,3 +304,18 @@ def test_publish_refuses_to_write_into_the_data_folder(data):
     result = tablebase("publish", "--data", str(data), "--out", str(data / "dist"))
     assert result.returncode == 1 and "inside the data folder" in result.stderr
     assert not (data / "dist").exists() and check(data) == []
+
+
+def test_the_catalog_follows_the_folders_a_build_finds(data):
+    """A build rewrites only its own catalog row when the catalog lists every other folder,
+    and rebuilds the catalog from the summaries when it does not (a folder deleted by hand)."""
+    store = DataDir(data)
+    before = {row["ruleset"]: row for row in pq.read_table(store.catalog).to_pylist()}
+    build(Ruleset.parse("sticks:rows=4"), store)
+    after = {row["ruleset"]: row for row in pq.read_table(store.catalog).to_pylist()}
+    assert set(after) == set(before) | {"sticks:rows=4"}
+    assert all(after[ruleset] == row for ruleset, row in before.items())
+    shutil.rmtree(data / Ruleset.parse("chopsticks:split=dead").folder)
+    build(Ruleset.parse("sticks:rows=4"), store)
+    assert set(pq.read_table(store.catalog)["ruleset"].to_pylist()) == set(after) - {"chopsticks:split=dead"}
+    assert check(data) == []

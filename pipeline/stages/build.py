@@ -19,7 +19,8 @@ from pipeline.stages.verify import verify
 from pipeline.views import write_database
 
 
-def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | None = None) -> dict:
+def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | None = None,
+          database: bool = True) -> dict:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
@@ -27,7 +28,8 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
     at the same time into the same data directory; a second build of the same ruleset is
     refused while the first runs. With `size_check`, a ruleset whose estimate does not fit
     the machine's memory or disk is refused before any work. `engine` runs the stages
-    (pipeline.engines): the Spark engine generates the moves on its executors too.
+    (pipeline.engines): the Spark engine generates the moves on its executors too. Without
+    `database`, data/tablebases.duckdb is left for the caller to rewrite (once for many builds).
     """
     if size_check:
         require_fit(rules, data.root, engine_name(engine))
@@ -55,9 +57,10 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
             summary = export(rules, stage, data.temp, engine)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
-                    write_catalog(data, database=False)
+                    write_catalog(data, database=False, changed=rules.folder)
                 try:
-                    write_database(data.root)
+                    if database:
+                        write_database(data.root)
                 except (TablebaseError, OSError, duckdb.Error) as error:
                     # published all the same: the old database's views refuse until rewritten
                     log.warning("%s is published, but %s could not be rewritten (%s): run `tablebase export` "

@@ -131,13 +131,20 @@ def read_catalog(data: DataDir) -> list[dict]:
     return pq.read_table(data.catalog).to_pylist()
 
 
-def write_catalog(data: DataDir, database: bool = True) -> int:
+def write_catalog(data: DataDir, database: bool = True, changed: str | None = None) -> int:
     """Rewrite data/catalog.parquet from every ruleset's summary, and (with `database`) the
     DuckDB database of views over everything built; return the number of rulesets. Under
-    the data directory's publish lock, so that concurrent builds each find the other's row."""
+    the data directory's publish lock, so that concurrent builds each find the other's row.
+    `changed`: the one folder (<game>/<slug>) published since the catalog was written; the
+    other rows are kept from the catalog when it lists exactly the other folders there."""
     with data.lock("publish"):
-        tables = []
-        for path in data.summaries():
+        paths = data.summaries()
+        kept = _kept_rows(data, paths, changed) if changed is not None else None
+        tables = [kept] if kept is not None else []
+        for path in paths:
+            folder = path.parent.relative_to(data.root).as_posix()
+            if kept is not None and folder != changed:
+                continue
             require(path, "catalog row")
             try:
                 row = read_summary_row(path)
@@ -146,7 +153,6 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
                                 f"delete its folder or rebuild that ruleset") from None
             # a copy of a folder under another name (x.bak) is not that ruleset; the id is
             # not parsed, so rows of a game whose plug-in is gone stay
-            folder = path.parent.relative_to(data.root).as_posix()
             if row.num_rows == 1 and row["folder"][0].as_py() == folder:
                 tables.append(row)
             else:
@@ -157,3 +163,23 @@ def write_catalog(data: DataDir, database: bool = True) -> int:
         if database and catalog.num_rows:
             write_database(data.root)
         return catalog.num_rows
+
+
+def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | None:
+    """The catalog's rows but `changed`'s, if the catalog is of this version and lists every
+    other published folder and no more, each row written after its summary; else None."""
+    try:
+        catalog = pq.read_table(data.catalog)
+        if catalog.schema != SUMMARY_SCHEMA:
+            return None
+    except (OSError, pa.ArrowException):
+        return None
+    folders = {path.parent.relative_to(data.root).as_posix(): path for path in paths}
+    listed = catalog["folder"].to_pylist()
+    others = [folder for folder in folders if folder != changed]
+    if sorted(folder for folder in listed if folder != changed) != sorted(others):
+        return None
+    written = data.catalog.stat().st_mtime_ns
+    if any(folders[folder].stat().st_mtime_ns > written for folder in others):
+        return None  # a summary rewritten since (by hand, or an older version's build)
+    return catalog.filter(pa.array([folder != changed for folder in listed]))
