@@ -84,6 +84,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                     log.debug("enumerate %s: %s transitions", rules.id, f"{written:,}")
 
         engine_session = open_engine(engine, scratch)
+        aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order while moves are made
+        renumbered = aside.submit(numbering.renumber, positions) if numbering is not None else None
         try:
             generated = engine_session.transitions(rules, space, numbering, moves.size, scratch,
                                                    lambda count: stage.count(count, unit="moves generated"))
@@ -92,12 +94,13 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                                         delta=("src", "dst"))
         finally:
             engine_session.close()
+            aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
         if numbering is None:
             ids = game_ids
             rank_column = pa.nulls(positions.num_rows, pa.int32())
         else:
-            positions = numbering.renumber(positions)
+            positions = renumbered.result()
             ids = np.arange(positions.num_rows)
             rank_column = pa.array(numbering.rank, pa.int32())
         # the solver's starting counters, and a fact users ask for ("how many moves here?")
