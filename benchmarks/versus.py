@@ -4,7 +4,7 @@ noisy: only figures measured together compare).
 
     .venv/bin/python benchmarks/versus.py --before REV RULESET...
 
-For each: wall seconds, the peak memory of the process tree, the peak size of the data
+For each, the fastest of --repeat runs (before and now alternating): wall seconds, the peak memory of the process tree, the peak size of the data
 folder (published files and scratch) and the ratio to the limit's wall seconds. Each build
 runs `python -m pipeline build RULESET -q` in a fresh data folder under benchmarks/out/.
 """
@@ -73,6 +73,8 @@ def timed(argv: list[str], code: Path | None, data: Path | None) -> tuple[float,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="the commit to compare with (git rev)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="runs of each, before and now alternating; the fastest is reported (default 2)")
     parser.add_argument("rulesets", nargs="+")
     args = parser.parse_args(argv)
     print(build_limit())
@@ -82,17 +84,21 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.rulesets:
         rules = Ruleset.parse(text)
         limit = limit_argv(rules)
-        limit_s = timed(limit, None, None)[0] if limit else None
+        limit_s = min(timed(limit, None, None)[0] for _ in range(args.repeat)) if limit else None
         cells = [f"`{rules.id}`", f"{limit_s:.2f}" if limit_s else "–"]
-        for code in (before, ROOT):
-            data = OUT / "versus-data"
-            shutil.rmtree(data, ignore_errors=True)
-            data.mkdir(parents=True)
-            seconds, peak, disk = timed([sys.executable, "-m", "pipeline", "build", rules.id, "--data", str(data), "-q"],
-                                        code, data)
+        runs: dict[Path, list[tuple[float, float, float]]] = {before: [], ROOT: []}
+        for _ in range(args.repeat):
+            for code in runs:
+                data = OUT / "versus-data"
+                shutil.rmtree(data, ignore_errors=True)
+                data.mkdir(parents=True)
+                runs[code].append(timed([sys.executable, "-m", "pipeline", "build", rules.id, "--data", str(data),
+                                         "-q"], code, data))
+                shutil.rmtree(data, ignore_errors=True)
+        for code, measured in runs.items():
+            seconds, peak, disk = min(measured)
             cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GB",
                       f"{seconds / limit_s:.1f}×" if limit_s else "–"]
-            shutil.rmtree(data, ignore_errors=True)
         rows.append("| " + " | ".join(cells) + " |")
         print(rows[-1], flush=True)
     print("\n".join(rows))
