@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.db import sql_text
+from pipeline.engines import by_id_join
 from pipeline.errors import DataError, TablebaseError
 from pipeline.parquet import write_batches
 from pipeline.progress import log
