@@ -34,6 +34,12 @@ MOVE_BATCHES = 512 * MiB
 SQL_PER_TRANSITION = 32
 SQL_PER_POSITION = 64
 PER_POSITION_SQL = 16
+#: verify's and export's NumPy passes (pipeline/engines/arrays.py), not capped by DuckDB's
+#: limit: per position, its columns as a child and its facts (measured 245 B on
+#: chopsticks:fingers=15,hands=4); per transition, the children held for a breadth-first
+#: search where moves can cycle (4 B), and a row group in flight.
+ARRAYS_PER_POSITION = 320
+ARRAYS_PER_TRANSITION = 4
 #: Disk while building: the moves spilled in rank order (12 B), transitions.parquet
 #: (measured 1.2 B) and DuckDB's spill files, per transition; the position files.
 DISK_PER_TRANSITION = 16
@@ -70,7 +76,8 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
         return Estimate(rules, size, enumerating + local_heap(), disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions
-    return Estimate(rules, size, max(enumerating, solving), disk)
+    checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + ARRAYS_PER_TRANSITION * size.transitions
+    return Estimate(rules, size, max(enumerating, solving, checking), disk)
 
 
 def require_fit(rules: Ruleset, data: Path, engine: str = "duckdb") -> Estimate | None:

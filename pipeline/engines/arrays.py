@@ -297,15 +297,7 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
 
 
 def _breadth_first(transitions: Path, ids: Ids, seen: np.ndarray) -> np.ndarray:
-    table = pq.read_table(transitions, columns=["src", "dst"])
-    src = np.concatenate([ids.index(chunk.to_numpy()) for chunk in table["src"].chunks]) if table.num_rows else np.zeros(0, np.int64)
-    dst = np.concatenate([ids.index(chunk.to_numpy()) for chunk in table["dst"].chunks]).astype(np.int32) if table.num_rows else np.zeros(0, np.int32)
-    del table
-    if src.size > 1 and (src[1:] < src[:-1]).any():
-        order = np.argsort(src, kind="stable")
-        src, dst = src[order], dst[order]
-    first = np.searchsorted(src, np.arange(ids.n + 2))  # moves of position i: first[i]:first[i + 1]
-    del src
+    first, dst = _by_source(transitions, ids)
     frontier = np.flatnonzero(seen[:-1])
     while frontier.size:
         begin, count = first[frontier], first[frontier + 1] - first[frontier]
@@ -317,3 +309,33 @@ def _breadth_first(transitions: Path, ids: Ids, seen: np.ndarray) -> np.ndarray:
         seen[ids.n] = False
         frontier = np.unique(children[children < ids.n])
     return seen
+
+
+def _by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
+    """Every move's child by source: position i's children are dst[first[i]:first[i + 1]]
+    (index n: "no position"). 4 bytes a move where the file is sorted by source, as
+    enumerate writes it; otherwise the file is sorted here, in memory."""
+    reader = pq.ParquetFile(transitions)
+    dst = np.empty(reader.metadata.num_rows, dtype=np.int32)
+    count = np.zeros(ids.n + 1, dtype=np.int64)
+    at, last = 0, -1
+    for group in range(reader.num_row_groups):
+        batch = reader.read_row_group(group, columns=["src", "dst"])
+        src = ids.index(batch["src"].to_numpy())
+        if src.size and ((src[1:] < src[:-1]).any() or src[0] < last):
+            return _sorted_by_source(transitions, ids)
+        if src.size:
+            last = int(src[-1])
+            count[src[0] : last + 1] += np.bincount(src - src[0])
+        dst[at : at + src.size] = ids.index(batch["dst"].to_numpy())
+        at += src.size
+    return np.concatenate(([0], np.cumsum(count))), dst
+
+
+def _sorted_by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
+    table = pq.read_table(transitions, columns=["src", "dst"])
+    src = ids.index(table["src"].to_numpy())
+    dst = ids.index(table["dst"].to_numpy()).astype(np.int32)
+    del table
+    order = np.argsort(src, kind="stable")
+    return np.searchsorted(src[order], np.arange(ids.n + 2)), dst[order]
