@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(data, ignore_errors=True)
         for code, measured in runs.items():
             seconds, peak, disk = min(measured)
-            cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GB",
+            cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GiB",
                       f"{seconds / limit_s:.1f}×" if limit_s else "–"]
         rows.append("| " + " | ".join(cells) + " |")
         print(rows[-1], flush=True)
