@@ -23,12 +23,11 @@ from typing import Iterator
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.errors import PositionError, TablebaseError
 from pipeline.games import read_position
 from pipeline.layout import DataDir
-from pipeline.parquet import require
+from pipeline.parquet import read_table, require
 from pipeline.rulesets import Ruleset
 from pipeline.views import connect_views
 
@@ -135,7 +134,7 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
             rules = Ruleset.parse(value)
             if built is None:
                 catalog = require(DataDir(data).catalog, "catalog")
-                built = set(pq.read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
+                built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
             if rules.id not in built:
                 raise QueryError(f"ruleset {rules.id} is not built in {data} (build it with `tablebase build {rules.id}`)")
             result[name] = rules.id

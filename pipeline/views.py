@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from pipeline.db import quote_path
 from pipeline.errors import DataError
 from pipeline.layout import DataDir
-from pipeline.parquet import atomic_path, require
+from pipeline.parquet import atomic_path, read_table, require
 
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
 STORAGE_VERSION = "v1.1.0"
@@ -36,7 +36,7 @@ def published_paths(data: Path) -> dict[str, list[str]]:
     store = DataDir(data)
     store.check_layout()
     require(store.catalog, "catalog")
-    catalog = pq.read_table(store.catalog, columns=["tablebase_path", "transitions_path"])
+    catalog = read_table(store.catalog, columns=["tablebase_path", "transitions_path"])
     if not catalog.num_rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
     return {"tablebase": catalog["tablebase_path"].to_pylist(),
@@ -149,7 +149,7 @@ def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnect
         return con
     store = DataDir(data)
     paths = published_paths(data)
-    con.register("catalog", pq.read_table(store.catalog))
+    con.register("catalog", read_table(store.catalog))
     for name, files in paths.items():
         located = [str(data / file) for file in files]
         schema = pa.unify_schemas([pq.read_schema(file) for file in located])

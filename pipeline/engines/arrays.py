@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.errors import DataError
+from pipeline.parquet import read_table
 
 #: Grundy values below this are gathered as bits of one uint64 a position; larger ones
 #: (rare: a value is at most the number of moves) as (position, value) pairs.
@@ -99,10 +100,10 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     view `facts` that pipeline/stages/verify.py's checks read (pipeline/sql/spark/verify.sql
     computes the same). Children are counted per transition (src, dst)."""
     loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
-    pos = pq.read_table(positions, columns=["id", "terminal", "moves"], read_dictionary=["terminal"])
+    pos = read_table(positions, columns=["id", "terminal", "moves"], read_dictionary=["terminal"])
     ids = Ids(pos["id"].to_numpy())
     n = ids.n
-    sol = pq.read_table(solution, columns=["id", "value", "remoteness", "grundy", "grundy_height"],
+    sol = read_table(solution, columns=["id", "value", "remoteness", "grundy", "grundy_height"],
                         read_dictionary=["value"])
     at = ids.index(sol["id"].to_numpy())
     keep = at < n
@@ -258,7 +259,7 @@ def reachable(positions: Path, transitions: Path, starts: np.ndarray) -> np.ndar
     positions file's order). Where every position has a rank and every move lowers it,
     one pass over the moves from the highest rank down (a position's parents all come
     before it); otherwise breadth first over the moves held in memory (4 bytes a move)."""
-    pos = pq.read_table(positions, columns=["id", "rank"])
+    pos = read_table(positions, columns=["id", "rank"])
     ids = Ids(pos["id"].to_numpy())
     seen = np.zeros(ids.n + 1, dtype=bool)  # the last: "no position"
     seen[ids.index(np.asarray(starts, dtype=np.int64))] = True
@@ -333,7 +334,7 @@ def _by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sorted_by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
-    table = pq.read_table(transitions, columns=["src", "dst"])
+    table = read_table(transitions, columns=["src", "dst"])
     src = ids.index(table["src"].to_numpy())
     dst = ids.index(table["dst"].to_numpy()).astype(np.int32)
     del table

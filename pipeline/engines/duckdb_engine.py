@@ -14,13 +14,12 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet  # noqa: F401 - pa.parquet
 import pyarrow.compute as pc
 
 from pipeline import values
 from pipeline.engines import arrays, by_id_join
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
-from pipeline.parquet import write_select
+from pipeline.parquet import read_table, write_select
 
 
 class DuckDBEngine:
@@ -60,7 +59,7 @@ class DuckDBEngine:
     def reach(self, starts: list[int]) -> "Reached":
         """The table `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py)."""
         seen = arrays.reachable(self.paths["positions"], self.paths["transitions"], np.array(starts, np.int64))
-        ids = pa.parquet.read_table(self.paths["positions"], columns=["id"])["id"]
+        ids = read_table(self.paths["positions"], columns=["id"])["id"]
         self.con.register("reach", pa.table({"id": ids, "seen": seen}))
         return Reached(int(seen.sum()))
 

@@ -18,7 +18,7 @@ from pipeline.engines import literal, open_engine, run_levels
 from pipeline.errors import DataError
 from pipeline.games import legal_starts
 from pipeline.layout import DataDir, RulesetFiles
-from pipeline.parquet import require, sha256, write_table
+from pipeline.parquet import read_table, require, sha256, write_table
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
@@ -115,7 +115,7 @@ SUMMARY_SCHEMA = CATALOG.schema()
 def read_summary_row(summary: Path) -> pa.Table:
     """A ruleset's catalog row with the catalog's schema. A row written before version 0.3
     (no `ties` column) is brought up to date in place: no game could end in a tie then."""
-    row = pq.read_table(summary)
+    row = read_table(summary)
     if "ties" not in row.column_names and "losses" in row.column_names:
         row = row.add_column(row.column_names.index("losses") + 1, "ties", pa.array([0] * row.num_rows, pa.int64()))
         row = row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
@@ -128,7 +128,7 @@ def read_catalog(data: DataDir) -> list[dict]:
     rewritten from the rulesets' summaries first, which brings them up to date."""
     if "ties" not in pq.read_schema(require(data.catalog, "catalog")).names:
         write_catalog(data, database=False)
-    return pq.read_table(data.catalog).to_pylist()
+    return read_table(data.catalog).to_pylist()
 
 
 def write_catalog(data: DataDir, database: bool = True, changed: str | None = None) -> int:
@@ -169,7 +169,7 @@ def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | Non
     """The catalog's rows but `changed`'s, if the catalog is of this version and lists every
     other published folder and no more, each row written after its summary; else None."""
     try:
-        catalog = pq.read_table(data.catalog)
+        catalog = read_table(data.catalog)
         if catalog.schema != SUMMARY_SCHEMA:
             return None
     except (OSError, pa.ArrowException):

@@ -20,7 +20,7 @@ from pipeline.dataset import VERIFICATION
 from pipeline.engines import open_engine
 from pipeline.errors import VerificationError
 from pipeline.layout import RulesetFiles
-from pipeline.parquet import require, sha256, write_table
+from pipeline.parquet import read_table, require, sha256, write_table
 from pipeline.progress import Stage
 
 #: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
@@ -131,7 +131,7 @@ def expected_seconds(transitions: int, positions: int) -> tuple[float, float]:
 def require_verified(files: RulesetFiles) -> None:
     """VerificationError unless files.verification passed for the current files.solution."""
     require(files.verification, "verification file")
-    rows = pq.read_table(files.verification).to_pylist()
+    rows = read_table(files.verification).to_pylist()
     if not rows or any(r["failures"] for r in rows):
         raise VerificationError(f"{files.dir.name} did not pass verification: nothing to export")
     if rows[0]["solution_sha256"] != sha256(files.solution):
