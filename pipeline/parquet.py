@@ -172,6 +172,8 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     chunks = [chunk for chunk in column.chunks if len(chunk)]
     if not chunks:
         return pa.array([], column.type)
+    if len(chunks) == 1 and len(chunks[0].dictionary) == 1:
+        return chunks[0]  # one string (the ruleset's name): as the steps below would give it
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
     # each chunk's codes as positions in `strings`
@@ -192,7 +194,11 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:
     """One Parquet file as a table. pq.read_table goes through pyarrow.dataset, whose
     first use imports pandas (0.2-0.5 s, paid by every build of a small ruleset)."""
-    return pq.ParquetFile(path, read_dictionary=read_dictionary).read(columns=columns)
+    file = pq.ParquetFile(path, read_dictionary=read_dictionary)
+    missing = [name for name in columns or [] if name not in file.schema_arrow.names]
+    if missing:  # as pq.read_table says it (ParquetFile.read raises a bare KeyError)
+        raise pa.ArrowInvalid(f"No match for FieldRef.Name({missing[0]}) in {path}")
+    return file.read(columns=columns)
 
 
 def write_table(table: pa.Table, path: Path) -> None:
