@@ -14,7 +14,7 @@ import typer
 
 from pipeline import __version__
 from pipeline.engines import engine_name
-from pipeline.errors import RulesetError, TablebaseError
+from pipeline.errors import RulesetError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
 from pipeline.output import Format
@@ -37,21 +37,6 @@ VerboseOption = Annotated[bool, typer.Option(
 EngineOption = Annotated[Optional[str], typer.Option(
     "--engine", help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
                      "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
-
-
-def _rewrite_database(store: DataDir) -> None:
-    """data/tablebases.duckdb over everything published; a warning if it cannot be written
-    (the rulesets are published all the same, as after a single build)."""
-    import duckdb
-
-    from pipeline.views import write_database
-
-    try:
-        with store.lock("publish"):
-            write_database(store.root)
-    except (TablebaseError, OSError, duckdb.Error) as error:
-        log.warning("%s could not be rewritten (%s): run `tablebase export` or build again",
-                    store.database.name, str(error).splitlines()[0])
 
 
 def _setup(quiet: bool, verbose: bool = False) -> None:
@@ -150,6 +135,7 @@ def build(
               tablebase build --all
     """
     from pipeline.stages.build import build as build_stage
+    from pipeline.stages.build import rewrite_database
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
@@ -173,7 +159,7 @@ def build(
             )
     finally:
         if built and len(parsed) > 1:
-            _rewrite_database(store)
+            rewrite_database(store)
 
 
 @app.command()

@@ -162,11 +162,17 @@ def browser():
         launched.close()
 
 
+def opened(browser, path: Path, width: int = 1400, height: int = 900):
+    """A new browser page showing the file `path`."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(path.as_uri())
+    return page
+
+
 def test_walking_the_game_by_clicking_reaches_each_move_and_back(site, browser):
     data, pages = site
     positions = tablebase(data, "chopsticks:split=any")
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto((pages / "chopsticks" / "split-any" / "index.html").as_uri())
+    page = opened(browser, pages / "chopsticks" / "split-any" / "index.html")
     here = page.locator("#here")
     assert here.locator("svg.position").get_attribute("aria-label").endswith("holds 1-1, the other player 1-1")
     assert here.locator(".pos").inner_text().startswith("1-1|1-1")
@@ -192,8 +198,7 @@ def test_walking_the_game_by_clicking_reaches_each_move_and_back(site, browser):
 def test_search_filters_and_sorting_change_what_the_table_shows(site, browser):
     data, pages = site
     positions = tablebase(data, "chopsticks")
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.goto((pages / "chopsticks" / "default" / "index.html").as_uri())
+    page = opened(browser, pages / "chopsticks" / "default" / "index.html")
     visible = "() => Array.from(document.querySelectorAll('table.positions tbody tr')).filter(r => !r.hidden).length"
     assert page.evaluate(visible) == len(positions)
     page.fill("#search", "0-4|")
@@ -215,8 +220,7 @@ def test_search_filters_and_sorting_change_what_the_table_shows(site, browser):
 def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site, browser):
     _, pages = site
     for width in (390, 1400):
-        page = browser.new_page(viewport={"width": width, "height": 800})
-        page.goto((pages / "index.html").as_uri())
+        page = opened(browser, pages / "index.html", width, 800)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         heights = page.evaluate("Array.from(document.querySelectorAll('table.catalog code'), "
                                 "c => c.getBoundingClientRect().height)")

@@ -58,13 +58,8 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
             with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
                     write_catalog(data, database=False, changed=rules.folder)
-                try:
-                    if database:
-                        write_database(data.root)
-                except (TablebaseError, OSError, duckdb.Error) as error:
-                    # published all the same: the old database's views refuse until rewritten
-                    log.warning("%s is published, but %s could not be rewritten (%s): run `tablebase export` "
-                                "or build again", rules.id, data.database.name, str(error).splitlines()[0])
+                if database:
+                    rewrite_database(data, rules.id)
             return summary
         finally:
             shutil.rmtree(data.temp, ignore_errors=True)
@@ -72,3 +67,17 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
             if not keep:
                 shutil.rmtree(stage.dir, ignore_errors=True)
                 prune(stage.dir.parent, data.root)
+
+
+def rewrite_database(data: DataDir, published: str = "") -> None:
+    """Rewrite data/tablebases.duckdb over everything published (under the publish lock).
+    A warning, not an error, if it cannot be written: what is published stays published,
+    and the old database's views refuse to read until it is rewritten. `published`: the
+    ruleset just published, named in the warning."""
+    try:
+        with data.lock("publish"):
+            write_database(data.root)
+    except (TablebaseError, OSError, duckdb.Error) as error:
+        log.warning("%s%s could not be rewritten (%s): run `tablebase export` or build again",
+                    f"{published} is published, but " if published else "", data.database.name,
+                    str(error).splitlines()[0])
