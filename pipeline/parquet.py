@@ -65,10 +65,14 @@ class BatchWriter:
                                            else "DELTA_BINARY_PACKED" for name in delta}}
         # Dictionary columns are stored dictionary-encoded either way; without the Arrow
         # schema in the file readers see plain strings, which merge across files (pyarrow
-        # cannot group differing dictionaries).
-        plain = any(pa.types.is_dictionary(field.type) for field in schema)
-        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=True,
-                                        store_schema=not plain, **options)
+        # cannot group differing dictionaries). They are written without min/max: Arrow
+        # finds the strings a row group uses by hashing every row, which was half the cost
+        # of writing the transitions (a move's name and the ruleset's are never filtered
+        # by range; a reader filtering on them reads the column, a few KB a row group).
+        dictionaries = [field.name for field in schema if pa.types.is_dictionary(field.type)]
+        statistics = [name for name in schema.names if name not in dictionaries] if dictionaries else True
+        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=statistics,
+                                        store_schema=not dictionaries, **options)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
@@ -177,18 +181,27 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
     # each chunk's codes as positions in `strings`
-    to_string = pc.index_in(dictionaries, value_set=strings).to_numpy()
+    to_string = pc.index_in(dictionaries, value_set=strings).to_numpy().astype(np.int64)
     offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
-    codes = np.concatenate([to_string[offset + chunk.indices.to_numpy(zero_copy_only=False)]
-                            for offset, chunk in zip(offsets, chunks)])
-    first = np.full(len(strings), codes.size, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(codes.size))
-    used = np.flatnonzero(first < codes.size)
+    parts = [(to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
+             for offset, chunk in zip(offsets, chunks)]
+    rows = sum(codes.size for _, codes in parts)
+    first = np.full(len(strings), rows, dtype=np.int64)  # each string's first row
+    row = 0
+    for strings_of, codes in parts:
+        seen = np.full(strings_of.size, rows, dtype=np.int64)
+        np.minimum.at(seen, codes, np.arange(row, row + codes.size))
+        np.minimum.at(first, strings_of, seen)
+        row += codes.size
+    used = np.flatnonzero(first < rows)
     order = used[np.argsort(first[used], kind="stable")]
     renumber = np.zeros(len(strings), dtype=np.int64)
     renumber[order] = np.arange(order.size)
     index_type = column.type.index_type
-    return pa.DictionaryArray.from_arrays(pa.array(renumber[codes], index_type), strings.take(pa.array(order)))
+    # one gather a chunk: its own codes straight to their numbers in the new dictionary
+    dtype = np.dtype(f"int{index_type.bit_width}")
+    codes = np.concatenate([renumber[strings_of].astype(dtype)[codes] for strings_of, codes in parts])
+    return pa.DictionaryArray.from_arrays(pa.array(codes, index_type), strings.take(pa.array(order)))
 
 
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:

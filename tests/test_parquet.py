@@ -1,0 +1,55 @@
+"""pipeline/parquet.py: dictionary columns normalised to first-seen order, and the same rows
+giving the same bytes however they are batched."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.parquet import first_seen, write_batches
+
+SCHEMA = pa.schema([pa.field("n", pa.int64(), nullable=False),
+                    pa.field("name", pa.dictionary(pa.int32(), pa.string()), nullable=False)])
+
+
+def random_chunks(rng: np.random.Generator, strings: list[str]) -> tuple[list[pa.DictionaryArray], list[str]]:
+    """Chunks each with a dictionary of its own (a shuffled subset, some entries unused)."""
+    chunks, rows = [], []
+    for _ in range(int(rng.integers(1, 5))):
+        dictionary = list(rng.permutation(strings)[: int(rng.integers(1, len(strings) + 1))])
+        codes = rng.integers(0, len(dictionary), int(rng.integers(1, 3000)))
+        chunks.append(pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(dictionary)))
+        rows += [dictionary[code] for code in codes]
+    return chunks, rows
+
+
+def test_first_seen_orders_each_string_by_its_first_row():
+    rng = np.random.default_rng(7)
+    strings = [f"take {k}" for k in range(300)]
+    for _ in range(40):
+        chunks, rows = random_chunks(rng, strings[: int(rng.integers(1, 300))])
+        result = first_seen(pa.chunked_array(chunks))
+        assert result.to_pylist() == rows
+        assert result.dictionary.to_pylist() == list(dict.fromkeys(rows))  # first-seen order, only strings used
+
+
+def test_same_rows_give_the_same_bytes_however_batched(tmp_path):
+    rng = np.random.default_rng(11)
+    chunks, rows = random_chunks(rng, [f"move {k}" for k in range(50)])
+    numbers = pa.array(np.arange(len(rows)))
+    as_chunks = [pa.record_batch([numbers.slice(offset, len(chunk)), chunk], schema=SCHEMA)
+                 for offset, chunk in zip(np.cumsum([0] + [len(c) for c in chunks]), chunks)]
+    whole = pa.record_batch([numbers, pa.array(rows).dictionary_encode()], schema=SCHEMA)
+    write_batches(iter(as_chunks), tmp_path / "a.parquet", SCHEMA, delta=("n",))
+    write_batches(iter([whole]), tmp_path / "b.parquet", SCHEMA, delta=("n",))
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+    assert pq.read_table(tmp_path / "a.parquet")["name"].to_pylist() == rows
+
+
+def test_dictionary_columns_are_written_without_min_max(tmp_path):
+    batch = pa.record_batch([pa.array([3, 1, 2]), pa.array(["b", "a", "b"]).dictionary_encode()], schema=SCHEMA)
+    write_batches(iter([batch]), tmp_path / "t.parquet", SCHEMA)
+    group = pq.read_metadata(tmp_path / "t.parquet").row_group(0)
+    assert (group.column(0).statistics.min, group.column(0).statistics.max) == (1, 3)
+    assert group.column(1).statistics is None or not group.column(1).statistics.has_min_max
