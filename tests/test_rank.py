@@ -94,3 +94,41 @@ def test_positions_not_numbered_by_rank_are_refused(tmp_path):
     pq.write_table(positions.set_column(at, "rank", reversed_rank), files.positions)
     with pytest.raises(DataError, match="not numbered rank by rank"):
         solve(files, data.temp)
+
+
+def test_a_rank_that_does_not_fall_is_refused_rank_by_rank(tmp_path, monkeypatch):
+    """Sticks generates its moves rank by rank (Space.transitions_from): checked the same."""
+    from pipeline.games._heaps import HeapSpace
+
+    monkeypatch.setattr(HeapSpace, "rank", lambda self: np.zeros(self.keys().size, np.int64))
+    with pytest.raises(DataError, match="rank does not fall along the move"):
+        enumerated(tmp_path, "sticks:rows=4")
+
+
+def test_a_move_to_no_listed_position_is_refused_rank_by_rank(tmp_path, monkeypatch):
+    from pipeline.games._heaps import HeapSpace
+
+    generate = HeapSpace.transitions_from
+
+    def beyond(self, ids):
+        for batch in generate(self, ids):
+            dst = batch.column(1).to_numpy() + self.keys().size  # past the last position
+            yield pa.RecordBatch.from_arrays([batch.column(0), pa.array(dst), batch.column(2)], schema=batch.schema)
+
+    monkeypatch.setattr(HeapSpace, "transitions_from", beyond)
+    with pytest.raises(DataError, match="a move to a position it did not list"):
+        enumerated(tmp_path, "sticks:rows=4")
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "octal:code=0.137,start=9-5"])
+def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypatch, ruleset):
+    """The same files whether enumerate asks for the moves rank by rank or takes the game's
+    transitions() and reorders them through scratch files."""
+    from pipeline.games import Space
+    from pipeline.games._heaps import HeapSpace
+
+    _, direct = enumerated(tmp_path / "direct", ruleset)
+    monkeypatch.setattr(HeapSpace, "transitions_from", Space.transitions_from)
+    _, reordered = enumerated(tmp_path / "reordered", ruleset)
+    for name in ("positions", "transitions"):
+        assert getattr(direct, name).read_bytes() == getattr(reordered, name).read_bytes()

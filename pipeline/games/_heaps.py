@@ -9,9 +9,12 @@ them: every move removes at least one token, which separates the pieces). A move
 heap), so the child's key is the parent's plus a constant `-weight[L] + weight[a] +
 weight[b]` that depends on the pattern only: children come from whole arrays of keys at
 once. Every move removes at least one token, so positions are found level by level by the
-tokens left. Ids are the keys' ranks (dense, in key order; a child's id is found by
-binary search). Distinct patterns leave distinct multisets, so a position's children are
-distinct, and ascending in the pattern's constant.
+tokens left. Ids are dense and in the published order: by tokens left, fewest first,
+then by key. A move taking t tokens from a position with T lands among the positions
+with T - t, and for one pattern the children of ascending keys ascend too, so a child's
+id is found by a binary search within that one level, with sorted needles. Distinct
+patterns leave distinct multisets, so a position's children are distinct; patterns
+are tried most tokens taken first, then by their constant, which is ascending child id.
 """
 
 from __future__ import annotations
@@ -75,16 +78,18 @@ class HeapSpace(Space):
         self.weight = np.concatenate([[0], np.cumprod(np.concatenate([[1], radix[:-1]]))]).astype(np.int64)
         delta = np.array([self.weight[a] + self.weight[b] - self.weight[size] for size, a, b in patterns],
                          dtype=np.int64)
-        order = np.argsort(delta, kind="stable")
+        taken = np.array([size - a - b for size, a, b in patterns], dtype=np.int64)
+        order = np.lexsort((delta, -taken))  # ascending child id: most taken (lowest level) first
         self.patterns = [patterns[i] for i in order]
         self.labels = [label(*pattern) for pattern in self.patterns]
-        self.delta = delta[order]
+        self.delta, self.taken = delta[order], taken[order]
         self.pattern_heap = np.array([size for size, _, _ in self.patterns], dtype=np.int64)
         self.reach = reach or {}
         for size, a, b in patterns:
             if not reach:
                 self.reach.setdefault(size, []).append((a, b))
         self._keys: np.ndarray | None = None
+        self._first: np.ndarray | None = None  # first[t]: the first id with t tokens left
 
     def counts(self, keys: np.ndarray, size: int) -> np.ndarray:
         """How many heaps of `size` each position has."""
@@ -93,7 +98,7 @@ class HeapSpace(Space):
     # -- positions -------------------------------------------------------------------
 
     def keys(self) -> np.ndarray:
-        """Every reachable position's key, ascending (the id is the index)."""
+        """Every reachable position's key, in id order: by tokens left, then ascending."""
         if self._keys is None:
             w = self.weight
             steps = {size: (np.array([w[a] + w[b] - w[size] for a, b in pairs], dtype=np.int64),
@@ -108,9 +113,16 @@ class HeapSpace(Space):
                         yield level - int(removed), (having[:, None] + chosen[None, :]).reshape(-1)
 
             start_key = int(sum(w[m] for m in self.start))
-            found = reachable_by_level({sum(self.start): np.array([start_key])}, expand)
-            self._keys = np.sort(np.concatenate(found))
+            total = sum(self.start)
+            found = reachable_by_level({total: np.array([start_key])}, expand)  # highest level first
+            levels = {int(self.tokens(level[:1])[0]): level for level in found}
+            sizes = np.array([levels[t].size if t in levels else 0 for t in range(total + 1)], dtype=np.int64)
+            self._first = np.concatenate(([0], np.cumsum(sizes)))
+            self._keys = np.concatenate([levels[t] for t in sorted(levels)])
         return self._keys
+
+    def tokens(self, keys: np.ndarray) -> np.ndarray:
+        return sum(size * self.counts(keys, size) for size in range(1, self.top + 1))
 
     def positions(self) -> pa.Table:
         keys = self.keys()
@@ -136,8 +148,8 @@ class HeapSpace(Space):
 
     def rank(self) -> np.ndarray:
         """Tokens left: every move removes at least one."""
-        keys = self.keys()
-        return sum(size * self.counts(keys, size) for size in range(1, self.top + 1))
+        self.keys()
+        return np.repeat(np.arange(self._first.size - 1), np.diff(self._first))
 
     # -- moves -----------------------------------------------------------------------
 
@@ -149,14 +161,48 @@ class HeapSpace(Space):
         return max(1, -(-self.keys().size // self._step()))
 
     def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
-        keys = self.keys()
-        batcher = Batcher(self.labels)
         lo = part * self._step()
-        block = keys[lo : lo + self._step()]
-        present = np.stack([self.counts(block, size) > 0 for size in range(1, self.top + 1)], axis=1)
-        # row-major nonzero: ascending source, then ascending key change = ascending child
-        source, pattern = np.nonzero(present[:, self.pattern_heap - 1])
-        child = block[source] + self.delta[pattern]
-        dst = np.searchsorted(keys, child)
-        yield from batcher.add(lo + source.astype(np.int64), dst, pattern)
+        return self._from(np.arange(lo, min(lo + self._step(), self.keys().size), dtype=np.int64))
+
+    def transitions_from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
+        return self._from(ids)
+
+    def _from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
+        self.keys()
+        ids = np.asarray(ids, dtype=np.int64)
+        batcher = Batcher(self.labels)
+        # runs of ids on one level, at most a step of positions each
+        cuts = np.union1d(np.searchsorted(ids, self._first), np.arange(0, ids.size, self._step()))
+        for lo, hi in zip(cuts, np.append(cuts[1:], ids.size)):
+            if hi > lo:
+                yield from batcher.add(*self._moves(ids[lo:hi]))
         yield from batcher.finish()
+
+    def _moves(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(src, dst, pattern) of the moves out of `ids` (ascending, all on one level),
+        source by source, each source's in pattern order (ascending child id)."""
+        keys, first = self.keys(), self._first
+        level = int(np.searchsorted(first, ids[0], side="right")) - 1
+        block = keys[ids]
+        having = {size: np.flatnonzero(self.counts(block, size) > 0) for size in np.unique(self.pattern_heap)}
+        per_source = np.zeros(block.size, dtype=np.int64)
+        for size, rows in having.items():
+            per_source[rows] += int(np.count_nonzero(self.pattern_heap == size))
+        slot = np.concatenate(([0], np.cumsum(per_source)))  # where each source's next move goes
+        dst = np.empty(int(slot[-1]), dtype=np.int64)
+        pattern = np.empty(dst.size, dtype=np.int32)
+        for p, (size, delta, taken) in enumerate(zip(self.pattern_heap, self.delta, self.taken)):
+            rows = having[size]
+            if not rows.size:
+                continue
+            below = level - int(taken)
+            lo, hi = (int(first[below]), int(first[below + 1])) if below >= 0 else (0, 0)
+            child = block[rows] + delta  # ascending: rows ascend, and so do their keys
+            at = np.searchsorted(keys[lo:hi], child)
+            if at.size and (at[-1] >= hi - lo or (keys[lo:hi][np.minimum(at, hi - lo - 1)] != child).any()):
+                raise AssertionError(f"a move of pattern {self.patterns[p]} leaves a position never reached")
+            out = slot[rows]
+            dst[out] = lo + at
+            pattern[out] = p
+            slot[rows] += 1
+        return np.repeat(ids, per_source), dst, pattern

@@ -118,10 +118,11 @@ def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path,
     batches of (src, dst, move) in the published order. Where they are reordered (all
     moves are generated before the first is written), `generated(moves so far)` follows
     the generation."""
-    batches = space.transitions()
-    if numbering is not None:
-        batches = numbering.reorder(_counted(batches, generated), scratch)
-    return batches
+    if numbering is None:
+        return space.transitions()
+    if type(space).transitions_from is not Space.transitions_from:
+        return numbering.by_rank(space)
+    return numbering.reorder(_counted(space.transitions(), generated), scratch)
 
 
 def _counted(batches: Iterator[pa.RecordBatch], generated: Callable[[int], None] | None) -> Iterator[pa.RecordBatch]:
@@ -157,7 +158,10 @@ class RankNumbering:
     def __init__(self, game_ids: np.ndarray, rank: np.ndarray):
         if rank.shape != game_ids.shape:
             raise DataError(f"the game's rank has {rank.size} entries for {game_ids.size} positions")
-        self.order = np.argsort(rank, kind="stable")
+        # the game's ids already 0..n-1 by rank (the heap games'): nothing to renumber
+        self.identity = bool(game_ids.size == 0 or (game_ids[0] == 0 and game_ids[-1] == game_ids.size - 1
+                                                    and (np.diff(game_ids) == 1).all() and (np.diff(rank) >= 0).all()))
+        self.order = np.arange(game_ids.size) if self.identity else np.argsort(rank, kind="stable")
         # int32 (positions are capped far below 2^31): half the memory traffic of the gathers
         self.rank = rank[self.order].astype(np.int32)
         self.new_id = np.full(int(game_ids.max()) + 1 if game_ids.size else 0, -1, dtype=np.int32)
@@ -168,11 +172,33 @@ class RankNumbering:
         self.low, self.per_group = low, -(-span // MAX_GROUPS)
 
     def renumber(self, positions: pa.Table) -> pa.Table:
+        if self.identity:
+            return positions
         order = pa.array(self.order)
         with ThreadPoolExecutor(max_workers=2) as pool:  # a column a thread: take lets go of the GIL
             columns = list(pool.map(lambda column: column.take(order), positions.columns[1:]))
         ids = pa.array(np.arange(positions.num_rows, dtype=np.int64))
         return pa.Table.from_arrays([ids, *columns], schema=positions.schema)
+
+    def by_rank(self, space: Space) -> Iterator[pa.RecordBatch]:
+        """The game's transitions generated rank by rank (Space.transitions_from), lowest
+        first, renumbered and checked to lower the rank: the published order, at once."""
+        bounds = np.flatnonzero(np.diff(self.rank)) + 1
+        for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [self.rank.size]))):
+            for batch in space.transitions_from(self.order[lo:hi]):
+                src, dst = batch.column(0).to_numpy(), batch.column(1).to_numpy()
+                if not self.identity:
+                    src, dst = self.new_id[src].astype(np.int64), self.new_id[dst].astype(np.int64)
+                if src.size and (src[0] < lo or src[-1] >= hi or (src[1:] < src[:-1]).any()):
+                    raise DataError("the game's transitions_from gave moves out of positions it was not asked "
+                                    "for, or out of order: the game module is wrong")
+                if src.size and (dst.min() < 0 or dst.max() >= self.rank.size):
+                    raise DataError("the game gave a move to a position it did not list: the game module is wrong")
+                # new ids go up with the rank: a move lowers it iff it lands below this rank's first id
+                if src.size and dst.max() >= lo:
+                    check_rank_falls(self.rank, src, dst)
+                yield pa.RecordBatch.from_arrays([pa.array(src), pa.array(dst), batch.column(2)],
+                                                 schema=TRANSITION_SCHEMA)
 
     def reorder(self, batches: Iterator[pa.RecordBatch], scratch_parent: Path) -> Iterator[pa.RecordBatch]:
         """The game's transitions renumbered, checked to lower the rank, in ascending src."""
