@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -165,3 +166,17 @@ def test_moves_come_the_same_in_parts_of_any_size(ruleset, monkeypatch):
     together = pa.concat_tables(parts)
     assert together.select(["src", "dst"]).equals(whole.select(["src", "dst"]))
     assert together["move"].cast(pa.string()).equals(whole["move"].cast(pa.string()))
+
+
+def test_joined_text_writes_numbers_as_python_does():
+    """The heap games' position texts are laid out byte by byte in NumPy (_bulk.joined_text)."""
+    from pipeline.games._bulk import joined_text, number_lists
+
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        counts = rng.integers(0, 5, int(rng.integers(0, 50)))
+        top = int(rng.choice([1, 2, 10, 11, 100, 1000, 10001, 65535, 123456, 10**12]))
+        lists = number_lists(counts, rng.integers(0, top, int(counts.sum())), pa.int64())
+        if trial % 3 == 0 and len(lists) > 2:
+            lists = lists.slice(1)  # offsets not starting at 0
+        assert joined_text(lists).to_pylist() == ["-".join(map(str, numbers)) or "0" for numbers in lists.to_pylist()]

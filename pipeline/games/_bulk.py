@@ -24,14 +24,66 @@ def number_lists(counts: np.ndarray, values: np.ndarray, value_type: pa.DataType
     """A list per row: row i holds the next counts[i] entries of `values`."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
+    if pa.types.is_integer(value_type):  # NumPy's cast, not pyarrow's checked one (3x quicker)
+        values = np.asarray(values).astype(value_type.to_pandas_dtype(), copy=False)
     return pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, value_type))
 
 
 def joined_text(lists: pa.ListArray) -> pa.Array:
-    """Each list's numbers joined by '-', or '0' for an empty list."""
-    strings = pa.ListArray.from_arrays(lists.offsets, lists.values.cast(pa.string()))
-    text = pc.binary_join(strings, "-")
-    return pc.if_else(pc.equal(pc.list_value_length(lists), 0), "0", text)
+    """Each list's numbers (integers >= 0) joined by '-', or '0' for an empty list. The
+    bytes are laid out with NumPy (10x quicker than casting to strings and joining them in
+    pyarrow): a row of cells per number, its digits then '-' then padding; the '-' ending
+    each list padded too; then every padding cell dropped."""
+    offsets = lists.offsets.to_numpy()
+    values = lists.flatten().to_numpy(zero_copy_only=False)
+    counts = np.diff(offsets)
+    if values.size and values.min() < 0:
+        raise ValueError("joined_text takes numbers >= 0")
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:  # an empty list reads "0": one number 0
+        values = np.insert(values, offsets[:-1][empty] - offsets[0], 0)
+        counts = np.maximum(counts, 1)
+    top = int(values.max()) if values.size else 0
+    width = len(str(top))
+    if top < 1 << 16 and width < 8:  # the numbers' cells looked up in a table of all of them
+        table, digits = _digit_cells(np.arange(top + 1), 3 if width < 4 else 7)
+        row = np.uint32 if width < 4 else np.uint64  # a row of cells as one word: a quick gather
+        cells = table.view(row).reshape(-1)[values].view(np.uint8).reshape(values.size, table.shape[1])
+        digits = digits[values]
+    else:
+        cells, digits = _digit_cells(values.astype(np.int64), width)
+    ends = np.cumsum(counts) - 1
+    cells[ends, digits[ends]] = _PAD
+    used = digits + 1
+    used[ends] -= 1
+    text_offsets = np.zeros(counts.size + 1, dtype=np.int64)
+    if values.size:
+        text_offsets[1:] = np.cumsum(used)[ends]
+    flat = cells.reshape(-1)
+    data = flat[flat != _PAD]
+    wide = text_offsets[-1] >= 2**31
+    return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), counts.size,
+                                 [None, pa.py_buffer(text_offsets.astype(np.int64 if wide else np.int32)),
+                                  pa.py_buffer(data)])
+
+
+_PAD = 0  # a byte no text holds
+
+
+def _digit_cells(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of width + 1 bytes: each number's digits, '-', then padding; digits each);
+    `width` at least the digits of the largest."""
+    digits = np.ones(values.size, dtype=np.int64)
+    for power in range(1, width):
+        digits += values >= 10**power
+    cells = np.full((values.size, width + 1), _PAD, dtype=np.uint8)
+    rows = np.arange(values.size)
+    for j in range(width):
+        has = digits > j
+        place = 10 ** (digits[has] - 1 - j)
+        cells[rows[has], j] = ord("0") + (values[has] // place) % 10
+    cells[rows, digits] = ord("-")
+    return cells, digits
 
 
 def terminal_column(finished: np.ndarray, value: str) -> pa.Array:
