@@ -40,9 +40,11 @@ PER_POSITION_SQL = 16
 #: search where moves can cycle (4 B), and a row group in flight.
 ARRAYS_PER_POSITION = 320
 ARRAYS_PER_TRANSITION = 4
-#: Disk while building: the moves spilled in rank order (12 B), transitions.parquet
-#: (measured 1.2 B) and DuckDB's spill files, per transition; the position files.
+#: Disk while building: the moves spilled in rank order (12 B, not where the game makes
+#: them rank by rank), transitions.parquet (measured 1.2-1.7 B) and DuckDB's spill files,
+#: per transition; the position files.
 DISK_PER_TRANSITION = 16
+SPILL_PER_TRANSITION = 12
 DISK_PER_POSITION = 40
 
 
@@ -69,14 +71,17 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
     if size is None:
         return None
     enumerating = BASE + PER_POSITION * size.positions + min(MOVE_BATCHES, 64 * size.transitions)
-    disk = DISK_PER_TRANSITION * size.transitions + DISK_PER_POSITION * size.positions
+    per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
+    disk = per_transition * size.transitions + DISK_PER_POSITION * size.positions
     if engine == "spark":
         from pipeline.engines.spark_engine import local_heap
 
         return Estimate(rules, size, enumerating + local_heap(), disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions
-    checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + ARRAYS_PER_TRANSITION * size.transitions
+    # the children held for a breadth-first search only where there is no rank
+    held = 0 if size.ranked else ARRAYS_PER_TRANSITION * size.transitions
+    checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + held
     return Estimate(rules, size, max(enumerating, solving, checking), disk)
 
 

@@ -144,7 +144,7 @@ def test_bad_position_texts_are_refused_with_a_reason(ruleset, text, message):
     "bad, message",
     [
         ("sticks:rows=0", "'rows': must be ≥ 1"),
-        ("sticks:rows=13", "rows ≤ 12"),
+        ("sticks:rows=18", "rows ≤ 17"),
         ("sticks:max_take=0", "'max_take': must be ≥ 1"),
         ("nim:start=3-x", "expected positive heap sizes"),
         ("nim:start=0-3", "expected positive heap sizes"),

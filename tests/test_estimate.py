@@ -97,3 +97,17 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
     assert local - cluster == 6 << 30
     assert cluster < estimate(rules).memory
     assert estimate(rules, "spark").disk == estimate(rules).disk
+
+
+@pytest.mark.parametrize("ruleset", [f"sticks:rows={n}" for n in range(1, 9)] + [
+    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10"])
+def test_the_heap_games_bound_holds_and_is_tight_enough(ruleset):
+    """The heap games' bound (tokens, and heaps weighing a token more) against the counts."""
+    rules = Ruleset.parse(ruleset)
+    space = rules.game.space(rules)
+    positions = space.keys().size
+    transitions = sum(batch.num_rows for batch in space.transitions())
+    size = rules.game.size(rules)
+    assert positions <= size.positions and transitions <= size.transitions
+    if ruleset.startswith("sticks") and "max_take" not in ruleset and positions > 100:
+        assert size.positions < 2 * positions, "the weight bound should be within 2x for sticks"

@@ -47,11 +47,16 @@ TRANSITION_SCHEMA = pa.schema(
 @dataclass(frozen=True)
 class Size:
     """How big a ruleset is, known before building it: `positions` exactly where `exact`,
-    else an upper bound; `transitions` (distinct position pairs) an upper bound."""
+    else an upper bound; `transitions` (distinct position pairs) an upper bound. `ranked`
+    where the game has a rank (Space.rank), `by_rank` where it also generates its moves
+    rank by rank (Space.transitions_from): what the build holds in memory and on disk
+    depends on both (pipeline/estimate.py); unsure, leave them False."""
 
     positions: int
     transitions: int
     exact: bool = False
+    ranked: bool = False
+    by_rank: bool = False
 
 
 class Space:

@@ -42,22 +42,35 @@ def key_space(start: tuple[int, ...]) -> float:
 
 
 def size_bound(start: tuple[int, ...], patterns: list[Pattern]) -> Size:
-    """Upper bounds without building: every multiset of heaps no larger than the start's
-    holding no more tokens, each with every pattern once per distinct heap size."""
-    top, total = max(start), sum(start)
+    """Upper bounds without building: the multisets of heaps no larger than the start's
+    that pass two tests, each with every pattern once per distinct heap size. No more
+    tokens than the start; and k heaps cut from one start heap of m tokens took k - 1
+    moves, each removing a token, so they hold at most m - k + 1: counting a heap of
+    size L as L + 1, a reachable multiset weighs at most the start's tokens plus its
+    heaps (for sticks:rows=13 47 M positions where tokens alone allow 115 M)."""
+    top = max(start)
     per_size = [0] * (top + 1)
     for size, _, _ in patterns:
         per_size[size] += 1
-    ways, moves = [1] + [0] * total, [0] * (total + 1)  # multisets (and their moves) by tokens
+    by_tokens = _multisets(top, per_size, sum(start), lambda size: size)
+    by_weight = _multisets(top, per_size, sum(start) + len(start), lambda size: size + 1)
+    return Size(min(by_tokens[0], by_weight[0]), min(by_tokens[1], by_weight[1]), ranked=True, by_rank=True)
+
+
+def _multisets(top: int, per_size: list[int], capacity: int, weight: Callable[[int], int]) -> tuple[int, int]:
+    """(multisets of heaps 1..top whose heaps' weights sum to at most `capacity`, their
+    moves: per_size[L] for each distinct size L held)."""
+    ways, moves = [1] + [0] * capacity, [0] * (capacity + 1)  # multisets (and their moves) by weight
     for size in range(1, top + 1):
-        new_ways, new_moves = [0] * (total + 1), [0] * (total + 1)
-        for tokens in range(total + 1):
-            for heaps in range(tokens // size + 1):  # how many heaps of this size
-                w = ways[tokens - heaps * size]
-                new_ways[tokens] += w
-                new_moves[tokens] += moves[tokens - heaps * size] + (per_size[size] * w if heaps else 0)
+        unit = weight(size)
+        new_ways, new_moves = [0] * (capacity + 1), [0] * (capacity + 1)
+        for total in range(capacity + 1):
+            for heaps in range(total // unit + 1):  # how many heaps of this size
+                w = ways[total - heaps * unit]
+                new_ways[total] += w
+                new_moves[total] += moves[total - heaps * unit] + (per_size[size] * w if heaps else 0)
         ways, moves = new_ways, new_moves
-    return Size(sum(ways), sum(moves))
+    return sum(ways), sum(moves)
 
 
 class HeapSpace(Space):

@@ -19,8 +19,11 @@ from pipeline.params import ChoiceParam, IntParam
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
 
-#: rows=12 has 6.9 million positions and 512 million moves; each row more multiplies that by ~25.
-MAX_ROWS = 12
+#: Positions are numbered by 64-bit keys (pipeline/games/_heaps.py), which 18 rows overflow.
+#: Long before that a ruleset outgrows a machine, and the estimate refuses it: rows=13 has
+#: 32 million positions and 3 billion moves (about 15 minutes, 10 GiB); each row more
+#: multiplies the moves by ~6.
+MAX_ROWS = 17
 
 
 class Sticks(Game):
@@ -42,7 +45,7 @@ class Sticks(Game):
         if values["rows"] > MAX_ROWS:
             raise RulesetError(
                 f"sticks with rows={values['rows']} is more than this pipeline builds: rows ≤ {MAX_ROWS} "
-                f"(rows=12 already has 6.9 million positions and 512 million moves; each row more ×25)"
+                f"(the positions of more rows cannot be numbered in 64 bits)"
             )
 
     def size(self, rules: Ruleset) -> Size:
