@@ -60,7 +60,7 @@ def test_a_ruleset_too_big_for_the_disk_is_refused_before_any_work(tmp_path):
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], capture_output=True).returncode:
         pytest.skip("cannot mount a small file system here")
     try:
-        result = run("build", "sticks:rows=8", "--data", str(mount / "data"))
+        result = run("build", "sticks:rows=9", "--data", str(mount / "data"))
         assert result.returncode == 1
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "of disk" in lines[0] and "free" in lines[0], result.stderr
