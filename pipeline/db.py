@@ -13,20 +13,24 @@ import duckdb
 DEFAULT_MEMORY_LIMIT = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
 
 
-_databases: dict[str, duckdb.DuckDBPyConnection] = {}
+_databases: dict[tuple[str, str | None], duckdb.DuckDBPyConnection] = {}
 
 
 def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> duckdb.DuckDBPyConnection:
-    """A connection to this process's in-memory DuckDB database set up for the pipeline's
-    work. The database is made once (20-60 ms, four times a build otherwise); each
-    connection has its own temporary tables and variables, gone when it is closed."""
-    if memory_limit not in _databases:
-        _databases[memory_limit] = duckdb.connect(config={"memory_limit": memory_limit})
-    con = _databases[memory_limit].cursor()
+    """A connection to this process's in-memory DuckDB database for `temp_dir` set up for
+    the pipeline's work. The database is made once (20-60 ms, four times a build
+    otherwise); each connection has its own temporary tables and variables, gone when it
+    is closed. The spill folder is the database's, set when it is made: DuckDB refuses to
+    change it once something has spilled there (a big ruleset's solve, then its verify)."""
+    key = (memory_limit, None if temp_dir is None else str(temp_dir))
     if temp_dir is not None:
-        temp_dir.mkdir(parents=True, exist_ok=True)
-        con.execute("SET temp_directory = ?", [str(temp_dir)])
-    return con
+        temp_dir.mkdir(parents=True, exist_ok=True)  # again: a build removes it when done
+    if key not in _databases:
+        config = {"memory_limit": memory_limit}
+        if temp_dir is not None:
+            config["temp_directory"] = str(temp_dir)
+        _databases[key] = duckdb.connect(config=config)
+    return _databases[key].cursor()
 
 
 def sql_text(name: str, engine: str = "duckdb") -> str:
