@@ -12,6 +12,11 @@ SELECT src::INTEGER AS src, dst::INTEGER AS dst
 FROM read_parquet(getvariable('transitions'))
 WHERE src BETWEEN getvariable('lo') AND getvariable('hi');
 
+-- The children's ids start here: only res's rows from there on are joined (res is in id
+-- order, so the rest of it is skipped by its row groups' min/max, not hashed: the join
+-- costs the rank's moves and the ranks they reach, not every position solved so far).
+SET VARIABLE child_lo = (SELECT coalesce(min(dst), getvariable('lo')) FROM moves_here);
+
 INSERT INTO res
 SELECT id,
        CASE terminal WHEN getvariable('value_names')[getvariable('win')] THEN 0           -- won in 0
@@ -34,7 +39,7 @@ FROM (
            bitstring_agg(c.grundy, 0, getvariable('width') - 1) AS mask,
            max(c.height) AS height
     FROM moves_here AS m
-    JOIN res AS c ON c.id = m.dst
+    JOIN res AS c ON c.id = m.dst AND c.id >= getvariable('child_lo')
     GROUP BY m.src
 )
 ORDER BY 1;  -- res stays in id order (ids are numbered rank by rank): the result needs no sort

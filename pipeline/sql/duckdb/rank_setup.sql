@@ -2,6 +2,9 @@
 -- lowers (positions.parquet's `rank`, positions numbered rank by rank, transitions sorted
 -- by src). Variables: positions (Parquet path). Sets variable width: bits of the
 -- Grundy-value masks, more than any value can reach (a value never exceeds its moves).
+-- A rank's moves are grouped by their source, ids in one rank's range (at most a few
+-- million): DuckDB aggregates into an array indexed by the id, no hashing, up to 2^24.
+SET perfect_ht_threshold = 24;
 SET VARIABLE width = (SELECT max(moves) + 2 FROM read_parquet(getvariable('positions')));
 
 CREATE TEMP TABLE pos AS
