@@ -188,10 +188,13 @@ class Batcher:
             yield self._flush()
 
     def _flush(self) -> pa.RecordBatch:
-        src, dst, move = (np.concatenate(column) for column in zip(*self._parts))
+        if len(self._parts) == 1:  # one part already a batch's worth: no copy
+            src, dst, move = self._parts[0]
+        else:
+            src, dst, move = (np.concatenate(column) for column in zip(*self._parts))
         self._parts, self._rows = [], 0
         if self._fixed is not None:
-            indices, dictionary = move.astype(np.int32), self._fixed
+            indices, dictionary = move.astype(np.int32, copy=False), self._fixed
         else:
             codes, inverse = np.unique(move, return_inverse=True)
             indices = inverse.astype(np.int32).reshape(-1)

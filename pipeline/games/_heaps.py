@@ -201,7 +201,8 @@ class HeapSpace(Space):
         per_source = np.zeros(block.size, dtype=np.int64)
         for size, rows in having.items():
             per_source[rows] += int(np.count_nonzero(self.pattern_heap == size))
-        slot = np.concatenate(([0], np.cumsum(per_source)))  # where each source's next move goes
+        slot = np.zeros(block.size + 1, dtype=np.int64)  # where each source's next move goes
+        np.cumsum(per_source, out=slot[1:])
         dst = np.empty(int(slot[-1]), dtype=np.int64)
         pattern = np.empty(dst.size, dtype=np.int32)
         for p, (size, delta, taken) in enumerate(zip(self.pattern_heap, self.delta, self.taken)):
