@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import DataError, TablebaseError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, check_contract, find_game
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Space, check_contract, find_game
 from pipeline.rulesets import Ruleset
 from pipeline.values import TERMINAL
 
@@ -130,9 +130,35 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
             by_id = dict(zip(ids, rank.tolist()))
             if any(by_id[d] >= by_id[s] for s, d in zip(src.tolist(), dst.tolist()) if s in by_id and d in by_id):
                 problems.append(f"{label}: the rank does not fall along every move")
+    if type(space).transitions_from is not Space.transitions_from:
+        if rank is None:
+            problems.append(f"{label}: transitions_from() is offered without a rank(): enumerate never asks for it")
+        else:
+            problems.extend(_check_transitions_from(space, label, ids, np.asarray(rank), table))
     if size is not None:
         if (size.positions != len(ids)) if size.exact else (size.positions < len(ids)):
             problems.append(f"{label}: size() counts {size.positions:,} positions, the space holds {len(ids):,}")
         if size.transitions < len(table):
             problems.append(f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}")
     return problems
+
+
+def _check_transitions_from(space: Space, label: str, ids: list, rank: np.ndarray, table: pa.Table) -> list[str]:
+    """transitions_from(ids) must give transitions()'s rows of those sources, in order:
+    asked rank by rank, as enumerate asks (pipeline/stages/enumerate.py)."""
+    order = np.argsort(rank, kind="stable")
+    ordered = np.asarray(ids)[order]
+    ranks = rank[order]
+    bounds = np.flatnonzero(np.diff(ranks)) + 1
+    src = table["src"].to_numpy()
+    moves = table["move"].to_pylist()
+    for part in np.split(ordered, bounds):
+        asked = np.sort(part)
+        got = [batch for batch in space.transitions_from(asked)]
+        rows = pa.Table.from_batches(got, schema=TRANSITION_SCHEMA) if got else TRANSITION_SCHEMA.empty_table()
+        want = np.isin(src, asked)
+        if (rows["src"].to_pylist() != src[want].tolist()
+                or rows["dst"].to_pylist() != table["dst"].to_numpy()[want].tolist()
+                or rows["move"].to_pylist() != [m for m, w in zip(moves, want) if w]):
+            return [f"{label}: transitions_from() of one rank's positions differs from transitions()' rows for them"]
+    return []

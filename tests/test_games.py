@@ -180,3 +180,20 @@ def test_joined_text_writes_numbers_as_python_does():
         if trial % 3 == 0 and len(lists) > 2:
             lists = lists.slice(1)  # offsets not starting at 0
         assert joined_text(lists).to_pylist() == ["-".join(map(str, numbers)) or "0" for numbers in lists.to_pylist()]
+
+
+def test_the_checker_compares_transitions_from_with_transitions(monkeypatch):
+    """A game offering transitions_from (enumerate's rank-by-rank path) must give the rows
+    transitions() has: one that drops a move is named."""
+    from pipeline.games._heaps import HeapSpace
+
+    assert check_game("sticks", "sticks:rows=5") == []
+    generate = HeapSpace.transitions_from
+
+    def one_short(self, ids):
+        for batch in generate(self, ids):
+            yield batch.slice(1)
+
+    monkeypatch.setattr(HeapSpace, "transitions_from", one_short)
+    assert check_game("sticks", "sticks:rows=5") == [
+        "sticks on sticks:rows=5: transitions_from() of one rank's positions differs from transitions()' rows for them"]

@@ -188,6 +188,8 @@ class RankNumbering:
             for batch in space.transitions_from(self.order[lo:hi]):
                 src, dst = batch.column(0).to_numpy(), batch.column(1).to_numpy()
                 if not self.identity:
+                    if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.new_id.size):
+                        raise DataError("the game gave a move to a position it did not list: the game module is wrong")
                     src, dst = self.new_id[src].astype(np.int64), self.new_id[dst].astype(np.int64)
                 if src.size and (src[0] < lo or src[-1] >= hi or (src[1:] < src[:-1]).any()):
                     raise DataError("the game's transitions_from gave moves out of positions it was not asked "
