@@ -27,15 +27,32 @@ def _terminate(*_: object) -> None:
     raise Terminated()
 
 
+#: Ctrl-C that Python dropped: raised inside a callback, it is printed and ignored.
+_dropped: list[BaseException] = []
+
+
+def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
+    """A Ctrl-C landing in importlib's module-lock callback while the commands load is
+    printed as "Exception ignored in …" and dropped, and the command went on to finish.
+    Noted instead, to be raised once the commands have loaded; anything else as before."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _dropped.append(unraisable.exc_value)
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main() -> None:
     """Run the command line; one line on stderr for every error it can explain."""
     if "--debug" in sys.argv[1:2]:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
+    sys.unraisablehook = _unraisable
     try:
         small_pages()
         from pipeline.commands import app
 
+        if _dropped:
+            raise KeyboardInterrupt
         status = app(standalone_mode=False)
     except BaseException as error:  # noqa: BLE001 - the one place errors become a line
         if isinstance(error, SystemExit):

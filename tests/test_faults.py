@@ -308,3 +308,19 @@ def test_a_catalog_of_another_shape_is_one_line(data):
     for args in (["sql", "SELECT 1"], ["probe", "chopsticks", "1-1|1-1"]):
         result = run(*args, data=data)
         assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_a_ctrl_c_python_dropped_while_the_commands_load_still_interrupts():
+    """A Ctrl-C raised inside a callback (importlib's module lock, while the commands load)
+    is printed by Python and dropped; the command must stop there all the same."""
+    code = ("import sys\n"
+            "from pipeline import cli\n"
+            "class Dropped:\n"
+            "    exc_value = KeyboardInterrupt()\n"
+            "cli._unraisable(Dropped())\n"
+            "sys.argv = ['tablebase', 'games']\n"
+            "cli.main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: interrupted: a ruleset is published whole or not at all, and what was built before is kept"]
