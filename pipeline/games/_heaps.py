@@ -135,6 +135,7 @@ class HeapSpace(Space):
         return self._keys
 
     def tokens(self, keys: np.ndarray) -> np.ndarray:
+        """Tokens left in each position (its level, and its rank)."""
         return sum(size * self.counts(keys, size) for size in range(1, self.top + 1))
 
     def positions(self) -> pa.Table:
@@ -181,6 +182,7 @@ class HeapSpace(Space):
         return self._from(ids)
 
     def _from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
+        """Batches of the moves out of `ids` (ascending): transitions_from's, and each part's."""
         self.keys()
         ids = np.asarray(ids, dtype=np.int64)
         batcher = Batcher(self.labels)
