@@ -214,9 +214,14 @@ class HeapSpace(Space):
             below = level - int(taken)
             lo, hi = (int(first[below]), int(first[below + 1])) if below >= 0 else (0, 0)
             child = block[rows] + delta  # ascending: rows ascend, and so do their keys
-            at = np.searchsorted(keys[lo:hi], child)
-            if at.size and (at[-1] >= hi - lo or (keys[lo:hi][np.minimum(at, hi - lo - 1)] != child).any()):
+            level_keys = keys[lo:hi]
+            # the part of the level between the first and last child: a search in cache
+            start = int(np.searchsorted(level_keys, child[0]))
+            near = level_keys[start : int(np.searchsorted(level_keys, child[-1], side="right"))]
+            at = np.searchsorted(near, child)
+            if at.size and (at[-1] >= near.size or (near[np.minimum(at, near.size - 1)] != child).any()):
                 raise AssertionError(f"a move of pattern {self.patterns[p]} leaves a position never reached")
+            at += start
             out = slot[rows]
             dst[out] = lo + at
             pattern[out] = p
