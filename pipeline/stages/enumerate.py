@@ -188,9 +188,7 @@ class RankNumbering:
             for batch in space.transitions_from(self.order[lo:hi]):
                 src, dst = batch.column(0).to_numpy(), batch.column(1).to_numpy()
                 if not self.identity:
-                    if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= self.new_id.size):
-                        raise DataError("the game gave a move to a position it did not list: the game module is wrong")
-                    src, dst = self.new_id[src].astype(np.int64), self.new_id[dst].astype(np.int64)
+                    src, dst = self._new_ids(src), self._new_ids(dst)
                 if src.size and (src[0] < lo or src[-1] >= hi or (src[1:] < src[:-1]).any()):
                     raise DataError("the game's transitions_from gave moves out of positions it was not asked "
                                     "for, or out of order: the game module is wrong")
@@ -201,6 +199,11 @@ class RankNumbering:
                     check_rank_falls(self.rank, src, dst)
                 yield pa.RecordBatch.from_arrays([pa.array(src), pa.array(dst), batch.column(2)],
                                                  schema=TRANSITION_SCHEMA)
+
+    def _new_ids(self, game_ids: np.ndarray) -> np.ndarray:
+        """The new id of each game id, -1 where it is no listed position's."""
+        listed = (game_ids >= 0) & (game_ids < self.new_id.size)
+        return np.where(listed, self.new_id[np.where(listed, game_ids, 0)], -1).astype(np.int64)
 
     def reorder(self, batches: Iterator[pa.RecordBatch], scratch_parent: Path) -> Iterator[pa.RecordBatch]:
         """The game's transitions renumbered, checked to lower the rank, in ascending src."""
