@@ -81,7 +81,7 @@ def test_rank_solver_agrees_with_retrograde_analysis(tmp_path, ruleset):
 
 
 def test_a_rank_that_does_not_fall_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(chopsticks.ChopsticksSpace, "rank", lambda self: np.zeros(self.m * self.m - 1, np.int64))
+    monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     with pytest.raises(DataError, match="rank does not fall along the move"):
         enumerated(tmp_path, "chopsticks")
 
@@ -120,7 +120,8 @@ def test_a_move_to_no_listed_position_is_refused_rank_by_rank(tmp_path, monkeypa
         enumerated(tmp_path, "sticks:rows=4")
 
 
-@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "octal:code=0.137,start=9-5"])
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "octal:code=0.137,start=9-5",
+                                     "chopsticks:fingers=6,hands=3,self_attack=true"])
 def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypatch, ruleset):
     """The same files whether enumerate asks for the moves rank by rank or takes the game's
     transitions() and reorders them through scratch files."""
@@ -129,6 +130,7 @@ def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypat
 
     _, direct = enumerated(tmp_path / "direct", ruleset)
     monkeypatch.setattr(HeapSpace, "transitions_from", Space.transitions_from)
+    monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "transitions_from", Space.transitions_from)
     _, reordered = enumerated(tmp_path / "reordered", ruleset)
     for name in ("positions", "transitions"):
         assert getattr(direct, name).read_bytes() == getattr(reordered, name).read_bytes()

@@ -218,7 +218,7 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     assert files["spark"].transitions.read_bytes() == files["duckdb"].transitions.read_bytes()
     assert files["spark"].positions.read_bytes() == files["duckdb"].positions.read_bytes()
 
-    monkeypatch.setattr(chopsticks.ChopsticksSpace, "rank", lambda self: np.zeros(self.m * self.m - 1, np.int64))
+    monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     rules = Ruleset.parse("chopsticks")
     with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
         enumerate_ruleset(rules, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", "spark")

@@ -1,9 +1,11 @@
 """Chopsticks (割り箸), the finger game of seeds 000 and 003, with every rule variant.
 
 A player's hands are an unordered multiset of `hands` values 0..fingers-1, so a player's
-side is identified by its rank among those multisets (`combinations_with_replacement`
-order), and a position by `id = mover_rank * M + opponent_rank` where M is the number of
-multisets. Moves are generated per mover rank for all opponents at once with NumPy.
+side is identified by its index among those multisets (`combinations_with_replacement`
+order), and a pair of sides by `pair = mover_side * M + opponent_side` where M is the number
+of multisets. Positions are numbered by the fingers still to add before every hand dies
+(the rank, where the rules have one), then by pair: the order enumerate publishes, so it
+renumbers nothing. Moves are generated for runs of positions at once with NumPy.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pyarrow.compute as pc
 
 from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
-from pipeline.games._bulk import BATCH_ROWS, Batcher, first_per_pair, parse_numbers
+from pipeline.games._bulk import BATCH_ROWS, Batcher, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
@@ -41,6 +43,11 @@ def _hands_by_total(fingers: int, hands: int) -> list[int]:
             for total in range(value, top + 1):
                 ways[k][total] += ways[k - 1][total - value]
     return ways[hands]
+
+
+def _ranked(rules: Ruleset) -> bool:
+    """Whether moves never return (RankedChopsticksSpace.rank says why)."""
+    return rules["overflow"] == "cutoff" and rules["split"] == "none"
 
 
 class Chopsticks(Game):
@@ -75,7 +82,8 @@ class Chopsticks(Game):
         if rules["split"] != "none":
             moves += max(_hands_by_total(fingers, hands))
         positions = sides * sides - 1  # every pair of hands but both players' all dead
-        return Size(positions, positions * moves, exact=True)
+        ranked = _ranked(rules)
+        return Size(positions, positions * moves, exact=True, ranked=ranked, by_rank=ranked)
 
     def validate(self, values: dict) -> None:
         sides = comb(values["fingers"] + values["hands"] - 1, values["hands"])
@@ -86,7 +94,7 @@ class Chopsticks(Game):
             )
 
     def space(self, rules: Ruleset) -> "ChopsticksSpace":
-        return ChopsticksSpace(rules)
+        return (RankedChopsticksSpace if _ranked(rules) else ChopsticksSpace)(rules)
 
     def start(self, rules: Ruleset) -> str:
         return "|".join(["-".join(["1"] * rules["hands"])] * 2)
@@ -163,6 +171,8 @@ GAME = Chopsticks()
 
 
 class ChopsticksSpace(Space):
+    """Every pair of sides but both all dead, numbered as the module says; moves may cycle."""
+
     def __init__(self, rules: Ruleset):
         self.fingers = fingers = rules["fingers"]
         self.hands = hands = rules["hands"]
@@ -172,8 +182,31 @@ class ChopsticksSpace(Space):
         self.self_attack = rules["self_attack"]
         self.sides = list(combinations_with_replacement(range(fingers), hands))
         self.side_rank = {side: i for i, side in enumerate(self.sides)}
-        self.m = len(self.sides)
+        self.m = m = len(self.sides)
         self.side_text = ["-".join(map(str, side)) for side in self.sides]
+        self.side_values = np.array(self.sides, dtype=np.int64).reshape(m, hands)
+        # fingers to add before every hand of a side dies: a pair's rank is its sides' sum
+        self.side_left = left = np.where(self.side_values > 0, fingers - self.side_values, 0).sum(axis=1)
+        count = np.bincount(left)  # sides by fingers left
+        pairs = np.convolve(count, count)  # pairs by rank; rank 0 is pair 0 alone (both all dead)
+        # id of pair (x, y) = first[rank, x] + within[y]: the rank's first id, plus the pairs
+        # of its rank with a lower mover side, plus the sides like y (as many left) before y
+        by_left = np.argsort(left, kind="stable")
+        self.within = np.empty(m, dtype=np.int64)
+        self.within[by_left] = np.arange(m) - np.repeat(np.cumsum(count) - count, count)
+        shift = np.arange(pairs.size)[:, None] - left[None, :]
+        partners = np.where((shift >= 0) & (shift < count.size), count[np.clip(shift, 0, count.size - 1)], 0)
+        first = (np.cumsum(pairs) - pairs - 1)[:, None] + np.cumsum(partners, axis=1) - partners  # -1: no pair 0
+        self.first = first.reshape(-1)
+        #: each position id's pair (mover side * M + opponent side), and its rank
+        self.rank_of = np.repeat(np.arange(pairs.size), pairs)[1:]
+        self.pair = np.empty(self.rank_of.size, dtype=np.int64)
+        x, y = np.divmod(np.arange(1, m * m, dtype=np.int64), m)
+        self.pair[self.id_of(x, y)] = np.arange(1, m * m)
+
+    def id_of(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The position id of the pair of sides (x to move, y), neither both 0."""
+        return self.first[(self.side_left[x] + self.side_left[y]) * self.m + x] + self.within[y]
 
     def overflow(self, total: int) -> int:
         if self.rollover:
@@ -182,32 +215,20 @@ class ChopsticksSpace(Space):
 
     def positions(self) -> pa.Table:
         m = self.m
-        ids = np.arange(1, m * m, dtype=np.int64)  # id 0 is both sides all dead: no position
-        mover, opponent = ids // m, ids % m
-        # rank 0 is the all-dead side: the mover with no live hand has lost, and a mover
-        # facing no live hand has won (it cannot arise from play, but it is a position).
+        mover, opponent = self.pair // m, self.pair % m
+        # side 0 is all dead: the mover with no live hand has lost, and a mover facing no
+        # live hand has won (it cannot arise from play, but it is a position).
         code = np.where(mover == 0, 0, np.where(opponent == 0, 1, -1))
         terminal = pc.take(pa.array(["loss", "win"]), pa.array(code, mask=code < 0))
         text_of = pa.array(self.side_text)
         text = pc.binary_join_element_wise(pc.take(text_of, mover), pc.take(text_of, opponent), "|")
-        side_values = np.array(self.sides, dtype=np.int8).reshape(m, self.hands)
+        side_values = self.side_values.astype(np.int8)
         return pa.Table.from_arrays(
-            [pa.array(ids), text, terminal.cast(pa.string()),
+            [pa.array(np.arange(self.pair.size, dtype=np.int64)), text, terminal.cast(pa.string()),
              self._hand_lists(side_values[mover]), self._hand_lists(side_values[opponent])],
             schema=POSITION_COLUMNS.append(pa.field("mover", pa.list_(pa.int8())))
             .append(pa.field("opponent", pa.list_(pa.int8()))),
         )
-
-    def rank(self) -> np.ndarray | None:
-        """Fingers still to add before every hand dies: each attack (and self attack) adds
-        at least one or kills a hand, so it falls with every move. Splits keep it and
-        rollover can lower a hand: with those, moves can cycle and there is no rank."""
-        if self.rollover or self.split != "none":
-            return None
-        values = np.array(self.sides, dtype=np.int64).reshape(self.m, self.hands)
-        side = np.where(values > 0, self.fingers - values, 0).sum(axis=1)
-        ids = np.arange(1, self.m * self.m, dtype=np.int64)  # as in positions()
-        return side[ids // self.m] + side[ids % self.m]
 
     def _hand_lists(self, values: np.ndarray) -> pa.ListArray:
         offsets = np.arange(0, values.size + 1, self.hands, dtype=np.int32)
@@ -216,7 +237,8 @@ class ChopsticksSpace(Space):
     # -- moves ---------------------------------------------------------------------
 
     def _attack_table(self) -> np.ndarray:
-        """table[o, a, j]: rank of side o after a hand of value a hits its j-th hand, or -1.
+        """table[o, a, j]: the side o becomes when a hand of value a hits its j-th hand, or -1
+        (-1 for a = 0 too).
 
         -1 where the j-th hand is dead or repeats the (j-1)-th (same value, same result).
         """
@@ -233,7 +255,7 @@ class ChopsticksSpace(Space):
         return table
 
     def _own_moves(self) -> list[list[tuple[int, str]]]:
-        """For each side rank: the distinct (new own side rank, label) of splits and self attacks."""
+        """For each side: the distinct (new own side, label) of splits and self attacks."""
         by_total: dict[int, list[int]] = {}
         for rank, side in enumerate(self.sides):
             by_total.setdefault(sum(side), []).append(rank)
@@ -261,53 +283,86 @@ class ChopsticksSpace(Space):
             result.append(sorted(found.items()))
         return result
 
-    def _movers(self) -> int:
-        """Movers per part: about 4 batches of moves each (a mover's side has m positions)."""
-        return max(1, 4 * BATCH_ROWS // (self.m * self.hands * self.hands))
-
-    def parts(self) -> int:
-        return max(1, -(-(self.m - 1) // self._movers()))
-
     @functools.cached_property
-    def _tables(self) -> tuple[np.ndarray, list, list[str], list[np.ndarray]]:
-        """The attack table, the own moves, every move label and each side's own labels' codes."""
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """The attack table; each side's own moves as the sides they lead to and their
+        labels' codes (padded with -1); every move label."""
         f = self.fingers
         own = self._own_moves()
         labels = [f"{a} hits {b}" for a in range(f) for b in range(f)]
-        own_label_ids: list[np.ndarray] = []
-        for moves in own:
-            start = len(labels)
+        width = max(map(len, own), default=0)
+        own_side = np.full((self.m, width), -1, dtype=np.int64)
+        own_label = np.full((self.m, width), -1, dtype=np.int64)
+        for side, moves in enumerate(own):
+            own_side[side, : len(moves)] = [target for target, _ in moves]
+            own_label[side, : len(moves)] = np.arange(len(labels), len(labels) + len(moves))
             labels.extend(label for _, label in moves)
-            own_label_ids.append(np.arange(start, len(labels), dtype=np.int32))
-        return self._attack_table(), own, labels, own_label_ids
+        return self._attack_table().reshape(-1), own_side, own_label, labels
+
+    def _step(self) -> int:
+        """Positions per part: about 4 batches of moves each."""
+        return max(1, 4 * BATCH_ROWS // (self.hands * self.hands + self._tables[1].shape[1]))
+
+    def parts(self) -> int:
+        return max(1, -(-self.pair.size // self._step()))
 
     def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
-        f, h, m = self.fingers, self.hands, self.m
-        n = m * m
-        table, own, labels, own_label_ids = self._tables
-        batcher = Batcher(labels)
-        side_values = np.array(self.sides, dtype=np.int64).reshape(m, h)
-        opponents = np.arange(1, m, dtype=np.int64)  # opponent all dead: game over, no moves
+        lo = part * self._step()
+        return self._from(np.arange(lo, min(lo + self._step(), self.pair.size), dtype=np.int64))
 
-        first = 1 + part * self._movers()  # mover all dead (side 0): lost, no moves
-        for mover in range(first, min(m, first + self._movers())):
-            live = np.unique(side_values[mover][side_values[mover] > 0])
-            # attacks, in the order (own hand value, opponent hand index)
-            child_side = table[opponents][:, live, :].reshape(len(opponents), -1)
-            hit_values = side_values[opponents]  # value of the opponent hand at each index
-            label = (live[None, :, None] * f + hit_values[:, None, :]).reshape(len(opponents), -1)
-            row = np.broadcast_to(np.arange(len(opponents))[:, None], child_side.shape)
-            ok = child_side >= 0
-            src_o = opponents[row[ok]]
-            dst = child_side[ok] * m + mover
-            move = label[ok].astype(np.int32)
-            # own moves (splits, self attacks): the opponent's side stays, the mover's changes
-            targets = np.array([t for t, _ in own[mover]], dtype=np.int64)
-            if targets.size:
-                src_o = np.concatenate([src_o, np.repeat(opponents, targets.size)])
-                dst = np.concatenate([dst, (opponents[:, None] * m + targets[None, :]).reshape(-1)])
-                move = np.concatenate([move, np.tile(own_label_ids[mover], len(opponents))])
-            # distinct (src, dst), first move kept; ascending src then dst
-            src_o, dst, move = first_per_pair(src_o, dst, move, n)
-            yield from batcher.add(mover * m + src_o, dst, move)
+    def _from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
+        """Batches of the moves out of `ids` (ascending), about a batch of moves at a time."""
+        ids = np.asarray(ids, dtype=np.int64)
+        batcher = Batcher(self._tables[3])
+        step = max(1, BATCH_ROWS // (self.hands * self.hands + self._tables[1].shape[1]))
+        for lo in range(0, ids.size, step):
+            yield from batcher.add(*self._moves(ids[lo : lo + step]))
         yield from batcher.finish()
+
+    def _moves(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(src, dst, label code) of the moves out of `ids` (ascending), source by source,
+        each source's in ascending dst, the first move (in the game's order) of each child."""
+        f, h, m = self.fingers, self.hands, self.m
+        attack, own_side, own_label, _ = self._tables
+        mover, opponent = np.divmod(self.pair[ids], m)
+        playing = (mover > 0) & (opponent > 0)  # a side all dead: the game is over
+        ids, mover, opponent = ids[playing], mover[playing], opponent[playing]
+        own = self.side_values[mover]  # (k, h)
+        # attacks, in the game's order (own hand value, opponent hand index); a dead own
+        # hand, or one of the value before it, attacks with nothing new (the table's value 0)
+        live = own > 0
+        live[:, 1:] &= own[:, 1:] != own[:, :-1]
+        hit = (opponent[:, None] * f + np.where(live, own, 0)) * h
+        child = attack[(hit[:, :, None] + np.arange(h)).reshape(ids.size, h * h)]
+        label = (own[:, :, None] * f + self.side_values[opponent][:, None, :]).reshape(ids.size, h * h)
+        # the child position: the attacked side moves next, facing the mover's side
+        dst = np.where(child >= 0, self.id_of(np.maximum(child, 0), mover[:, None]), -1)
+        if own_side.shape[1]:  # splits and self attacks: the opponent moves next, facing the new side
+            targets = own_side[mover]
+            dst = np.concatenate([dst, np.where(targets >= 0, self.id_of(opponent[:, None], np.maximum(targets, 0)), -1)],
+                                 axis=1)
+            label = np.concatenate([label, own_label[mover]], axis=1)
+        # each source's children ascending, the first of equal ones (lowest column) kept:
+        # sorted as child id and column packed in one integer, no move last
+        bits = (dst.shape[1] - 1).bit_length()
+        key = np.where(dst >= 0, dst << bits | np.arange(dst.shape[1]), np.iinfo(np.int64).max)
+        key.sort(axis=1)
+        dst = key >> bits
+        keep = key != np.iinfo(np.int64).max
+        keep[:, 1:] &= dst[:, 1:] != dst[:, :-1]
+        row, _ = np.nonzero(keep)
+        column = key[keep] & ((1 << bits) - 1)
+        return ids[row], dst[keep], label.reshape(-1)[row * label.shape[1] + column]
+
+
+class RankedChopsticksSpace(ChopsticksSpace):
+    """Attacks only, cut off at the fingers: moves never return, and come rank by rank."""
+
+    def rank(self) -> np.ndarray:
+        """Fingers still to add before every hand dies: each attack (and self attack) adds
+        at least one or kills a hand, so it falls with every move. (Splits keep it and
+        rollover can lower a hand: with those, moves can cycle and there is no rank.)"""
+        return self.rank_of
+
+    def transitions_from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
+        return self._from(ids)
