@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.engines import arrays, by_id_join
@@ -112,12 +113,19 @@ class Levels:
         return self.frontier.num_rows
 
 
+#: Solving rank by rank, transitions files of at most this many moves are read once into
+#: memory (128 MB as two INTEGER columns) rather than a rank at a time: sticks:rows=10's
+#: 56 ranks read their moves in 0.2 s instead of 0.6.
+LOAD_MOVES = 1 << 24
+
+
 class DuckDBSolver:
     """sql/duckdb/rank_*.sql where positions have a rank, else solve_*.sql (values, then
     ties) and grundy_*.sql."""
 
     def __init__(self, engine: DuckDBEngine, impartial: bool):
         self.con = engine.con
+        self.paths = engine.paths
         self.impartial = impartial
         set_variables(self.con, impartial=impartial)
         self._level_sql = None
@@ -125,6 +133,8 @@ class DuckDBSolver:
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
+        if pq.read_metadata(self.paths["transitions"]).num_rows <= LOAD_MOVES:
+            run_sql(self.con, "rank_load")
         self._level_sql = sql_text("rank_level")
         return self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
 

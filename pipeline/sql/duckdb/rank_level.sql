@@ -1,7 +1,7 @@
 -- Solving rank by rank, one rank: the positions with ids lo..hi (one rank; every child of
--- theirs has a lower rank, so is in res already). Variables: transitions (Parquet path),
--- lo, hi, impartial, and pipeline/values.py's (band, value_names). Each transition is read
--- once in the whole solve, when its source's rank comes.
+-- theirs has a lower rank, so is in res already) and their moves (rank_setup.sql's `moves`).
+-- Variables: lo, hi, impartial, and pipeline/values.py's (band, value_names). Each
+-- transition is read once in the whole solve, when its source's rank comes.
 -- A position's best move is to the child with the highest score (rank_setup.sql): a lost
 -- child makes it won, one ply after the fastest; else a tied child makes it tied, one ply
 -- after the fastest; else (every child won) it is lost, one ply after the slowest. Its
@@ -9,7 +9,7 @@
 -- one more than its highest child's.
 CREATE OR REPLACE TEMP TABLE moves_here AS
 SELECT src::INTEGER AS src, dst::INTEGER AS dst
-FROM read_parquet(getvariable('transitions'))
+FROM moves
 WHERE src BETWEEN getvariable('lo') AND getvariable('hi');
 
 -- The children's ids start here: only res's rows from there on are joined (res is in id

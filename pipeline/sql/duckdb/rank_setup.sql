@@ -1,11 +1,17 @@
 -- Solving rank by rank, setup: for rulesets whose game gives a rank that every move
 -- lowers (positions.parquet's `rank`, positions numbered rank by rank, transitions sorted
--- by src). Variables: positions (Parquet path). Sets variable width: bits of the
+-- by src). Variables: positions, transitions (Parquet paths). Sets variable width: bits of the
 -- Grundy-value masks, more than any value can reach (a value never exceeds its moves).
 -- A rank's moves are grouped by their source, ids in one rank's range (at most a few
 -- million): DuckDB aggregates into an array indexed by the id, no hashing, up to 2^24.
 SET perfect_ht_threshold = 24;
 SET VARIABLE width = (SELECT max(moves) + 2 FROM read_parquet(getvariable('positions')));
+
+-- The moves, read from the file a rank at a time: a rank's id range skips the other
+-- ranks' row groups by their min/max. A file of few moves is loaded once instead
+-- (rank_load.sql): its ranks share a few row groups of 1 M rows, each read whole per rank.
+CREATE TEMP VIEW moves AS
+SELECT src, dst FROM read_parquet(getvariable('transitions'));
 
 CREATE TEMP TABLE pos AS
 SELECT id::INTEGER AS id, terminal, moves, rank
