@@ -509,8 +509,14 @@ def limit_argv(rules) -> list[str] | None:
         program, args = "sticks", [str(rules["rows"]), str(rules["play"])]
     else:
         return None
-    binary = LIMIT / "bin" / program
+    binary = limit_bin() / program
     return [str(binary), *args] if binary.exists() else None
+
+
+def limit_bin() -> Path:
+    """Where the limit's programs are: beside its sources, or, where those are read-only,
+    in a scratch copy outside the project (build_limit)."""
+    return (LIMIT if os.access(LIMIT, os.W_OK) else Path(tempfile.gettempdir()) / "tablebase-limit") / "bin"
 
 
 def build_limit() -> str:
@@ -518,13 +524,19 @@ def build_limit() -> str:
     script = LIMIT / "build.sh"
     if not script.exists():
         return f"no compiled limit at {LIMIT} (TABLEBASE_LIMIT): ratios to it are left out"
-    if not (LIMIT / "bin" / "sticks").exists():
+    where = limit_bin().parent
+    if not (where / "bin" / "sticks").exists():
         if shutil.which("g++") is None:
             return "the compiled limit needs g++ to build (apt-get install g++): ratios to it are left out"
-        done = subprocess.run(["sh", str(script)], cwd=LIMIT, capture_output=True, text=True)
+        if where != LIMIT:  # its sources are read-only: built from a copy in the temp folder
+            where.mkdir(parents=True, exist_ok=True)
+            for source in LIMIT.iterdir():
+                if source.is_file():
+                    shutil.copyfile(source, where / source.name)
+        done = subprocess.run(["sh", str(where / "build.sh")], cwd=where, capture_output=True, text=True)
         if done.returncode:
             return f"the compiled limit did not build ({(done.stderr or done.stdout).strip().splitlines()[-1:]})"
-    return f"compiled limit: {LIMIT / 'bin'}"
+    return f"compiled limit: {where / 'bin'}"
 
 
 def run_yardstick(result: Result, directory: Path, data: Path, log: Path, plan: Plan) -> None:
