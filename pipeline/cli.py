@@ -14,6 +14,8 @@ import signal
 import sys
 import traceback
 
+from pipeline.imports import hide_pandas, show_pandas
+
 
 class Terminated(BaseException):
     """SIGTERM (timeout, a service manager): unwound like Ctrl-C, so scratch is removed."""
@@ -49,6 +51,7 @@ def main() -> None:
     sys.unraisablehook = _unraisable
     try:
         small_pages()
+        hide_pandas()
         from pipeline.commands import app
 
         if _dropped:
@@ -68,6 +71,8 @@ def main() -> None:
         if os.environ.get("TABLEBASE_DEBUG"):
             traceback.print_exc()
         leave(message, status)
+    finally:
+        show_pandas()
     if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
         leave(interrupted(), 130)
     sys.exit(status or 0)

@@ -141,3 +141,17 @@ def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
     assert digests(data) == before
     probe = tablebase("probe", "chopsticks:fingers=12,hands=3", "1-1-1|1-1-1", data=data)
     assert probe.returncode == 0, probe.stderr
+
+
+def test_a_command_does_not_import_pandas(tmp_path):
+    """pyarrow would import pandas on its first conversion (0.3 s of every command):
+    the command line hides it (pipeline/imports.py), and a build works without it."""
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('pandas' in sys.modules))\n"
+              "from pipeline.cli import main\n"
+              f"sys.argv = ['tablebase', 'build', 'sticks:rows=4', '--data', {str(tmp_path)!r}, '-q']\n"
+              "main()\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
+    assert (tmp_path / "sticks" / "rows-4" / "tablebase.parquet").exists()

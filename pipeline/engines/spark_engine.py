@@ -44,8 +44,11 @@ from pipeline import values
 from pipeline.db import sql_text
 from pipeline.engines import by_id_join
 from pipeline.errors import DataError, TablebaseError
+from pipeline.imports import show_pandas
 from pipeline.parquet import write_batches
 from pipeline.progress import log
+
+show_pandas()  # the command line hides it (pipeline/imports.py); pyspark's driver checks it is there
 
 #: Shuffle partitions in local mode: Spark's default of 200 makes every small step slow.
 LOCAL_PARTITIONS = 8
