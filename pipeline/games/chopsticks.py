@@ -299,9 +299,13 @@ class ChopsticksSpace(Space):
             labels.extend(label for _, label in moves)
         return self._attack_table().reshape(-1), own_side, own_label, labels
 
+    def _width(self) -> int:
+        """Candidate moves per position: every own hand on every opponent's, and own moves."""
+        return self.hands * self.hands + self._tables[1].shape[1]
+
     def _step(self) -> int:
         """Positions per part: about 4 batches of moves each."""
-        return max(1, 4 * BATCH_ROWS // (self.hands * self.hands + self._tables[1].shape[1]))
+        return max(1, 4 * BATCH_ROWS // self._width())
 
     def parts(self) -> int:
         return max(1, -(-self.pair.size // self._step()))
@@ -314,7 +318,7 @@ class ChopsticksSpace(Space):
         """Batches of the moves out of `ids` (ascending), about a batch of moves at a time."""
         ids = np.asarray(ids, dtype=np.int64)
         batcher = Batcher(self._tables[3])
-        step = max(1, BATCH_ROWS // (self.hands * self.hands + self._tables[1].shape[1]))
+        step = max(1, BATCH_ROWS // self._width())
         for lo in range(0, ids.size, step):
             yield from batcher.add(*self._moves(ids[lo : lo + step]))
         yield from batcher.finish()
