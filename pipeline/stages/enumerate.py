@@ -6,9 +6,11 @@ ruleset, src, dst, move, sorted by src.
 
 When the game gives a rank (a number every move lowers, `Space.rank`), positions are
 numbered rank by rank, lowest first, and the transitions are written in that order, so
-the solver finds each rank's positions and moves in one contiguous range. The game
-generates moves in its own order; they are spilled to one scratch file per group of
-ranks and read back group by group (memory stays bounded by one group).
+the solver finds each rank's positions and moves in one contiguous range. A game that
+offers `Space.transitions_from` (sticks, octal, chopsticks without splits or rollover) is
+asked for each rank's moves in turn; the others generate moves in their own order, which
+are spilled to one scratch file per group of ranks and read back group by group (memory
+stays bounded by one group).
 """
 
 from __future__ import annotations
