@@ -51,6 +51,7 @@ def main() -> None:
     sys.unraisablehook = _unraisable
     try:
         small_pages()
+        reuse_freed_memory()
         hide_pandas()
         from pipeline.commands import app
 
@@ -88,6 +89,34 @@ def small_pages() -> None:
         import numpy
 
         numpy._core.multiarray._set_madvise_hugepage(False)
+
+
+#: glibc's mallopt parameters: the size from which a block is its own mapping, and how
+#: much free memory at the top of the heap is handed back to the system.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+#: The largest mmap threshold glibc takes on 64-bit systems.
+MMAP_THRESHOLD_MAX = 32 << 20
+
+
+def reuse_freed_memory() -> None:
+    """The stages make and drop NumPy arrays of a few MB at a time (a part of the moves
+    each). glibc gives such blocks back to the system when they are freed, so every part
+    faulted its memory in afresh: chopsticks:fingers=15,hands=4's moves took 1.9 s in the
+    kernel for 9.8 s in NumPy, and 5 s with two threads making them (BENCHMARKS.md,
+    version 0.8). Kept for reuse instead (blocks up to 32 MB, glibc's limit): 0.1 s. Only
+    where the C library is glibc, and not where the user set glibc's MALLOC_ variables."""
+    if sys.platform != "linux" or any(name.startswith("MALLOC_") for name in os.environ):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+        libc.gnu_get_libc_version  # glibc only (musl has no mallopt parameters to set)
+    except (OSError, AttributeError):
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
+    mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 
 def leave(message: str, status: int) -> None:
