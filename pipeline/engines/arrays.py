@@ -10,8 +10,6 @@ Spark engine's SQL (pipeline/sql/spark/): verify's facts, export's reachable pos
 from __future__ import annotations
 
 import threading
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
@@ -22,6 +20,7 @@ import pyarrow.parquet as pq
 from pipeline import values
 from pipeline.errors import DataError
 from pipeline.parquet import read_table
+from pipeline.threads import in_order
 
 #: Grundy values below this are gathered as bits of one uint64 a position; larger ones
 #: (rare: a value is at most the number of moves) as (position, value) pairs.
@@ -81,14 +80,7 @@ def _row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4) -> It
             local.reader = pq.ParquetFile(path)
         return work(local.reader.read_row_group(group, columns=["src", "dst"]))
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pending: deque[Future] = deque()
-        for group in range(pq.read_metadata(path).num_row_groups):
-            pending.append(pool.submit(read, group))
-            if len(pending) >= ahead:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    return in_order(read, range(pq.read_metadata(path).num_row_groups), ahead)
 
 
 def _int(column: pa.ChunkedArray, missing: int) -> np.ndarray:

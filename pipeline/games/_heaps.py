@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from pipeline.games import POSITION_COLUMNS, Size, Space
 from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
+from pipeline.threads import in_order
 
 #: Positions per block of text building.
 BLOCK = 1 << 20
@@ -188,9 +189,9 @@ class HeapSpace(Space):
         batcher = Batcher(self.labels)
         # runs of ids on one level, at most a step of positions each
         cuts = np.union1d(np.searchsorted(ids, self._first), np.arange(0, ids.size, self._step()))
-        for lo, hi in zip(cuts, np.append(cuts[1:], ids.size)):
-            if hi > lo:
-                yield from batcher.add(*self._moves(ids[lo:hi]))
+        runs = (ids[lo:hi] for lo, hi in zip(cuts, np.append(cuts[1:], ids.size)) if hi > lo)
+        for moves in in_order(self._moves, runs):
+            yield from batcher.add(*moves)
         yield from batcher.finish()
 
     def _moves(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

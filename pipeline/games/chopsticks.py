@@ -24,6 +24,7 @@ from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, parse_numbers
 from pipeline.params import BoolParam, ChoiceParam, IntParam
+from pipeline.threads import in_order
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
@@ -319,8 +320,8 @@ class ChopsticksSpace(Space):
         ids = np.asarray(ids, dtype=np.int64)
         batcher = Batcher(self._tables[3])
         step = max(1, BATCH_ROWS // self._width())
-        for lo in range(0, ids.size, step):
-            yield from batcher.add(*self._moves(ids[lo : lo + step]))
+        for moves in in_order(self._moves, (ids[lo : lo + step] for lo in range(0, ids.size, step))):
+            yield from batcher.add(*moves)
         yield from batcher.finish()
 
     def _moves(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
