@@ -147,3 +147,49 @@ def test_moves_read_rank_by_rank_from_the_file_solve_as_loaded_ones(tmp_path, mo
     monkeypatch.setattr(duckdb_engine, "LOAD_MOVES", 0)
     solve(files, data.temp)
     assert files.solution.read_bytes() == loaded
+
+
+def test_the_positions_file_written_beside_the_moves_is_the_one_written_after(tmp_path, monkeypatch):
+    """Numbered by rank, a row group of positions.parquet is written once its positions'
+    moves are counted (here row groups of 40 positions), while the moves are made: the
+    same bytes as waiting for the last move."""
+    from pipeline.stages import enumerate as enumerate_stage
+
+    monkeypatch.setattr(enumerate_stage, "ROW_GROUP_ROWS", 40)
+    _, beside = enumerated(tmp_path / "beside", "sticks:rows=6")
+    monkeypatch.setattr(enumerate_stage.Counted, "source", lambda self, src: None)  # only the end counts
+    _, after = enumerated(tmp_path / "after", "sticks:rows=6")
+    assert beside.positions.read_bytes() == after.positions.read_bytes()
+    moves = pq.read_table(beside.positions, columns=["moves"])["moves"].to_numpy()
+    src = pq.read_table(beside.transitions, columns=["src"])["src"].to_numpy()
+    assert moves.sum() == src.size and (moves == np.bincount(src, minlength=moves.size)).all()
+
+
+def test_moves_that_fail_midway_leave_no_positions_file(tmp_path, monkeypatch):
+    from pipeline.games._heaps import HeapSpace
+
+    generate = HeapSpace.transitions_from
+    ranks = []
+
+    def failing(self, ids):
+        ranks.append(len(ids))
+        if len(ranks) == 5:
+            raise RuntimeError("the game broke at its fifth rank")
+        yield from generate(self, ids)
+
+    monkeypatch.setattr(HeapSpace, "transitions_from", failing)
+    with pytest.raises(RuntimeError, match="fifth rank"):
+        enumerated(tmp_path, "sticks:rows=5")
+    assert not [path.name for path in tmp_path.rglob("*.parquet*")]
+
+
+def test_moves_out_of_order_by_source_are_refused_where_positions_are_written_beside_them():
+    from pipeline.stages.enumerate import Counted
+
+    counted = Counted(by_rank=True)
+    counted.source(np.array([3, 4, 4, 7]))
+    counted.wait(7)  # positions 0..6 have all their moves
+    with pytest.raises(DataError, match="out of order"):
+        counted.source(np.array([5, 8]))
+    with pytest.raises(DataError, match="out of order"):
+        Counted(by_rank=True).source(np.array([2, 1]))

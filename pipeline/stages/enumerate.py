@@ -10,7 +10,8 @@ the solver finds each rank's positions and moves in one contiguous range. A game
 offers `Space.transitions_from` (sticks, octal, chopsticks without splits or rollover) is
 asked for each rank's moves in turn; the others generate moves in their own order, which
 are spilled to one scratch file per group of ranks and read back group by group (memory
-stays bounded by one group).
+stays bounded by one group). Numbered by rank, the positions file is written beside the
+transitions: a row group as soon as the moves of its positions are counted.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import errno
 import os
 import shutil
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +35,7 @@ from pipeline.games import TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.engines import open_engine
-from pipeline.parquet import write_batches
+from pipeline.parquet import ROW_GROUP_ROWS, write_batches
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 
@@ -70,6 +72,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         moves = np.zeros(int(game_ids.max()) + 1 if len(game_ids) else 0, dtype=np.int64)
         scratch = temp_dir or out.dir
 
+        counted_upto = Counted(by_rank=numbering is not None)
+
         def counted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             logged = written = 0
             for batch in batches:
@@ -77,6 +81,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                 if src.size:  # a batch's sources are a narrow range where moves come by rank
                     low = src.min()
                     moves[low : src.max() + 1] += np.bincount(src - low)
+                    counted_upto.source(src)
                 name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                 yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
                 written += batch.num_rows
@@ -84,34 +89,101 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                 if written >= logged + BATCH_ROWS:  # about once a million
                     logged = written
                     log.debug("enumerate %s: %s transitions", rules.id, f"{written:,}")
+                if positions_written.done() and positions_written.exception() is not None:
+                    raise positions_written.exception()  # a full disk: no use making the rest
+
+        def write_positions() -> None:
+            """positions.parquet, a row group as soon as its positions' moves are all counted:
+            the moves come by ascending new id where positions are numbered by rank, so the
+            file is written beside the transitions, not after them."""
+            if numbering is None:
+                table, ids, rank_column = positions, game_ids, pa.nulls(positions.num_rows, pa.int32())
+            else:
+                table, ids, rank_column = numbering.renumber(positions), None, pa.array(numbering.rank, pa.int32())
+            schema = POSITIONS.schema(game_fields(_with_counts(table.slice(0, 0), np.zeros(0), rank_column[:0]).schema,
+                                                  POSITIONS))
+
+            def parts() -> Iterator[pa.RecordBatch]:
+                for lo in range(0, table.num_rows, ROW_GROUP_ROWS):
+                    hi = min(lo + ROW_GROUP_ROWS, table.num_rows)
+                    counted_upto.wait(hi)
+                    count = moves[lo:hi] if ids is None else moves[ids[lo:hi]]
+                    yield from _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
+
+            write_batches(parts(), out.positions, schema, delta=("id", "text"))
 
         engine_session = open_engine(engine, scratch)
-        aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order while moves are made
-        renumbered = aside.submit(numbering.renumber, positions) if numbering is not None else None
+        aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
+        positions_written = aside.submit(write_positions)
         try:
             generated = engine_session.transitions(rules, space, numbering, moves.size, scratch,
                                                    lambda count: stage.count(count, unit="moves generated"))
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             transitions = write_batches(counted(generated), out.transitions, PUBLISHED_TRANSITIONS,
                                         delta=("src", "dst"))
+            counted_upto.finish()
+            positions_written.result()
         finally:
+            counted_upto.stop()
             engine_session.close()
             aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
-        if numbering is None:
-            ids = game_ids
-            rank_column = pa.nulls(positions.num_rows, pa.int32())
-        else:
-            positions = renumbered.result()
-            ids = np.arange(positions.num_rows)
-            rank_column = pa.array(numbering.rank, pa.int32())
-        # the solver's starting counters, and a fact users ask for ("how many moves here?")
-        positions = positions.add_column(3, "moves", pa.array(moves[ids].astype(np.int32)))
-        positions = positions.add_column(4, "rank", rank_column)
-        # one schema for every ruleset of a game, whichever columns happen to hold no NULL
-        schema = POSITIONS.schema(game_fields(positions.schema, POSITIONS))
-        write_batches(positions.cast(schema).to_batches(), out.positions, schema, delta=("id", "text"))
     return Enumerated(positions.num_rows, transitions)
+
+
+def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.Table:
+    """Positions with the solver's starting counters, and a fact users ask for ("how many
+    moves here?"), and their rank, as the third and fourth columns."""
+    positions = positions.add_column(3, "moves", pa.array(moves.astype(np.int32)))
+    return positions.add_column(4, "rank", rank)
+
+
+class Counted:
+    """How far enumerate has counted the moves, for the positions file's writer. Where
+    positions are numbered by rank (`by_rank`), moves come by ascending source, so every
+    position with an id below `upto` has all its moves counted; otherwise only the end
+    (`finish`) says so."""
+
+    def __init__(self, by_rank: bool) -> None:
+        self._changed = threading.Condition()
+        self.by_rank = by_rank
+        self.upto = 0
+        self.done = self.stopped = False
+
+    def source(self, src: np.ndarray) -> None:
+        """A batch of moves out of the sources `src` was counted (its last source's moves
+        may go on in the next batch)."""
+        if not self.by_rank or not src.size:
+            return
+        if src[0] < self.upto or (src[1:] < src[:-1]).any():
+            # rows of the positions file may be written already, with too few moves
+            raise DataError("the moves came out of order by source: the positions file cannot be written")
+        with self._changed:
+            self.upto = int(src[-1])
+            self._changed.notify_all()
+
+    def finish(self) -> None:
+        with self._changed:
+            self.done = True
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        """The moves failed (or all are counted): waiting ends."""
+        with self._changed:
+            self.stopped = True
+            self._changed.notify_all()
+
+    def wait(self, upto: int | None = None) -> None:
+        """Until positions below `upto` (None: all) have their moves counted; an error
+        if the moves stopped before that."""
+        def ready() -> bool:
+            return self.done or (upto is not None and self.by_rank and self.upto >= upto)
+
+        with self._changed:
+            while not (ready() or self.stopped):
+                self._changed.wait()
+            if not ready():
+                raise DataError("the moves were not all made: the positions file is not written")
 
 
 def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path,
