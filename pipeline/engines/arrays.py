@@ -121,7 +121,9 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     kinds = 2 * (missing + 1)
 
     def as_child(column: np.ndarray, keep: np.ndarray, empty: int) -> np.ndarray:
-        return np.append(np.where(solved & keep, column, empty), empty).astype(column.dtype)
+        child = np.full(n + 1, empty, dtype=column.dtype)
+        np.copyto(child[:n], column, where=solved & keep)
+        return child
 
     kind = as_child(np.where(grundy >= 0, missing + 1, 0).astype(np.int8) + code, np.ones(n, bool), missing)
     loss_rem = as_child(remoteness, code == loss, NO_MIN)
@@ -182,8 +184,10 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         here, counts, *best, big = part
         merged = [*counts, *best]
         if here[0] > last:
+            # sources with moves are most often a run of ids: a copy, not a scatter
+            at = slice(here[0], here[-1] + 1) if here[-1] - here[0] + 1 == here.size else here
             for array, values_ in zip(result, merged):
-                array[here] = values_
+                array[at] = values_
         elif here[0] == last:  # the source the part before ended with goes on
             for (reduce, _, _), array, values_ in zip(columns, result, merged):
                 array[here[0]] = reduce(array[here[0]], values_[0])
