@@ -100,8 +100,9 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                 table, ids, rank_column = positions, game_ids, pa.nulls(positions.num_rows, pa.int32())
             else:
                 table, ids, rank_column = numbering.renumber(positions), None, pa.array(numbering.rank, pa.int32())
-            schema = POSITIONS.schema(game_fields(_with_counts(table.slice(0, 0), np.zeros(0), rank_column[:0]).schema,
-                                                  POSITIONS))
+            # one schema for every ruleset of a game, whichever columns happen to hold no NULL
+            empty = _with_counts(table.slice(0, 0), np.zeros(0), rank_column[:0])
+            schema = POSITIONS.schema(game_fields(empty.schema, POSITIONS))
 
             def parts() -> Iterator[pa.RecordBatch]:
                 for lo in range(0, table.num_rows, ROW_GROUP_ROWS):
