@@ -193,3 +193,48 @@ def test_moves_out_of_order_by_source_are_refused_where_positions_are_written_be
         counted.source(np.array([5, 8]))
     with pytest.raises(DataError, match="out of order"):
         Counted(by_rank=True).source(np.array([2, 1]))
+
+
+def _reversed_listing(monkeypatch, space_class):
+    """The game lists its positions (and ranks) in reverse: ids unique, not ascending."""
+    positions, rank = space_class.positions, space_class.rank
+    monkeypatch.setattr(space_class, "positions", lambda self: positions(self).take(
+        np.arange(positions(self).num_rows)[::-1].copy()))
+    monkeypatch.setattr(space_class, "rank", lambda self: np.asarray(rank(self))[::-1].copy())
+
+
+def test_a_game_listing_positions_out_of_id_order_still_gets_moves_sorted_by_source(tmp_path, monkeypatch):
+    """Games without transitions_from make their moves in their own order, spilled and read
+    back rank by rank; within a rank they are sorted by the new id, whatever order the game
+    listed its positions in."""
+    ruleset = "nim:start=2-3-4"
+    _, usual = enumerated(tmp_path / "usual", ruleset)
+    _reversed_listing(monkeypatch, type(Ruleset.parse(ruleset).game.space(Ruleset.parse(ruleset))))
+    _, reversed_ = enumerated(tmp_path / "reversed", ruleset)
+    src = pq.read_table(reversed_.transitions, columns=["src"])["src"].to_numpy()
+    assert (src[1:] >= src[:-1]).all()
+
+    def moves_by_text(files):
+        table = pq.read_table(files.positions, columns=["text", "moves"]).to_pydict()
+        return dict(zip(table["text"], table["moves"]))
+
+    assert moves_by_text(reversed_) == moves_by_text(usual)
+
+
+def test_a_transitions_file_that_cannot_be_written_leaves_no_scratch_moves(tmp_path, monkeypatch):
+    from pipeline.stages import enumerate as enumerate_stage
+
+    write = enumerate_stage.write_batches
+    held = []  # as a traceback kept for a report holds the writer's frame
+
+    def full_disk_for_the_moves(batches, path, *args, **kwargs):
+        if path.name == "transitions.parquet":
+            held.append(batches)
+            next(iter(batches))  # the moves are spilled and being read back when the disk fills
+            raise OSError(28, "No space left on device", str(path))
+        return write(batches, path, *args, **kwargs)
+
+    monkeypatch.setattr(enumerate_stage, "write_batches", full_disk_for_the_moves)
+    with pytest.raises(OSError, match="No space"):
+        enumerated(tmp_path, "nim:start=2-3-4")
+    assert not list(tmp_path.rglob(".moves-*"))

@@ -116,6 +116,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         engine_session = open_engine(engine, scratch)
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
         positions_written = aside.submit(write_positions)
+        generated = None
         try:
             generated = engine_session.transitions(rules, space, numbering, moves.size, scratch,
                                                    lambda count: stage.count(count, unit="moves generated"))
@@ -126,6 +127,8 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
             positions_written.result()
         finally:
             counted_upto.stop()
+            if hasattr(generated, "close"):  # a generator left half way removes its scratch files now
+                generated.close()
             engine_session.close()
             aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
@@ -309,6 +312,9 @@ class RankNumbering:
                     within = self.rank[rows[:, 0]] - (self.low + group * self.per_group)
                     rows = rows[np.argsort(within.astype(np.uint16 if self.per_group <= 1 << 16 else np.int64),
                                            kind="stable")]
+                if rows.shape[0] > 1 and (rows[1:, 0] < rows[:-1, 0]).any():
+                    # a game that lists its positions out of the order it makes their moves in
+                    rows = rows[np.argsort(rows[:, 0], kind="stable")]
                 for lo in range(0, rows.shape[0], BATCH_ROWS):
                     part = rows[lo : lo + BATCH_ROWS]
                     yield pa.RecordBatch.from_arrays(
