@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -143,16 +144,16 @@ def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.T
 
 
 class Counted:
-    """How far enumerate has counted the moves, for the positions file's writer. Where
-    positions are numbered by rank (`by_rank`), moves come by ascending source, so every
-    position with an id below `upto` has all its moves counted; otherwise only the end
-    (`finish`) says so."""
+    """How far enumerate has counted the moves, for the positions file's writer: every
+    position with an id below `upto` has all its moves counted. Where positions are
+    numbered by rank (`by_rank`), moves come by ascending source and `upto` follows them;
+    otherwise it jumps to the end once the last move is counted (`finish`)."""
 
     def __init__(self, by_rank: bool) -> None:
         self._changed = threading.Condition()
         self.by_rank = by_rank
         self.upto = 0
-        self.done = self.stopped = False
+        self.stopped = False
 
     def source(self, src: np.ndarray) -> None:
         """A batch of moves out of the sources `src` was counted (its last source's moves
@@ -162,14 +163,10 @@ class Counted:
         if src[0] < self.upto or (src[1:] < src[:-1]).any():
             # rows of the positions file may be written already, with too few moves
             raise DataError("the moves came out of order by source: the positions file cannot be written")
-        with self._changed:
-            self.upto = int(src[-1])
-            self._changed.notify_all()
+        self._advance(int(src[-1]))
 
     def finish(self) -> None:
-        with self._changed:
-            self.done = True
-            self._changed.notify_all()
+        self._advance(sys.maxsize)
 
     def stop(self) -> None:
         """The moves failed (or all are counted): waiting ends."""
@@ -177,17 +174,19 @@ class Counted:
             self.stopped = True
             self._changed.notify_all()
 
-    def wait(self, upto: int | None = None) -> None:
-        """Until positions below `upto` (None: all) have their moves counted; an error
-        if the moves stopped before that."""
-        def ready() -> bool:
-            return self.done or (upto is not None and self.by_rank and self.upto >= upto)
-
+    def wait(self, upto: int) -> None:
+        """Until positions below `upto` have their moves counted; an error if the moves
+        stopped before that."""
         with self._changed:
-            while not (ready() or self.stopped):
+            while self.upto < upto and not self.stopped:
                 self._changed.wait()
-            if not ready():
+            if self.upto < upto:
                 raise DataError("the moves were not all made: the positions file is not written")
+
+    def _advance(self, upto: int) -> None:
+        with self._changed:
+            self.upto = upto
+            self._changed.notify_all()
 
 
 def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path,
