@@ -8,10 +8,12 @@ ruleset ('holds on N positions') or one 'fails' row per counterexample.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import pyarrow as pa
 
+from pipeline.layout import DataDir
 from pipeline.parquet import atomic_path
 from pipeline.query import QueryError, QueryFile, query_files, run_sql
 
@@ -88,5 +90,9 @@ def _markdown(table: pa.Table) -> list[str]:
 def write_report(data: Path, queries: Path | None, out: Path) -> None:
     """Write the report to `out` (atomically)."""
     text = report(data, queries)
-    with atomic_path(out) as tmp:
-        tmp.write_text(text)
+    # beside the catalog, under the publish lock: a build's sweep then takes a file written
+    # aside there for a killed writer's
+    beside = out.resolve().parent == data.resolve()
+    with DataDir(data).lock("publish") if beside else nullcontext():
+        with atomic_path(out) as tmp:
+            tmp.write_text(text)

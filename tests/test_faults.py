@@ -116,6 +116,89 @@ def test_a_build_killed_in_any_stage_leaves_scratch_the_next_build_removes(data,
     assert_intact(data, before)
 
 
+#: `tablebase …` that kills itself (SIGKILL) right after publish's first rename, which puts
+#: the old folder aside in data/.trash/<pid>: the second would move the new one in.
+KILLED_BETWEEN_RENAMES = """
+import os, signal, sys
+from pipeline import cli
+rename = os.rename
+def rename_then_die(source, target):
+    rename(source, target)
+    if ".trash" in str(target):
+        os.kill(os.getpid(), signal.SIGKILL)
+os.rename = rename_then_die
+sys.argv[0] = "tablebase"
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("pid_reused", [False, True], ids=["pid-ended", "pid-reused"])
+@pytest.mark.parametrize("game_folder", ["kept", "gone"])
+def test_a_build_killed_between_the_renames_is_repaired_by_the_next(data, pid_reused, game_folder):
+    before = digests(data)
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, "build", "sticks:rows=3", "-q",
+                             "--data", str(data)], capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    [aside] = (data / ".trash").glob("*/sticks/default")  # sticks:rows=3 is sticks' defaults
+    assert not (data / "sticks" / "default").exists()
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        if pid_reused:  # another process runs with the killed build's PID by now
+            owner = aside.parents[1]
+            owner.rename(owner.with_name(str(sleeper.pid)))
+        if game_folder == "gone":
+            (data / "sticks").rmdir()  # sticks:rows=3 was its only ruleset
+        result = run("build", "sticks:rows=2", "-q", data=data)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert result.returncode == 0, result.stderr
+    assert_intact(data, before)
+    assert set(digests(data)) == {*before, "sticks:rows=2"}
+
+
+def test_scratch_of_an_ended_process_goes_though_its_pid_runs_again(data):
+    sleeper = subprocess.Popen(["sleep", "600"])  # has the PID of a build killed long ago
+    pid = str(sleeper.pid)
+    left = [data / ".staging" / pid / "sticks" / "rows-9" / "positions.parquet",
+            data / ".tmp" / pid / "spill.parquet", data / f".catalog.parquet.{pid}.tmp",
+            data / f".tablebases.duckdb.{pid}.tmp.wal", data / ".locks" / f"process.{pid}.lock"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"left by a kill")
+    try:
+        result = run("build", "sticks:rows=2", "-q", data=data)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert result.returncode == 0, result.stderr
+    assert [path for path in left if path.exists()] == []
+    assert_intact(data, digests(data))
+
+
+#: A process with scratch in the data folder (argv[1]) until its stdin closes.
+WORKING = """
+import sys
+from pathlib import Path
+from pipeline.layout import DataDir
+(DataDir(Path(sys.argv[1])).temp / "spill.parquet").parent.mkdir(parents=True)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_scratch_of_a_running_process_stays_until_it_ends(data):
+    working = subprocess.Popen([sys.executable, "-c", WORKING, str(data)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert working.stdout.readline() == "ready\n"
+    scratch = data / ".tmp" / str(working.pid)
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    assert scratch.is_dir()
+    working.communicate(timeout=60)
+    assert run("build", "sticks:rows=1", "-q", data=data).returncode == 0
+    assert not scratch.exists() and not (data / ".locks" / f"process.{working.pid}.lock").exists()
+
+
 @pytest.mark.parametrize("round_", range(3))
 def test_builds_of_different_rulesets_side_by_side_all_land(data, round_):
     before = digests(data)
