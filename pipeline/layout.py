@@ -154,31 +154,39 @@ class DataDir:
     @contextmanager
     def publishing(self, built: RulesetFiles, rules: Ruleset) -> Iterator[RulesetFiles]:
         """Move the folder `built` to the ruleset's place, replacing the folder there; if
-        the block (writing the catalog) fails, put the old folder back.
+        the block (writing the catalog) fails, put the old folder back. Under the publish lock.
 
         A reader sees the old folder, then (for an instant) none, then the new one: never
         a mix of old and new files. A kill between the renames leaves the old folder in
         data/.trash, and `recover` puts it back.
         """
         final = self.ruleset(rules)
-        final.dir.parent.mkdir(parents=True, exist_ok=True)
-        old = self.trash / str(os.getpid()) / rules.folder
-        if final.dir.exists():
-            old.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(final.dir, old)
-        os.rename(built.dir, final.dir)
-        try:
-            yield final
-        except BaseException:
-            os.rename(final.dir, built.dir)
-            if old.exists():
-                os.rename(old, final.dir)
-            raise
-        finally:
-            shutil.rmtree(self.trash / str(os.getpid()), ignore_errors=True)
-            prune(built.dir.parent, self.root)
-            prune(final.dir.parent, self.root)
-            prune(self.trash, self.root)
+        aside = self.trash / str(os.getpid())
+        old = aside / rules.folder
+        with self.lock("publish"):
+            final.dir.parent.mkdir(parents=True, exist_ok=True)
+            if final.dir.exists():
+                old.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(final.dir, old)
+            moved = False
+            try:
+                os.rename(built.dir, final.dir)
+                moved = True
+                sync(final.dir.parent)  # the new folder is on the disk before the catalog names it
+                yield final
+            except BaseException:
+                if moved:
+                    os.rename(final.dir, built.dir)
+                if old.exists():
+                    os.rename(old, final.dir)
+                    sync(final.dir.parent)
+                raise
+            finally:
+                if final.dir.exists():  # else the old folder could not be put back: `recover` will
+                    shutil.rmtree(aside, ignore_errors=True)
+                prune(built.dir.parent, self.root)
+                prune(final.dir.parent, self.root)
+                prune(self.trash, self.root)
 
     # -- several processes, kills -----------------------------------------------------
 
