@@ -158,11 +158,16 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     import pyarrow as pa
 
     from pipeline.db import DEFAULT_MEMORY_LIMIT
-    from pipeline.errors import TablebaseError
+    from pipeline.errors import TablebaseError, UnfinishedError, full_disk
 
     if isinstance(error, duckdb.InterruptException) or (
             isinstance(error, RuntimeError) and "interrupted" in str(error).lower()):
         return interrupted(), 143 if _signals else 130
+    if isinstance(error, UnfinishedError):  # the reason, then what is published and how to finish
+        cause = error.__cause__
+        reason = ("no space left on the disk" if cause is not None and full_disk(cause)
+                  else str(cause or "failed").splitlines()[0])
+        return f"{reason}{where()}: {error}", 1
     if isinstance(error, TablebaseError):
         return str(error), 1
     if isinstance(error, (MemoryError, duckdb.OutOfMemoryException, pa.ArrowMemoryError)):

@@ -14,7 +14,7 @@ import typer
 
 from pipeline import __version__
 from pipeline.engines import engine_name
-from pipeline.errors import RulesetError
+from pipeline.errors import DataError, RulesetError, UnfinishedError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
 from pipeline.output import Format
@@ -99,11 +99,16 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
 
 @app.command()
-def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
+def export(rulesets: Annotated[Optional[list[str]], typer.Argument(
+               help="Ruleset ids; none: rewrite only the catalog and tablebases.duckdb.", show_default=False)] = None,
+           data: DataOption = Path("data"), quiet: QuietOption = False,
            verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Write the tablebase of each verified ruleset and rewrite the catalog.
+    """Write the tablebase of each verified ruleset and rewrite the catalog and tablebases.duckdb.
 
-    Example: tablebase export chopsticks
+    With no ruleset, rewrite only the catalog and tablebases.duckdb, from what is published.
+
+    Examples: tablebase export chopsticks
+              tablebase export
     """
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
@@ -111,7 +116,10 @@ def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
+    if not rulesets and not data.is_dir():
+        raise DataError(f"{data} is not a data folder: build a ruleset into it first")
+    _each(rulesets or [], lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
+    store.sweep()  # a folder a killed build left aside is put back before the catalog is written
     write_catalog(store)
 
 
@@ -157,9 +165,15 @@ def build(
                 summary["start"], summary["start_value"],
                 "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
             )
-    finally:
+    except BaseException:
         if built and len(parsed) > 1:
-            rewrite_database(store)
+            try:
+                rewrite_database(store)
+            except UnfinishedError as error:  # the build's own error is the one line
+                log.warning("%s", error)
+        raise
+    if built and len(parsed) > 1:
+        rewrite_database(store)
 
 
 @app.command()

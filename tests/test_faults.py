@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -277,6 +279,37 @@ def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_dis
     assert_one_error_line(lines, "error: no space left on the disk")
     assert_intact(data, before)
     assert SLOW not in digests(data)
+
+
+def fill_leaving(folder: Path, free: int) -> Path:
+    """Fill `folder`'s file system but `free` bytes; the file written."""
+    filler = folder / "filler"
+    stat = os.statvfs(folder)
+    with open(filler, "wb") as handle:
+        os.posix_fallocate(handle.fileno(), 0, stat.f_bavail * stat.f_frsize - free)
+    return filler
+
+
+@pytest.mark.parametrize("rulesets, said", [
+    (["sticks:rows=7"], "error: no space left on the disk during publish sticks:rows=7: sticks:rows=7 is published"),
+    (["sticks:rows=6", "sticks:rows=7"], "error: no space left on the disk: every ruleset built is published"),
+], ids=["one-ruleset", "several"])
+def test_a_database_the_disk_cannot_hold_fails_the_build_and_says_how_to_finish(small_disk, rulesets, said):
+    data = small_disk / "data"
+    assert run("build", *QUICK, "-q", data=data).returncode == 0
+    filler = fill_leaving(small_disk, 400 << 10)  # the new folders fit, a new tablebases.duckdb (½ MB) not
+    result = run("build", *rulesets, "--no-size-check", "-q", data=data)
+    filler.unlink()
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(said), line
+    assert f"but {data / 'tablebases.duckdb'} could not be rewritten" in line
+    assert set(rulesets) <= set(digests(data))  # published, and the catalog says so
+    command = shlex.split(re.search(r"then run `(tablebase [^`]+)`", line).group(1))
+    finish = subprocess.run([sys.executable, "-m", "pipeline", *command[1:]], capture_output=True, text=True)
+    assert finish.returncode == 0, finish.stderr
+    assert_intact(data, digests(data))
+    assert not list(data.glob(".*.tmp*"))
 
 
 @pytest.mark.parametrize("statement", [

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 
 import duckdb
 
-from pipeline.errors import TablebaseError, VerificationError
+from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
 from pipeline.layout import DataDir, prune
@@ -71,13 +72,15 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
 
 def rewrite_database(data: DataDir, published: str = "") -> None:
     """Rewrite data/tablebases.duckdb over everything published (under the publish lock).
-    A warning, not an error, if it cannot be written: what is published stays published,
-    and the old database's views refuse to read until it is rewritten. `published`: the
-    ruleset just published, named in the warning."""
+    UnfinishedError if it cannot be written: what is published stays published (the catalog
+    lists it), and the old database's views refuse to read until it is rewritten. `published`:
+    the ruleset just published, named in the error (else: every ruleset built)."""
     try:
         with data.lock("publish"):
             write_database(data.root)
     except (TablebaseError, OSError, duckdb.Error) as error:
-        log.warning("%s%s could not be rewritten (%s): run `tablebase export` or build again",
-                    f"{published} is published, but " if published else "", data.database.name,
-                    str(error).splitlines()[0])
+        what = f"{published} is" if published else "every ruleset built is"
+        then = "free some space, then run" if full_disk(error) else "mend that, then run"
+        raise UnfinishedError(
+            f"{what} published and in the catalog, but {data.database} could not be rewritten (its views "
+            f"refuse to read until it is): {then} `tablebase export --data {shlex.quote(str(data.root))}`") from error
