@@ -176,6 +176,8 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
         if error.errno == errno.ENOSPC:
+            if error.filename2:  # a copy or a rename: the file being written is the second
+                name = f" {error.filename2}"
             return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
     if isinstance(error, pa.ArrowException):

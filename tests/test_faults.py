@@ -312,6 +312,20 @@ def test_a_database_the_disk_cannot_hold_fails_the_build_and_says_how_to_finish(
     assert not list(data.glob(".*.tmp*"))
 
 
+@pytest.mark.parametrize("free", [0, 100 << 10, 300 << 10, 600 << 10])
+def test_publish_onto_a_full_disk_names_the_output(data, small_disk, free):
+    out = small_disk / "dist"
+    filler = fill_leaving(small_disk, free)
+    result = run("publish", "--out", str(out), "-q", data=data)
+    filler.unlink()
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: no space left on the disk of --out {out}: nothing half-written is left there; "
+        f"free some space there and publish again, or publish elsewhere"]
+    assert [path.name for path in out.rglob(".*")] == []
+    assert check(data) == []
+
+
 @pytest.mark.parametrize("statement", [
     "COPY (SELECT 1) TO 'catalog.parquet'",
     "ATTACH 'other.duckdb'",
