@@ -159,10 +159,18 @@ def write_catalog(data: DataDir, database: bool = True, changed: str | None = No
                 log.warning("%s is not the folder of the ruleset it names: left out of the catalog", path.parent)
         catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
         catalog = catalog.sort_by("ruleset")
-        write_table(catalog, data.catalog)
+        write_catalog_table(catalog, data.catalog)
         if database and catalog.num_rows:
             write_database(data.root)
         return catalog.num_rows
+
+
+def write_catalog_table(catalog: pa.Table, path: Path) -> None:
+    """Write catalog rows to `path` in the catalog's one form: rows read back from Parquet
+    name the map's entries after the column (`params`), rows made here `entries`, and the
+    name is in the file's bytes, so every catalog is cast to the schema and made one chunk
+    first. The same rows give the same bytes however they were gathered."""
+    write_table(catalog.combine_chunks().cast(SUMMARY_SCHEMA), path)
 
 
 def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | None:
