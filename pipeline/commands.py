@@ -99,20 +99,30 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
 
 @app.command()
-def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Write the tablebase of each verified ruleset and rewrite the catalog.
+def export(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(
+        help="Ruleset ids (none: only the catalog, the database and SHA256SUMS).", show_default=False)] = None,
+    data: DataOption = Path("data"), quiet: QuietOption = False, verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
+    """Write the tablebase of each verified ruleset, then the catalog, the database of views
+    and SHA256SUMS again (alone: only those three, from the rulesets' summaries).
 
     Example: tablebase export chopsticks
     """
+    from pipeline.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
-    write_catalog(store)
+    parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
+    if not parsed and not data.is_dir():
+        raise DataError(f"no data folder {data}")
+    for rules in parsed:
+        export_stage(rules, store.ruleset(rules), store.temp, engine)
+    write_catalog(store, exported=tuple(rules.folder for rules in parsed))
 
 
 @app.command()

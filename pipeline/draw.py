@@ -414,8 +414,7 @@ def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | N
         row["params"] = dict(row["params"])
     catalog.sort(key=catalog_order)
     pages = pages_dir(data, out)
-    files = {row["ruleset"]: require(data / row["tablebase_path"], f"tablebase of {row['ruleset']}")
-             for row in catalog}
+    files = {row["ruleset"]: store.inside(row["tablebase_path"]) for row in catalog}
     drawn = {row["ruleset"] for row in catalog if (pages / row["folder"] / "index.html").exists()}
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments or {}))
 

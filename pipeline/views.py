@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from pipeline.db import quote_path
 from pipeline.errors import DataError
-from pipeline.layout import DataDir
+from pipeline.layout import DataDir, misplaced
 from pipeline.parquet import atomic_path, read_table, require
 
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
@@ -32,15 +32,23 @@ FOREIGN = ("tablebases.duckdb: catalog.parquet in this folder is not the one the
 
 
 def published_paths(data: Path) -> dict[str, list[str]]:
-    """Each view's files, relative to `data`, from the catalog (DataError if none is built)."""
+    """Each view's files, relative to `data`, from the catalog (DataError if none is built,
+    or if a row names a file anywhere but in its ruleset's folder inside `data`)."""
     store = DataDir(data)
     store.check_layout()
     require(store.catalog, "catalog")
-    catalog = read_table(store.catalog, columns=["tablebase_path", "transitions_path"])
-    if not catalog.num_rows:
+    rows = read_table(store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
+                      ).to_pylist()
+    if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
-    return {"tablebase": catalog["tablebase_path"].to_pylist(),
-            "transitions": catalog["transitions_path"].to_pylist()}
+    for row in rows:
+        problem = misplaced(row)
+        if problem:
+            raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
+        for kind in ("tablebase", "transitions"):
+            store.inside(row[f"{kind}_path"])
+    return {"tablebase": [row["tablebase_path"] for row in rows],
+            "transitions": [row["transitions_path"] for row in rows]}
 
 
 def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = False, guard: str = "") -> None:

@@ -1,4 +1,5 @@
-"""The catalog's bytes do not depend on how it was written."""
+"""Every published byte has a checksum that `check` verifies; no file from outside the
+folder is read; the catalog's bytes do not depend on how it was written."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from pipeline.check import check
 from pipeline.layout import DataDir
 from pipeline.rulesets import Ruleset
 from pipeline.stages.build import build
@@ -23,6 +27,13 @@ def tablebase(*args: str, data: Path | None = None) -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=300)
 
 
+def one_line(result: subprocess.CompletedProcess) -> str:
+    """The one line of stderr of a command that failed."""
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    return lines[0]
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
     """The issue's data folder: chopsticks, nim and sticks:rows=5."""
@@ -30,6 +41,13 @@ def base(tmp_path_factory) -> Path:
     for ruleset in RULESETS:
         build(Ruleset.parse(ruleset), DataDir(data))
     return data
+
+
+@pytest.fixture()
+def data(base, tmp_path) -> Path:
+    copy = tmp_path / "data"
+    shutil.copytree(base, copy, symlinks=True)
+    return copy
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +58,214 @@ def bundle(base, tmp_path_factory) -> Path:
     return publish(base, out)[0]
 
 
+@pytest.fixture()
+def unpacked(bundle, tmp_path) -> Path:
+    copy = tmp_path / bundle.name
+    shutil.copytree(bundle, copy, symlinks=True)
+    return copy
+
+
+def flip(path: Path, offset: int) -> bytes:
+    """Flip one bit of `path` at `offset`; the bytes it had."""
+    raw = path.read_bytes()
+    changed = bytearray(raw)
+    changed[offset] ^= 0x10
+    path.write_bytes(bytes(changed))
+    return raw
+
+
+# -- every published byte has a checksum ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["catalog.parquet", "nim/default/summary.parquet", "tablebases.duckdb"])
+def test_a_flipped_bit_anywhere_in_the_catalog_summary_or_database_is_reported(data, name):
+    path = data / name
+    size = path.stat().st_size
+    for offset in range(0, size, max(1, size // 24)):
+        raw = flip(path, offset)
+        problems = check(data)
+        assert problems and problems[0].startswith(f"{path}: "), (offset, problems)
+        path.write_bytes(raw)
+    assert check(data) == []
+
+
+def test_a_data_folder_keeps_sha256sums_of_every_file_it_publishes(data):
+    listed = {line.split("  ", 1)[1] for line in (data / "SHA256SUMS").read_text().splitlines()}
+    files = {p.relative_to(data).as_posix() for p in data.rglob("*")
+             if p.is_file() and not p.relative_to(data).parts[0].startswith(".")}
+    assert listed == files - {"SHA256SUMS"}
+    assert subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=data).returncode == 0
+
+
+def test_a_data_folder_without_sha256sums_is_one_line_until_export_writes_it(data):
+    (data / "SHA256SUMS").unlink()
+    line = one_line(tablebase("check", str(data)))
+    assert line == f"{data / 'SHA256SUMS'}: missing: `tablebase export --data {data}` writes it " \
+                   "(data folders written before it was kept have none)"
+    assert tablebase("probe", "nim", "start", data=data).returncode == 0  # as a data folder of 0.3.0
+    assert tablebase("export", "-q", data=data).returncode == 0
+    assert check(data) == []
+
+
+def test_a_bundle_without_sha256sums_is_one_line(unpacked):
+    (unpacked / "SHA256SUMS").unlink()
+    assert check(unpacked) == [
+        f"{unpacked / 'SHA256SUMS'}: missing: every bundle lists its files' checksums there (unpack the archive again)"]
+
+
+@pytest.mark.parametrize("folder", ["data", "unpacked"])
+def test_sha256sums_of_binary_garbage_is_one_line(folder, request):
+    folder = request.getfixturevalue(folder)
+    (folder / "SHA256SUMS").write_bytes(bytes(range(256)) * 4)
+    line = one_line(tablebase("check", str(folder)))
+    assert line == f"{folder / 'SHA256SUMS'}: not a text file of '<sha256>  <file>' lines"
+
+
+def test_a_summary_changed_before_the_catalog_is_rewritten_keeps_its_old_checksum(data):
+    """`export` rebuilds the catalog from the summaries: a summary changed since it was
+    listed is read as it is, but SHA256SUMS does not take its new bytes in."""
+    summary = data / "nim" / "default" / "summary.parquet"
+    pq.write_table(pq.read_table(summary), summary, compression="snappy")  # same rows, other bytes
+    assert tablebase("export", "-q", data=data).returncode == 0
+    assert check(data) == [f"{summary}: its SHA-256 differs from SHA256SUMS"]
+
+
+def test_a_touched_summary_is_not_a_changed_one(data):
+    os.utime(data / "nim" / "default" / "summary.parquet")
+    build(Ruleset.parse("sticks:rows=2"), DataDir(data))
+    assert check(data) == []
+
+
+def test_a_folder_a_killed_publish_put_in_place_is_taken_in_by_the_next_build(data):
+    """Killed after the new folder was renamed in, before the catalog and SHA256SUMS were
+    written: the old folder is in .trash, the new one (other bytes) in place."""
+    store = DataDir(data)
+    folder = data / "nim" / "default"
+    shutil.copytree(folder, store.trash / "999999999" / "nim" / "default")
+    summary = folder / "summary.parquet"
+    pq.write_table(pq.read_table(summary), summary, compression="snappy")
+    build(Ruleset.parse("sticks:rows=2"), store)
+    assert check(data) == []
+
+
+def test_a_full_disk_while_sha256sums_is_written_puts_the_old_catalog_back(data, monkeypatch):
+    import errno
+
+    from pipeline.stages import export
+
+    before = (data / "catalog.parquet").read_bytes()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export, "write_sums", full)
+    with pytest.raises(OSError):
+        build(Ruleset.parse("sticks:rows=2"), DataDir(data))
+    assert (data / "catalog.parquet").read_bytes() == before
+    assert not (data / "sticks" / "rows-2").exists()
+    assert check(data) == []
+
+
+# -- nothing from outside the folder -----------------------------------------------------------
+
+
+def rewrite_catalog(data: Path, change) -> None:
+    """Change the catalog's rows with `change(row)`, SHA256SUMS following: only the paths
+    are wrong."""
+    from pipeline.check import write_sums
+    from pipeline.stages.export import write_catalog_table
+
+    catalog = pq.read_table(data / "catalog.parquet")
+    rows = catalog.to_pylist()
+    for row in rows:
+        change(row)
+    write_catalog_table(pa.Table.from_pylist(rows, schema=catalog.schema), data / "catalog.parquet")
+    write_sums(DataDir(data), {"catalog.parquet"})
+
+
+def outside_copy(data: Path) -> Path:
+    """nim's folder copied outside the data folder, with another tablebase in it."""
+    outside = data.parent / "outside" / "nim"
+    shutil.copytree(data / "nim" / "default", outside)
+    table = pq.read_table(outside / "tablebase.parquet")
+    pq.write_table(pa.concat_tables([table, table]), outside / "tablebase.parquet")
+    return outside
+
+
+@pytest.mark.parametrize("change", ["absolute", "dotdot"])
+def test_a_catalog_row_pointing_outside_the_folder_is_refused(data, change):
+    outside = outside_copy(data)
+
+    def point(row: dict) -> None:
+        if row["ruleset"] != "nim":
+            return
+        if change == "absolute":
+            row["tablebase_path"] = str(outside / "tablebase.parquet")
+        else:
+            row["folder"] = "nim/../../outside/nim"
+            row["tablebase_path"] = f"{row['folder']}/tablebase.parquet"
+            row["transitions_path"] = f"{row['folder']}/transitions.parquet"
+
+    rewrite_catalog(data, point)
+    problems = check(data)
+    assert problems and problems[0].startswith(f"{data / 'catalog.parquet'}: nim's "), problems
+    assert "is not" in problems[0]
+    for args in (["sql", "SELECT count(*) FROM tablebase"], ["query", "seed001_sticks_table"]):
+        line = one_line(tablebase(*args, data=data))
+        assert "catalog.parquet" in line and "nim's" in line and "tablebase check" in line, line
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda b, o: (b / "nim" / "default" / "tablebase.parquet").unlink()
+     or (b / "nim" / "default" / "tablebase.parquet").symlink_to(o / "tablebase.parquet"),
+     "nim/default/tablebase.parquet: a symbolic link"),
+    (lambda b, o: shutil.rmtree(b / "nim") or (b / "nim").symlink_to(o.parent, target_is_directory=True),
+     "nim: a symbolic link"),
+    (lambda b, o: (b / ".notes").write_text("mine"), ".notes: a hidden file in a bundle"),
+    (lambda b, o: (b / "nim" / "default" / ".old").mkdir(), "nim/default/.old: a hidden file in a bundle"),
+])
+def test_links_and_hidden_files_in_a_bundle_are_reported(unpacked, tmp_path, damage, expected):
+    outside = tmp_path / "elsewhere" / "default"
+    shutil.copytree(unpacked / "nim" / "default", outside)
+    damage(unpacked, outside)
+    problems = check(unpacked)
+    assert len(problems) == 1 and problems[0].startswith(f"{unpacked}/{expected}"), problems
+
+
+def test_a_bundle_read_by_probe_still_checks(unpacked):
+    """probe keeps its checksum cache (and check its lock) in the folder it reads."""
+    assert tablebase("probe", "nim", "start", data=unpacked).returncode == 0
+    assert (unpacked / ".cache").is_dir()
+    assert check(unpacked) == []
+
+
+def test_a_fifo_is_reported_and_never_opened(data):
+    os.mkfifo(data / "nim" / "default" / "notes")
+    (data / "catalog.parquet").unlink()
+    os.mkfifo(data / "catalog.parquet")
+    result = tablebase("check", str(data))
+    assert result.returncode == 1
+    assert f"{data / 'catalog.parquet'}: not a regular file" in result.stderr.splitlines()
+
+
 # -- the catalog's bytes ----------------------------------------------------------------------------
 
 
 def test_the_catalog_has_the_same_bytes_however_it_is_written(base, tmp_path):
-    """A build adding its row to the catalog, `export`, a deleted catalog, a touched
-    summary, a kill between or after a publish's renames: the same rows, the same bytes."""
+    """A build adding its row to the catalog, `export` (alone or of a ruleset), a deleted
+    catalog, a touched summary, a kill between or after a publish's renames: the same
+    rows, the same bytes."""
     reference = (base / "catalog.parquet").read_bytes()
 
     def copy(name: str) -> DataDir:
         return DataDir(Path(shutil.copytree(base, tmp_path / name)))
 
     store = copy("export")
+    assert tablebase("export", "-q", data=store.root).returncode == 0
+    written = {"export alone": store.catalog.read_bytes()}
+    store = copy("export nim")
     assert tablebase("export", "nim", "-q", data=store.root).returncode == 0
-    written = {"export of a ruleset": store.catalog.read_bytes()}
+    written["export of a ruleset"] = store.catalog.read_bytes()
     store = copy("deleted")
     store.catalog.unlink()
     build(Ruleset.parse("sticks:rows=5"), store)
