@@ -14,17 +14,26 @@ Like the checksums published with the Syzygy tables, which caught a corrupted re
     ruleset of a game;
   - each tablebase agrees with its catalog row: positions, values counted, reachable,
     start, start value and remoteness, longest remoteness.
-Each problem is one line naming the file, one line a file.
+Each problem is one line naming the file, one line a file. A file found to differ from
+its checksum is remembered as damaged (`cached_sha256`): no command reads it until it is
+written again (its ruleset rebuilt).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import stat
+from contextlib import ExitStack, contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: the cache is written without a lock
+    fcntl = None
 
 import duckdb
 import pyarrow as pa
@@ -82,15 +91,21 @@ class _Report:
 
 
 class _Digests:
-    """Each file hashed once in a run (SHA256SUMS and the catalog name the same files)."""
+    """Each file hashed once in a run (SHA256SUMS and the catalog name the same files),
+    with its stat as it was read; the files that differed from SHA256SUMS and from the
+    catalog."""
 
     def __init__(self) -> None:
-        self.found: dict[Path, str] = {}
+        self.found: dict[Path, tuple[list[int] | None, str]] = {}
+        self.differed: set[Path] = set()
 
     def matches(self, path: Path, recorded: str) -> bool:
         if path not in self.found:
-            self.found[path] = sha256(path)
-        return self.found[path] == recorded.lower()
+            self.found[path] = stamped_sha256(path)
+        if self.found[path][1] != recorded.lower():
+            self.differed.add(path)
+            return False
+        return True
 
 
 def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
@@ -132,6 +147,7 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
             if row["folder"] in chosen:
                 check_ruleset(store, row, schemas, files, digests, report)
     check_sums(folder, raw, bundle, files, digests, report, first=False, mine=mine)
+    _tell_cache(store, digests, report)
     if rulesets is None:
         return [line for _, line in report.entries]
     return [line for path, line in report.entries
@@ -403,6 +419,35 @@ def check_ruleset(store: DataDir, row: dict, schemas: dict, files: set[str], dig
         report.add(tablebase, f"{others} rows name another ruleset than {row['ruleset']}", whole=False)
 
 
+def _tell_cache(store: DataDir, digests: _Digests, report: _Report) -> None:
+    """Tell the checksum cache what this check found of each file that differs from its
+    checksum, or that the cache knows under the same stat with another digest (its bytes
+    changed under it: marked damaged); report the files marked damaged, now or before."""
+    cache = _read_cache(store)
+    found = {}
+    for path, (stamp, digest) in digests.found.items():
+        entry = cache.get(_rel(store, path))
+        known = stamp is not None and _valid(entry) and entry[:4] == stamp
+        if stamp is not None and (path in digests.differed or (known and entry[4] != digest)):
+            found[path] = (stamp, digest)
+        elif known and entry[5:] == ["damaged"]:
+            report.add(path, _damage(store, path))
+    for path in note_hashes(store, found) if found else []:
+        report.add(path, _damage(store, path))
+
+
+def _damage(store: DataDir, path: Path) -> str:
+    """What is said of a file whose bytes changed while its stat did not."""
+    again = ("`tablebase build` of its ruleset" if path.parent != store.root
+             else "`tablebase export` writes it again")
+    return ("its bytes changed while its size, times and inode stayed the same (damage below the file "
+            f"system?): no command reads it until it is written again ({again})")
+
+
+def _rel(store: DataDir, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()
+
+
 # -- the data folder's SHA256SUMS ---------------------------------------------------------
 
 
@@ -435,42 +480,234 @@ def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
         tmp.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(listed.items()) if digest))
 
 
+# -- reading a file the folder records a checksum for --------------------------------------
+
+
 def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
     """The ruleset's folder, once its tablebase and transitions match the catalog's
-    checksums (probe, play and draw read nothing else); DataError naming the file if not."""
+    checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
+    DataError naming the file if not."""
     files = store.published(rules)
-    catalog = pq.read_table(require(store.catalog, "catalog"),
-                            columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
-    row = next((r for r in catalog if r["ruleset"] == rules.id), None)
-    if row is None:
-        raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
-    for kind in ("tablebase", "transitions"):
-        path = require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}")
-        if cached_sha256(store, path) != row[f"{kind}_sha256"]:
-            raise DataError(f"{path} is not the file the catalog records (its SHA-256 differs): "
-                            f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`")
+    fix = f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`"
+
+    def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
+        row = next((r for r in catalog if r["ruleset"] == rules.id), None)
+        if row is None:
+            raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
+        return [(require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
+                for kind in ("tablebase", "transitions")]
+
+    _verified(store, files_of)
     return files
 
 
+def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
+    """The ruleset's summary.parquet, once it is the file SHA256SUMS records (where there
+    is one), and the catalog too (draw reads it); DataError naming the file if not."""
+    path = require(store.published(rules).summary,
+                   f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
+    _verified(store, lambda catalog: [], listed=[(path, f"rebuild it with `tablebase build {rules.id}`")])
+    return path
+
+
+def trusted_catalog(store: DataDir) -> list[dict]:
+    """The catalog's rows, once catalog.parquet, and every tablebase and transitions file
+    it names, have their recorded checksums (sql and query read nothing else); DataError
+    naming the file if not, or if a row's paths lead out of the folder."""
+
+    def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
+        checked = []
+        for row in catalog:
+            problem = misplaced(row)
+            if problem:
+                raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
+            fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
+            for kind in ("tablebase", "transitions"):
+                path = require(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
+                checked.append((path, row[f"{kind}_sha256"], fix))
+        return checked
+
+    return _verified(store, files_of)
+
+
+class _Differs(Exception):
+    """A file's bytes differ from its recorded checksum (perhaps a build is publishing)."""
+
+
+def _verified(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+              listed: list[tuple[Path, str]] = ()) -> list[dict]:
+    """The catalog's rows, once catalog.parquet and the files `listed` (with what to do if
+    not) match SHA256SUMS (where there is one: a data folder of an earlier version has
+    none) and each (file, checksum, what to do) that `files_of(rows)` names has its
+    checksum. A difference is looked at once more under the publish lock, where no build
+    is between writing its files and their checksums, before it is refused."""
+    try:
+        return _verify(store, files_of, listed)
+    except _Differs:
+        pass
+    with _settled(store):
+        try:
+            return _verify(store, files_of, listed)
+        except _Differs as differs:
+            raise DataError(str(differs)) from None
+
+
+def _verify(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+            listed: list[tuple[Path, str]]) -> list[dict]:
+    require(store.catalog, "catalog")
+    sums = store.root / SUMS
+    raw = _read_small(sums)
+    if raw is not None:
+        recorded, problems = parse_sums(raw, sums)
+        if problems:
+            raise DataError(f"{problems[0]}: see `tablebase check`")
+        fix = "`tablebase export` writes it again from the rulesets' summaries, or see `tablebase check`"
+        for path, fix in [(store.catalog, fix), *listed]:
+            if _rel(store, path) not in recorded:
+                raise DataError(f"{sums} does not list {_rel(store, path)}: see `tablebase check`")
+            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, fix)
+    catalog = read_table(store.catalog).to_pylist()
+    for path, recorded, fix in files_of(catalog):
+        _require_recorded(store, path, recorded, "the catalog", fix)
+    return catalog
+
+
+def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str) -> None:
+    """DataError if `path` was marked damaged; _Differs unless it hashes to `recorded`."""
+    if _damaged(store, path):
+        raise DataError(f"{path} changed while its size, times and inode stayed the same, and has not been "
+                        f"written since: {fix}")
+    if cached_sha256(store, path) != recorded:
+        raise _Differs(f"{path} is not the file {where} records (its SHA-256 differs): {fix}")
+
+
+@contextmanager
+def _settled(store: DataDir) -> Iterator[None]:
+    """Hold the publish lock where it can be taken (not in a read-only folder)."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(store.lock("publish"))
+        except OSError:
+            pass
+        yield
+
+
+# -- the checksum cache --------------------------------------------------------------------
+#
+# data/.cache/sha256.json: for each file hashed, by its name relative to the folder,
+# [size, mtime_ns, ctime_ns, inode, sha256], and "damaged" after them where the file was
+# found to hold other bytes than the ones hashed under that same stat.
+
+
 def cached_sha256(store: DataDir, path: Path) -> str:
-    """`path`'s SHA-256, remembered in data/.cache/sha256.json while the file's size, times
-    and inode stay the same (any write changes its ctime, which no user can set back)."""
-    cache_file = store.root / ".cache" / "sha256.json"
-    try:
-        cache = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    info = path.stat()
-    stamp = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-    key = path.relative_to(store.root).as_posix()
-    entry = cache.get(key)
-    if isinstance(entry, list) and entry[:4] == stamp:
+    """`path`'s SHA-256, remembered while the file's size, times and inode stay the same.
+
+    What that trusts: a file whose stat is unchanged holds the bytes it held when hashed.
+    Any write through the file system changes its ctime, which no user can set back;
+    damage below the file system (a failing disk) changes no stat. `tablebase check`
+    hashes every file every time and tells the cache what it found: a file whose bytes
+    changed under the same stat is marked damaged, and `_damaged` says so until the file
+    is written again."""
+    key = _rel(store, path)
+    stamp = _stamp(path)
+    entry = _read_cache(store).get(key)
+    if _valid(entry) and entry[:4] == stamp:
         return entry[4]
-    digest = sha256(path)
-    cache[key] = [*stamp, digest]
-    try:
-        with atomic_path(cache_file) as tmp:
-            tmp.write_text(json.dumps(cache))
-    except OSError:
-        pass  # a read-only data folder: no cache, just slower
+    stamp, digest = stamped_sha256(path)
+    if stamp is not None:
+        note_hashes(store, {path: (stamp, digest)})
     return digest
+
+
+def stamped_sha256(path: Path) -> tuple[list[int] | None, str]:
+    """`path`'s stat and SHA-256, read through one open file; the stat None if the file
+    changed while it was read (then the digest goes in no cache)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        before = _stamp_of(os.fstat(handle.fileno()))
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        after = _stamp_of(os.fstat(handle.fileno()))
+    return (before if before == after else None), digest.hexdigest()
+
+
+def note_hashes(store: DataDir, found: dict[Path, tuple[list[int], str]]) -> list[Path]:
+    """Tell the cache what hashing found: each file's stat and digest. A file already in
+    it under the same stat with another digest is marked damaged (its bytes changed under
+    it), and stays so until written again; the files marked now."""
+    marked: list[Path] = []
+
+    def change(cache: dict) -> None:
+        for path, (stamp, digest) in found.items():
+            key = _rel(store, path)
+            old = cache.get(key)
+            if _valid(old) and old[:4] == stamp:
+                if old[4] != digest:
+                    cache[key] = [*stamp, digest, "damaged"]
+                    marked.append(path)
+            else:
+                cache[key] = [*stamp, digest]
+
+    _update_cache(store, change)
+    return marked
+
+
+def remember(store: DataDir, digests: dict[Path, str]) -> None:
+    """Note in the cache the checksums export took of files it has just written, under
+    their stat now, so that the first read does not hash them again."""
+    note_hashes(store, {path: (_stamp(path), digest) for path, digest in digests.items()})
+
+
+def forget(store: DataDir, folder: str) -> None:
+    """Drop what the cache holds of a ruleset's folder (`<game>/<slug>`), now replaced."""
+    _update_cache(store, lambda cache: [cache.pop(key) for key in list(cache) if key.startswith(f"{folder}/")])
+
+
+def _damaged(store: DataDir, path: Path) -> bool:
+    """Whether `path`, as it is now, was marked damaged."""
+    entry = _read_cache(store).get(_rel(store, path))
+    try:
+        return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == _stamp(path)
+    except OSError:
+        return False
+
+
+def _valid(entry: object) -> bool:
+    return isinstance(entry, list) and len(entry) >= 5
+
+
+def _stamp(path: Path) -> list[int]:
+    return _stamp_of(path.stat())
+
+
+def _stamp_of(info: os.stat_result) -> list[int]:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _cache_file(store: DataDir) -> Path:
+    return store.root / ".cache" / "sha256.json"
+
+
+def _read_cache(store: DataDir) -> dict:
+    try:
+        cache = json.loads(_cache_file(store).read_text())
+    except (OSError, ValueError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _update_cache(store: DataDir, change: Callable[[dict], object]) -> None:
+    """Read, change and write the cache under its own lock, so that no other process's
+    entry (a mark of damage above all) is lost; nothing where the folder is read-only."""
+    path = _cache_file(store)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        with open(path.with_name("sha256.lock"), "a") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            cache = _read_cache(store)
+            change(cache)
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(cache, sort_keys=True))
+    except OSError:
+        pass  # a read-only data folder: no cache, every read hashes

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from pipeline.db import quote_path
 from pipeline.errors import DataError
+from pipeline.check import trusted_catalog
 from pipeline.layout import DataDir, misplaced
 from pipeline.parquet import atomic_path, read_table, require
 
@@ -146,16 +147,19 @@ def _check_database(path: Path, data: Path) -> None:
 
 
 def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the views defined.
+    """An in-memory connection with the views defined, once the catalog and every file it
+    names have their recorded checksums (`trusted_catalog`).
 
     `read_only`: the views are Arrow datasets opened here, and the connection then gets
     no file access at all (no read, no write: COPY, even inside EXPLAIN ANALYZE or a CTE,
     fails), no spill directory, and its settings locked."""
+    store = DataDir(data)
+    store.check_layout()
+    trusted_catalog(store)  # what the views read has its recorded checksums
     con = duckdb.connect()
     if not read_only:
         define_views(con, data)
         return con
-    store = DataDir(data)
     paths = published_paths(data)
     con.register("catalog", read_table(store.catalog))
     for name, files in paths.items():

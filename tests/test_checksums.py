@@ -1,8 +1,10 @@
 """Every published byte has a checksum that `check` verifies; no file from outside the
-folder is read; the catalog's bytes do not depend on how it was written."""
+folder is read; a file seen damaged is read by nothing; the catalog's bytes do not depend
+on how it was written."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,9 +23,9 @@ from pipeline.stages.build import build
 RULESETS = ["chopsticks", "nim", "sticks:rows=5"]
 
 
-def tablebase(*args: str, data: Path | None = None) -> subprocess.CompletedProcess:
+def tablebase(*args: str, data: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess:
     extra = ["--data", str(data)] if data is not None else []
-    return subprocess.run([sys.executable, "-m", "pipeline", *args, *extra],
+    return subprocess.run([sys.executable, "-m", "pipeline", *args, *extra], input=stdin,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -119,6 +121,7 @@ def test_sha256sums_of_binary_garbage_is_one_line(folder, request):
     (folder / "SHA256SUMS").write_bytes(bytes(range(256)) * 4)
     line = one_line(tablebase("check", str(folder)))
     assert line == f"{folder / 'SHA256SUMS'}: not a text file of '<sha256>  <file>' lines"
+    assert "SHA256SUMS" in one_line(tablebase("probe", "nim", "start", data=folder))
 
 
 def test_a_summary_changed_before_the_catalog_is_rewritten_keeps_its_old_checksum(data):
@@ -246,6 +249,67 @@ def test_a_fifo_is_reported_and_never_opened(data):
     result = tablebase("check", str(data))
     assert result.returncode == 1
     assert f"{data / 'catalog.parquet'}: not a regular file" in result.stderr.splitlines()
+
+
+# -- nothing reads a file seen damaged ------------------------------------------------------------
+
+
+def swap_values(path: Path) -> None:
+    """Rewrite a tablebase with every win a loss and every loss a win."""
+    table = pq.read_table(path)
+    values = [{"win": "loss", "loss": "win"}.get(v, v) for v in table["value"].to_pylist()]
+    index = table.schema.get_field_index("value")
+    pq.write_table(table.set_column(index, table.schema.field(index), pa.array(values)), path, compression="zstd")
+
+
+def same_stat(data: Path, path: Path) -> None:
+    """Make the checksum cache's entry for `path` match its stat now, as if its bytes had
+    changed below the file system (its size, times and inode as they were)."""
+    cache_file = data / ".cache" / "sha256.json"
+    cache = json.loads(cache_file.read_text())
+    info = path.stat()
+    cache[path.relative_to(data).as_posix()][:4] = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+    cache_file.write_text(json.dumps(cache))
+
+
+def test_a_file_changed_under_the_same_stat_is_read_by_nothing_once_check_saw_it(data):
+    start = tablebase("probe", "nim", "start", data=data)
+    assert start.returncode == 0 and "the first player wins" in start.stdout
+    path = data / "nim" / "default" / "tablebase.parquet"
+    raw = path.read_bytes()
+    swap_values(path)
+    same_stat(data, path)
+    # what the cache trusts (README, Guarantees): an unchanged stat, unchanged bytes
+    assert "the second player wins" in tablebase("probe", "nim", "start", data=data).stdout
+    assert check(data) == [f"{path}: its SHA-256 differs from the catalog's"]
+    for args in (["probe", "nim", "start"], ["sql", "SELECT count(*) FROM tablebase"],
+                 ["draw", "nim", "--page-only"], ["play", "nim"]):
+        line = one_line(tablebase(*args, data=data, stdin="quit\n"))
+        assert str(path) in line and "stayed the same" in line and "tablebase build nim" in line, line
+    # until it is written again: then it is hashed again
+    path.write_bytes(raw)
+    assert tablebase("probe", "nim", "start", data=data).returncode == 0
+
+
+def test_a_damaged_tablebase_is_refused_by_sql_and_query(data):
+    path = data / "sticks" / "rows-5" / "tablebase.parquet"
+    flip(path, path.stat().st_size // 2)
+    for args in (["sql", "SELECT count(*) FROM tablebase"], ["query", "seed001_sticks_table"]):
+        line = one_line(tablebase(*args, data=data))
+        assert line == (f"error: {path} is not the file the catalog records (its SHA-256 differs): "
+                        "rebuild it with `tablebase build sticks:rows=5`, or see `tablebase check`")
+
+
+def test_a_file_that_differs_and_is_put_back_is_read_again(data):
+    """A difference found with a changed stat is not a mark: the file is hashed again when
+    it changes, as when a stage rewrites it before export."""
+    path = data / "nim" / "default" / "transitions.parquet"
+    raw = flip(path, path.stat().st_size // 2)
+    assert "SHA-256 differs" in one_line(tablebase("probe", "nim", "start", data=data))
+    assert check(data)
+    path.write_bytes(raw)
+    assert tablebase("probe", "nim", "start", data=data).returncode == 0
+    assert check(data) == []
 
 
 # -- the catalog's bytes ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.check import listed_sums, write_sums
+from pipeline.check import forget, listed_sums, remember, write_sums
 from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
 from pipeline.engines import literal, open_engine, run_levels
 from pipeline.errors import DataError
@@ -191,6 +191,8 @@ def write_catalog(data: DataDir, database: bool = True, changed: str | None = No
             raise
         finally:
             aside.unlink(missing_ok=True)
+        if changed is not None:
+            _remember(data, catalog, changed)
         if database and catalog.num_rows:
             write_database(data.root)
             write_sums(data, {"tablebases.duckdb"})
@@ -203,6 +205,17 @@ def write_catalog_table(catalog: pa.Table, path: Path) -> None:
     name is in the file's bytes, so every catalog is cast to the schema and made one chunk
     first. The same rows give the same bytes however they were gathered."""
     write_table(catalog.combine_chunks().cast(SUMMARY_SCHEMA), path)
+
+
+def _remember(data: DataDir, catalog: pa.Table, folder: str) -> None:
+    """Tell the checksum cache what export hashed of the folder just published: the
+    replaced folder's entries go, and its tablebase and transitions are not hashed again
+    on the first read."""
+    forget(data, folder)
+    for row in catalog.select(["folder", "tablebase_sha256", "transitions_sha256"]).to_pylist():
+        if row["folder"] == folder:
+            remember(data, {data.root / folder / f"{kind}.parquet": row[f"{kind}_sha256"]
+                            for kind in ("tablebase", "transitions")})
 
 
 def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | None:
