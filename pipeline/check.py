@@ -154,6 +154,23 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
             if path.parent == folder or path.relative_to(folder).as_posix().rsplit("/", 1)[0] in chosen]
 
 
+def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> list[str] | None:
+    """`check`'s problems with a ruleset's published files and the files beside the
+    catalog, where the catalog publishes the ruleset with this solution (`tablebase
+    verify`); None where it does not: not exported yet, or exported from another solution."""
+    try:
+        regular = stat.S_ISREG(os.lstat(store.catalog).st_mode)
+        rows = read_table(store.catalog, columns=["ruleset", "solution_sha256"]).to_pylist() if regular else None
+    except FileNotFoundError:
+        return None
+    except (OSError, pa.ArrowException):
+        rows = None  # check says what is wrong with it
+    if rows is not None and not any(row["ruleset"] == rules.id and row["solution_sha256"] == solution_sha256
+                                    for row in rows):
+        return None
+    return check(store.root, {rules.id})
+
+
 def is_bundle(folder: Path, sums: bytes | None = None) -> bool:
     """A bundle (`tablebase publish`), not a data folder: it has a DATASET.md, or its
     SHA256SUMS lists one."""

@@ -85,17 +85,31 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 @app.command()
 def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
            verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Check every solved value against its children and the rules; exit 1 on any failure.
+    """Check every solved value against its children and the rules, and, where the catalog
+    publishes that solution, the ruleset's published files as `tablebase check` does; exit 1
+    on any failure.
 
     Example: tablebase verify chopsticks
     """
+    from pipeline.check import check_published
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
-                                               engine))
+    problems, said = [], []
+    for rules in [Ruleset.parse(text) for text in rulesets]:
+        result = verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial, engine)
+        found = check_published(store, rules, result["solution_sha256"][0].as_py())
+        if found is None:
+            said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
+                        f"the catalog does not publish this solution, so no published file was checked "
+                        f"(`tablebase export {rules.id}` publishes it)")
+        else:
+            problems += found
+            said.append(f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
+                        f"and the catalog and database match the catalog's checksums and SHA256SUMS")
+    _report(problems, "\n".join(said))
 
 
 @app.command()

@@ -1,6 +1,6 @@
 """Every published byte has a checksum that `check` verifies; no file from outside the
 folder is read; a file seen damaged is read by nothing; the catalog's bytes do not depend
-on how it was written."""
+on how it was written; `verify` checks what it publishes."""
 
 from __future__ import annotations
 
@@ -356,3 +356,31 @@ def test_the_catalog_has_the_same_bytes_however_it_is_written(base, tmp_path):
 
 def test_a_bundle_has_the_data_folders_catalog(base, bundle):
     assert (bundle / "catalog.parquet").read_bytes() == (base / "catalog.parquet").read_bytes()
+
+
+# -- verify ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sticks/rows-5/tablebase.parquet", "sticks/rows-5/summary.parquet",
+                                  "catalog.parquet", "tablebases.duckdb"])
+def test_verify_reports_a_changed_published_file(data, name):
+    path = data / name
+    flip(path, path.stat().st_size // 2)
+    result = tablebase("verify", "sticks:rows=5", "-q", data=data)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[0].startswith(f"{path}: "), result.stderr
+
+
+def test_verify_says_what_it_checked(data):
+    result = tablebase("verify", "sticks:rows=5", "-q", data=data)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("sticks:rows=5: every value checks, and its published files (tablebase, "
+                                     "moves, summary) and the catalog and database match the catalog's "
+                                     "checksums and SHA256SUMS")
+    # a solution not (yet) exported: same values, other bytes
+    solution = data / "sticks" / "rows-5" / "solution.parquet"
+    pq.write_table(pq.read_table(solution), solution, compression="snappy")
+    result = tablebase("verify", "sticks:rows=5", "-q", data=data)
+    assert result.returncode == 0, result.stderr
+    assert "the catalog does not publish this solution, so no published file was checked" in result.stdout
+    assert "`tablebase export sticks:rows=5`" in result.stdout
