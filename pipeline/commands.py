@@ -85,42 +85,62 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 @app.command()
 def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
            verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Check every solved value against its children and the rules; exit 1 on any failure.
+    """Check every solved value against its children and the rules, and, where the catalog
+    publishes that solution, the ruleset's published files as `tablebase check` does; exit 1
+    on any failure.
 
     Example: tablebase verify chopsticks
     """
+    from pipeline.check import check_published
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
-                                               engine))
+    problems, said = [], []
+    for rules in [Ruleset.parse(text) for text in rulesets]:
+        result = verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial, engine)
+        found = check_published(store, rules, result["solution_sha256"][0].as_py())
+        if found is None:
+            said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
+                        f"the catalog does not publish this solution, so no published file was checked "
+                        f"(`tablebase export {rules.id}` publishes it)")
+        else:
+            problems += found
+            said.append(f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
+                        f"and the catalog and database match the catalog's checksums and SHA256SUMS")
+    _report(problems, "\n".join(said))
 
 
 @app.command()
-def export(rulesets: Annotated[Optional[list[str]], typer.Argument(
-               help="Ruleset ids; none: rewrite only the catalog and tablebases.duckdb.", show_default=False)] = None,
-           data: DataOption = Path("data"), quiet: QuietOption = False,
-           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Write the tablebase of each verified ruleset and rewrite the catalog and tablebases.duckdb.
+def export(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(
+        help="Ruleset ids (none: only the catalog, the database and SHA256SUMS).", show_default=False)] = None,
+    data: DataOption = Path("data"), quiet: QuietOption = False, verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
+    """Write the tablebase of each verified ruleset, then the catalog, the database of views
+    and SHA256SUMS again (alone: only those three, from the rulesets' summaries).
 
     With no ruleset, rewrite only the catalog and tablebases.duckdb, from what is published.
 
     Examples: tablebase export chopsticks
               tablebase export
     """
+    from pipeline.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    if not rulesets and not data.is_dir():
+    parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
+    if not parsed and not data.is_dir():
         raise DataError(f"{data} is not a data folder: build a ruleset into it first")
-    _each(rulesets or [], lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
-    store.sweep()  # a folder a killed build left aside is put back before the catalog is written
-    write_catalog(store)
+    for rules in parsed:
+        export_stage(rules, store.ruleset(rules), store.temp, engine)
+    recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written
+    write_catalog(store, exported=tuple(rules.folder for rules in parsed) + tuple(recovered))
 
 
 @app.command()

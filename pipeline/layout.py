@@ -40,6 +40,23 @@ from pipeline.rulesets import Ruleset
 KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
 #: Folder names of the data directory that are not games.
 RESERVED = ("pages", "dist")
+#: A ruleset's folder as the catalog names it (`Ruleset.folder`): `<game>/<slug>`, a game's
+#: name and a slug, nothing that could lead out of the data directory.
+FOLDER = re.compile(r"[a-z][a-z0-9_]*/[a-z0-9][a-z0-9._-]*")
+
+
+def misplaced(row: dict) -> str | None:
+    """What is wrong with a catalog row's folder and paths, if they name anything but the
+    ruleset's own folder inside the data directory (`<game>/<slug>`, its two files there);
+    None if nothing."""
+    folder = row.get("folder")
+    if not isinstance(folder, str) or not FOLDER.fullmatch(folder) or folder.split("/")[0] != row.get("game"):
+        return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
+    for kind in ("tablebase", "transitions"):
+        path = row.get(f"{kind}_path")
+        if path != f"{folder}/{kind}.parquet":
+            return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {folder}/{kind}.parquet"
+    return None
 
 
 @dataclass(frozen=True)
@@ -88,6 +105,15 @@ class DataDir:
         """The ruleset's folder, to read: DataError if the data directory has the earlier layout."""
         self.check_layout()
         return self.ruleset(rules)
+
+    def inside(self, relative: str) -> Path:
+        """`relative` under the data directory; DataError if it leads out of it (`..`, an
+        absolute path, a symbolic link to elsewhere)."""
+        path = self.root / relative
+        root = self.root.resolve()
+        if Path(relative).is_absolute() or root not in path.resolve().parents:
+            raise DataError(f"{path} is outside the data folder {self.root}: see `tablebase check`")
+        return path
 
     def staging(self, rules: Ruleset) -> RulesetFiles:
         self.claim()
@@ -259,11 +285,12 @@ class DataDir:
                 return True
             return False
 
-    def sweep(self) -> None:
+    def sweep(self) -> list[str]:
         """Remove what ended processes left: their staging and scratch folders and their
-        half-written files beside the catalog; put back folders a publish left aside."""
+        half-written files beside the catalog; put back folders a publish left aside. The
+        folders a killed publish had put in place (`recover`)."""
         with self.lock("publish"):
-            self.recover()
+            published = self.recover()
             for area in (self.root / ".staging", self.root / ".tmp"):
                 if area.is_dir():
                     for owner in area.iterdir():
@@ -281,15 +308,19 @@ class DataDir:
                 owner = path.name.split(".")[1]
                 if owner != str(os.getpid()) and not self._runs(owner):
                     path.unlink(missing_ok=True)
+        return published
 
-    def recover(self) -> None:
-        """Put back folders a killed `publish` left in data/.trash; drop the rest.
+    def recover(self) -> list[str]:
+        """Put back folders a killed `publish` left in data/.trash; drop the rest. The
+        folders (`<game>/<slug>`) that such a publish had already put in place: their files
+        are new, perhaps not yet in the catalog and SHA256SUMS.
 
         Every publish runs under the publish lock, held here too: whatever is in data/.trash
         is a killed process's, whoever has its PID now. Never called while publishing."""
         with self.lock("publish"):
             if not self.trash.is_dir():
-                return
+                return []
+            published = []
             for owner in self.trash.iterdir():
                 for old in sorted(owner.glob("*/*")):
                     final = self.root / old.parts[-2] / old.parts[-1]
@@ -297,8 +328,11 @@ class DataDir:
                         final.parent.mkdir(exist_ok=True)  # a game folder left empty may be gone
                         os.rename(old, final)
                         sync(final.parent)
+                    elif old.is_dir():
+                        published.append(f"{old.parts[-2]}/{old.parts[-1]}")
                 shutil.rmtree(owner, ignore_errors=True)
             prune(self.trash, self.root)
+            return published
 
 
 def prune(folder: Path, root: Path) -> None:

@@ -29,8 +29,9 @@ from pipeline.check import SUMS, check
 from pipeline.datacard import data_card, data_licence
 from pipeline.errors import DataError, full_disk
 from pipeline.layout import DataDir
-from pipeline.parquet import atomic_path, sha256, write_table
+from pipeline.parquet import atomic_path, sha256
 from pipeline.progress import log
+from pipeline.stages.export import write_catalog_table
 from pipeline.views import write_database
 
 #: Files that zip would not make smaller.
@@ -79,7 +80,7 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
     for row in catalog.to_pylist():
         for path in sorted((store.root / row["folder"]).glob("*.parquet")):
             _link(path, folder / row["folder"] / path.name)
-    write_table(catalog, folder / "catalog.parquet")
+    write_catalog_table(catalog, folder / "catalog.parquet")
     if extras:
         for item in ("pages", "claims.md"):
             source = store.root / item

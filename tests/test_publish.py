@@ -185,7 +185,8 @@ def test_a_missing_or_extra_file_is_reported(data, damage, expected):
 
 
 def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
-    """Rewritten consistently with its checksum, but one value changed: the counts catch it."""
+    """Rewritten consistently with its checksums (catalog, summary, SHA256SUMS), but one
+    value changed: the counts catch it."""
     store = DataDir(data)
     rules = Ruleset.parse("chopsticks")
     path = store.ruleset(rules).tablebase
@@ -203,9 +204,11 @@ def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
                    for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
         index = rows.schema.get_field_index("tablebase_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
+    from pipeline.check import write_sums
     from pipeline.views import write_database
 
     write_database(data)
+    write_sums(store, {"catalog.parquet", "tablebases.duckdb", f"{rules.folder}/summary.parquet"})
     problems = check(data)
     assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
     assert "wins" in problems[0] and "losses" in problems[0]

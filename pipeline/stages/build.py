@@ -7,6 +7,7 @@ import shutil
 
 import duckdb
 
+from pipeline.check import write_sums
 from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
@@ -37,7 +38,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
     busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
-            data.sweep()
+            recovered = tuple(data.sweep())
             removed = data.remove_old_layout()
         if removed:
             log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
@@ -58,7 +59,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
             summary = export(rules, stage, data.temp, engine)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
-                    write_catalog(data, database=False, changed=rules.folder)
+                    write_catalog(data, database=False, changed=rules.folder, exported=recovered)
                 if database:
                     rewrite_database(data, rules.id)
             return summary
@@ -78,6 +79,7 @@ def rewrite_database(data: DataDir, published: str = "") -> None:
     try:
         with data.lock("publish"):
             write_database(data.root)
+            write_sums(data, {"tablebases.duckdb"})
     except (TablebaseError, OSError, duckdb.Error) as error:
         what = f"{published} is" if published else "every ruleset built is"
         then = "free some space, then run" if full_disk(error) else "mend that, then run"
