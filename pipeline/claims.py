@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.parquet import atomic_path
+from pipeline.output import write_output
 from pipeline.query import QueryError, QueryFile, query_files, run_sql
 
 #: Parameters for the report's run of queries that take some.
@@ -86,7 +86,5 @@ def _markdown(table: pa.Table) -> list[str]:
 
 
 def write_report(data: Path, queries: Path | None, out: Path) -> None:
-    """Write the report to `out` (atomically)."""
-    text = report(data, queries)
-    with atomic_path(out) as tmp:
-        tmp.write_text(text)
+    """Write the report to `out`: a file atomically, a device or FIFO written to (output.write_output)."""
+    write_output(report(data, queries).encode(), out)

@@ -19,3 +19,9 @@ class DataError(TablebaseError):
 
 class VerificationError(TablebaseError):
     """A solved ruleset whose values contradict each other or the rules."""
+
+
+class OutputError(TablebaseError):
+    """Output that cannot be written where it was asked for: a full disk or device, a folder
+    named as a file, a result Parquet cannot hold."""
+

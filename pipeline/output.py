@@ -1,15 +1,19 @@
-"""Query results as text: an aligned table, CSV, a JSON array, or JSON Lines."""
+"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), and output
+written where a user asks for it: a file, a device or a FIFO, every write checked."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 from enum import Enum
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from pipeline.errors import TablebaseError
+from pipeline.errors import OutputError, TablebaseError
 
 
 class Format(str, Enum):
@@ -75,3 +79,55 @@ def _flat(table: pa.Table) -> pa.Table:
                                for v in _plain_column(column)], pa.string())
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def write_output(data: bytes | memoryview, path: Path) -> None:
+    """Write `data` to `path` as a user expects of `> path`, never leaving part of it: a
+    regular file (or none yet) is replaced atomically, through symlinks the file they end
+    at, with the old file's permissions; a device, FIFO or terminal is opened and written
+    to, never replaced. OutputError, naming `path`, if any write fails."""
+    try:
+        mode = path.stat().st_mode  # through symlinks
+    except FileNotFoundError:
+        mode = None  # nothing there yet, or a symlink to nothing: made
+    except OSError as error:  # a symlink loop, a folder on the way that cannot be searched
+        raise OutputError(f"cannot write {path}: {error.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {path}: it is a folder (name a file in it)")
+    try:
+        if mode is None or (stat.S_ISREG(mode) and not _names_a_descriptor(path)):
+            from pipeline.parquet import atomic_path
+
+            with atomic_path(Path(os.path.realpath(path))) as tmp:
+                with open(tmp, "wb") as handle:
+                    handle.write(data)
+                if mode is not None:
+                    os.chmod(tmp, stat.S_IMODE(mode))
+            return
+        # O_APPEND: a descriptor named by path (/dev/stdout) opened by `>>` keeps what it has
+        flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | (os.O_APPEND if stat.S_ISREG(mode) else 0)
+        fd = os.open(path, flags)
+        try:
+            write_whole(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """/dev/stdout, /dev/fd/N, /proc/…/fd/N: a file the shell opened for this command;
+    replacing it would leave the descriptor on the old file, which the shell then shows."""
+    name = os.path.abspath(path)
+    return name in ("/dev/stdin", "/dev/stdout", "/dev/stderr") or name.startswith(("/dev/fd/", "/proc/"))
+
+
+def write_whole(fd: int, data: bytes | memoryview) -> None:
+    """Write all of `data` to `fd`, however many writes it takes: a write to a pipe or a
+    device may take only part, and the rest must not be dropped."""
+    view = memoryview(data).cast("B")
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(0, "the file took none of the output")
+        view = view[written:]

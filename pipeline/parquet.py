@@ -220,6 +220,13 @@ def write_table(table: pa.Table, path: Path) -> None:
         pq.write_table(table, tmp, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
 
 
+def table_bytes(table: pa.Table) -> pa.Buffer:
+    """`table` as the bytes of a Parquet file, as write_table writes it."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+    return sink.getvalue()
+
+
 def require(path: Path, what: str) -> Path:
     """`path` if it exists and reads as Parquet; DataError naming `what` otherwise."""
     if not path.exists():

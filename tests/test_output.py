@@ -1,14 +1,26 @@
-"""Query results as text: every format holds the rows, JSON parses as one array."""
+"""Query results as text: every format holds the rows, JSON parses as one array; output goes
+to files, devices, FIFOs and symlinks as a user expects, every write checked."""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pipeline.errors import TablebaseError
+from pipeline.layout import DataDir
 from pipeline.output import Format, render
+from pipeline.parquet import table_bytes, write_table
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
 
 ROWS = [
     {"ruleset": "chopsticks", "plies": 8, "grundy": None, "moves": ["1-1", "0-2"]},
@@ -43,3 +55,158 @@ def test_maps_become_objects():
 def test_unknown_and_binary_formats_are_refused(form):
     with pytest.raises(TablebaseError, match=form):
         render(TABLE, form)
+
+
+def test_parquet_bytes_are_what_write_table_writes(tmp_path):
+    write_table(TABLE, tmp_path / "t.parquet")
+    assert bytes(table_bytes(TABLE)) == (tmp_path / "t.parquet").read_bytes()
+
+
+# --- where the output goes -----------------------------------------------------------------
+
+NULL, FULL = (1, 3), (1, 7)  # the major and minor numbers of /dev/null and /dev/full
+
+
+def tablebase(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """A data folder with one small ruleset built."""
+    logging.getLogger("tablebase").setLevel(logging.WARNING)
+    folder = tmp_path_factory.mktemp("output")
+    build(Ruleset.parse("sticks:rows=2"), DataDir(folder))
+    return folder
+
+
+def device(path: Path, numbers: tuple[int, int]) -> Path:
+    """A character device like /dev/null or /dev/full, made under the test's own folder."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node (mknod) needs root")
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(*numbers))
+    return path
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("form", ["csv", "json", "parquet"])
+def test_output_to_a_device_writes_to_it_and_leaves_it_a_device(data, tmp_path, form):
+    null = device(tmp_path / "null", NULL)
+    result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", str(null), "--format", form)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISCHR(null.lstat().st_mode) and null.lstat().st_rdev == os.makedev(*NULL)
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_output_to_a_full_device_is_one_line_and_leaves_it_a_device(data, tmp_path, form):
+    full = device(tmp_path / "full", FULL)
+    result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", str(full), "--format", form)
+    assert one_error_line(result) == f"error: cannot write {full}: No space left on device"
+    assert stat.S_ISCHR(full.lstat().st_mode) and full.lstat().st_rdev == os.makedev(*FULL)
+
+
+@pytest.mark.parametrize("form", ["csv", "parquet"])
+def test_output_to_a_fifo_gives_its_reader_every_byte(data, tmp_path, form):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # The test is the reader, opened for writing too so that nothing here waits on the
+    # command, whatever it does to the FIFO; the result is far smaller than a pipe holds.
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        result = tablebase("sql", "SELECT 7 AS a", "--data", str(data), "--output", str(fifo), "--format", form)
+        got = b""
+        while True:
+            try:
+                got += os.read(reader, 1 << 16)
+            except BlockingIOError:
+                break
+    finally:
+        os.close(reader)
+    assert result.returncode == 0, result.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    if form == "csv":
+        assert got == b'"a"\n7\n'
+    else:
+        assert pq.read_table(pa.BufferReader(got)).to_pylist() == [{"a": 7}]
+
+
+def test_output_through_a_symlink_writes_its_target(data, tmp_path):
+    (tmp_path / "target.csv").write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to("target.csv")
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to("made.csv")
+    for path in (link, dangling):
+        result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", str(path), "--format", "csv")
+        assert result.returncode == 0, result.stderr
+        assert path.is_symlink()
+    assert (tmp_path / "target.csv").read_text() == (tmp_path / "made.csv").read_text() == '"a"\n1\n'
+
+
+def test_output_keeps_the_permissions_of_the_file_it_replaces(data, tmp_path):
+    target = tmp_path / "private.csv"
+    target.write_text("old\n")
+    target.chmod(0o600)
+    result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", str(target), "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == '"a"\n1\n' and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_output_naming_a_descriptor_writes_to_the_one_the_shell_opened(data, tmp_path):
+    """`-o /dev/fd/1 >> log` adds to the log: replacing the file would drop what it held.
+    (/dev/fd/1, not /dev/stdout: a regression here, run as root, must not replace the
+    system's /dev/stdout with a file, as the code before this test did.)"""
+    log = tmp_path / "log"
+    log.write_text("before\n")
+    with open(log, "a") as appended:
+        result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", "/dev/fd/1", "--format", "csv",
+                           stdout=appended)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text() == 'before\n"a"\n1\n'
+
+
+def test_output_through_a_symlink_into_the_data_folder_is_refused(data, tmp_path):
+    link = tmp_path / "catalog.parquet"
+    link.symlink_to(data / "catalog.parquet")
+    before = (data / "catalog.parquet").read_bytes()
+    result = tablebase("sql", "SELECT 1", "--data", str(data), "--output", str(link), "--format", "parquet")
+    assert "inside the data folder" in one_error_line(result)
+    assert link.is_symlink() and (data / "catalog.parquet").read_bytes() == before
+
+
+@pytest.mark.parametrize("kind", ["symlink loop", "folder"])
+def test_output_that_cannot_be_a_file_is_one_line(data, tmp_path, kind):
+    path = tmp_path / "odd"
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("odd")
+    result = tablebase("sql", "SELECT 1", "--data", str(data), "--output", str(path))
+    assert one_error_line(result).startswith(f"error: cannot write {path}: ")
+
+
+def test_claims_out_writes_through_a_symlink_and_into_a_device(data, tmp_path):
+    (tmp_path / "report.md").write_text("old\n")
+    link = tmp_path / "link.md"
+    link.symlink_to("report.md")
+    result = tablebase("claims", "--data", str(data), "--out", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and (tmp_path / "report.md").read_text().startswith("# The seeds' claims")
+    full = device(tmp_path / "full", FULL)
+    assert one_error_line(tablebase("claims", "--data", str(data), "--out", str(full))) == \
+        f"error: cannot write {full}: No space left on device"
+    assert stat.S_ISCHR(full.lstat().st_mode)
+
+
+@pytest.mark.parametrize("command", [["draw", "sticks:rows=2", "-q"], ["publish", "-q"]])
+def test_an_out_folder_that_is_a_device_is_refused_in_one_line(data, tmp_path, command):
+    null = device(tmp_path / "null", NULL)
+    result = tablebase(*command, "--data", str(data), "--out", str(null))
+    assert one_error_line(result) == f"error: --out {null} is not a folder: name a folder (it is made if missing)"
+    assert stat.S_ISCHR(null.lstat().st_mode)
