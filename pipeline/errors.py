@@ -25,3 +25,6 @@ class OutputError(TablebaseError):
     """Output that cannot be written where it was asked for: a full disk or device, a folder
     named as a file, a result Parquet cannot hold."""
 
+
+class ReaderGone(OutputError):
+    """Standard output's reader closed the pipe (`| head`): not a failure of the command."""

@@ -1,5 +1,6 @@
 """Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), and output
-written where a user asks for it: a file, a device or a FIFO, every write checked."""
+written where a user asks for it: a file, a device, a FIFO or standard output, every write
+checked."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import os
 import stat
 from enum import Enum
 from pathlib import Path
+from typing import TextIO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from pipeline.errors import OutputError, TablebaseError
+from pipeline.errors import OutputError, ReaderGone, TablebaseError
 
 
 class Format(str, Enum):
@@ -131,3 +133,46 @@ def write_whole(fd: int, data: bytes | memoryview) -> None:
         if written <= 0:
             raise OSError(0, "the file took none of the output")
         view = view[written:]
+
+
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor each write to which is written whole, or raises OutputError
+    (ReaderGone where a pipe's reader has gone)."""
+
+    def __init__(self, fd: int, name: str):
+        super().__init__()
+        self.fd, self.name = fd, name
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        return self.fd >= 0 and os.isatty(self.fd)
+
+    def write(self, data: bytes | memoryview) -> int:
+        try:
+            write_whole(self.fd, data)
+        except BrokenPipeError:
+            raise ReaderGone(f"the reader of {self.name} closed it") from None
+        except OSError as error:
+            raise OutputError(f"cannot write to {self.name}: {error.strerror or error}") from None
+        return memoryview(data).nbytes
+
+
+def checked_stdout(stream: TextIO | None) -> TextIO:
+    """Standard output with every write checked: written whole, or an OutputError (ReaderGone
+    for a closed pipe). Python's own stream loses the rest of a write during which a pipe's
+    reader leaves, and drops everything silently where descriptor 1 is closed. A stream with
+    no descriptor (a test's capture) is returned as it is."""
+    if stream is None:  # descriptor 1 closed when Python started
+        return io.TextIOWrapper(_WholeWrites(-1, "standard output"), encoding="utf-8", write_through=True)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream
+    stream.flush()
+    return io.TextIOWrapper(_WholeWrites(fd, "standard output"), encoding=stream.encoding,
+                            errors=stream.errors, write_through=True)

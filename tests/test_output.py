@@ -1,11 +1,12 @@
 """Query results as text: every format holds the rows, JSON parses as one array; output goes
-to files, devices, FIFOs and symlinks as a user expects, every write checked."""
+to files, devices, FIFOs, symlinks and standard output as a user expects, every write checked."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -210,3 +211,27 @@ def test_an_out_folder_that_is_a_device_is_refused_in_one_line(data, tmp_path, c
     result = tablebase(*command, "--data", str(data), "--out", str(null))
     assert one_error_line(result) == f"error: --out {null} is not a folder: name a folder (it is made if missing)"
     assert stat.S_ISCHR(null.lstat().st_mode)
+
+
+@pytest.mark.parametrize("args", [["sql", "SELECT 1"], ["sql", "SELECT 1", "--format", "json"],
+                                  ["probe", "sticks:rows=2", "start"], ["query", "--list"], ["--help"]])
+def test_standard_output_on_a_full_device_is_one_line(data, args):
+    with open("/dev/full", "w") as full:
+        result = tablebase(*args, *(["--data", str(data)] if args[0] != "--help" else []), stdout=full)
+    assert one_error_line(result) == "error: cannot write to standard output: No space left on device"
+
+
+def test_a_closed_standard_output_is_one_line(data):
+    result = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "pipeline",
+                             "sql", "SELECT 1", "--data", str(data)], capture_output=True, text=True, timeout=120)
+    assert one_error_line(result) == "error: cannot write to standard output: Bad file descriptor"
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(data):
+    """As `seq 1000000 | head -1`: no error line, and the status a shell reports as 141."""
+    process = subprocess.Popen([sys.executable, "-m", "pipeline", "sql", "SELECT * FROM range(1000000)",
+                                "--data", str(data)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline().strip() == b"range"
+    process.stdout.close()  # far more than a pipe holds is still to come
+    assert process.wait(timeout=120) == -signal.SIGPIPE
+    assert process.stderr.read() == b""
