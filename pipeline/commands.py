@@ -287,7 +287,9 @@ ParamOption = Annotated[
 FormatOption = Annotated[
     Format,
     typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
-                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output)."),
+                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
+                                        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
+                                        "and times as text."),
 ]
 OutputOption = Annotated[Optional[Path], typer.Option(
     "--output", "-o", help="Write the result to this file, as > would: a file is replaced whole (through a "

@@ -1,5 +1,6 @@
-"""Query results as text: every format holds the rows, JSON parses as one array; output goes
-to files, devices, FIFOs, symlinks and standard output as a user expects, every write checked."""
+"""Query results as text: every format holds the rows, JSON parses as one array, values JSON
+has no word for become valid JSON; output goes to files, devices, FIFOs, symlinks and
+standard output as a user expects, every write checked."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.errors import TablebaseError
 from pipeline.layout import DataDir
-from pipeline.output import Format, render
+from pipeline.output import Format, blob_text, interval_text, render
 from pipeline.parquet import table_bytes, write_table
 from pipeline.rulesets import Ruleset
 from pipeline.stages.build import build
@@ -56,6 +58,79 @@ def test_maps_become_objects():
 def test_unknown_and_binary_formats_are_refused(form):
     with pytest.raises(TablebaseError, match=form):
         render(TABLE, form)
+
+
+# --- values JSON and CSV have no word for -------------------------------------------------
+
+def strict_json(text: str) -> object:
+    """`text` parsed as JSON is (RFC 8259): NaN and Infinity, which Python's json accepts, refused."""
+    def refuse(word: str) -> None:
+        raise ValueError(f"{word} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def odd() -> pa.Table:
+    """One row of values JSON or CSV have no word for, as DuckDB gives them."""
+    return duckdb.connect().sql("""
+    SELECT 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, '-inf'::FLOAT AS minus_inf,
+           {'x': 'nan'::DOUBLE, 'l': ['inf'::DOUBLE, 1.5]} AS nested,
+           MAP {1: 'one'} AS int_keys, MAP {{'a': 1}: 'struct key'} AS struct_keys,
+           [MAP {1.5: 'inf'::DOUBLE}] AS list_of_maps,
+           'a\\x00b'::BLOB AS blob, '101'::BIT AS bit, 1.50::DECIMAL(4, 2) AS decimal,
+           170141183460469231731687303715884105727::HUGEINT AS huge,
+           DATE '2024-01-02' AS date, TIMESTAMP '2024-01-02 03:04:05.5' AS timestamp,
+           TIMESTAMPTZ '2024-01-02 03:04:05+00' AS timestamptz, TIME '03:04:05' AS time,
+           '2024-01-01 00:00:00.123456789'::TIMESTAMP_NS AS nanoseconds,
+           [TIMESTAMP '2024-01-02 03:04:05'] AS timestamps,
+           INTERVAL '14 months 2 days 3.5 seconds' AS interval,
+           '0c1cfbe4-76a3-48f0-ab18-b60d526ceadb'::UUID AS uuid,
+           union_value(n := 'nan'::DOUBLE) AS union_nan
+    """).to_arrow_table()
+
+
+@pytest.mark.parametrize("form", ["json", "jsonl"])
+def test_json_writes_nan_and_infinities_as_null(odd, form):
+    text = render(odd, form)
+    row = strict_json(text)[0] if form == "json" else strict_json(text.splitlines()[0])
+    assert row["nan"] is None and row["inf"] is None and row["minus_inf"] is None and row["union_nan"] is None
+    assert row["nested"] == {"x": None, "l": [None, 1.5]}
+    assert row["list_of_maps"] == [{"1.5": None}]
+
+
+def test_json_holds_every_duckdb_type_as_valid_json(odd):
+    row = strict_json(render(odd, "json"))[0]
+    assert row["int_keys"] == {"1": "one"} and row["struct_keys"] == {'{"a": 1}': "struct key"}
+    assert row["blob"] == "a\\x00b"  # as DuckDB writes a BLOB, and reads it back with ::BLOB
+    assert row["decimal"] == "1.50" and row["huge"] == "170141183460469231731687303715884105727"  # exact
+    assert row["date"] == "2024-01-02" and row["timestamp"] == "2024-01-02 03:04:05.500000"
+    assert row["nanoseconds"] == "2024-01-01 00:00:00.123456789" and row["timestamps"] == ["2024-01-02 03:04:05.000000"]
+    assert row["interval"] == "1 year 2 months 2 days 00:00:03.5"
+    assert row["uuid"] == "0c1cfbe4-76a3-48f0-ab18-b60d526ceadb"
+    assert set(row) == set(odd.column_names)
+
+
+def test_csv_and_table_write_blobs_intervals_and_nanoseconds_as_text(odd):
+    csv = render(odd, "csv")
+    header, line = csv.splitlines()
+    assert "a\\x00b" in line and "\\x05\\xFD" in line and "1 year 2 months 2 days 00:00:03.5" in line
+    assert "2024-01-01 00:00:00.123456789" in line
+    assert '"{""x"": null, ""l"": [null, 1.5]}"' in line  # nested columns as valid JSON text
+    table = render(odd, "table")
+    assert "a\\x00b" in table and "1 year 2 months 2 days 00:00:03.5" in table
+    assert "2024-01-01 00:00:00.123456789" in table
+
+
+def test_blobs_and_intervals_read_as_duckdb_writes_them():
+    con = duckdb.connect()
+    every_byte = bytes(range(256))
+    assert blob_text(every_byte) == con.execute("SELECT ?::BLOB::VARCHAR", [every_byte]).fetchall()[0][0]
+    for interval in ["0 seconds", "1 month", "-1 month", "14 months", "-14 months -1 second", "1 day",
+                     "-2 days", "30 hours", "-3.25 seconds", "1 month -1 day 1 microsecond",
+                     "12 months 1 day 1 hour 2 minutes 3.000004 seconds", "-100000 hours"]:
+        value = con.sql(f"SELECT INTERVAL '{interval}' AS i").to_arrow_table()["i"][0].as_py()
+        expected = con.sql(f"SELECT INTERVAL '{interval}'::VARCHAR").fetchall()[0][0]
+        assert interval_text(value.months, value.days, value.nanoseconds) == expected, interval
 
 
 def test_parquet_bytes_are_what_write_table_writes(tmp_path):
