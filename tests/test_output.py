@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import TablebaseError
+from pipeline.errors import OutputError, TablebaseError
 from pipeline.layout import DataDir
 from pipeline.output import Format, blob_text, interval_text, render
 from pipeline.parquet import table_bytes, write_table
@@ -131,6 +131,13 @@ def test_blobs_and_intervals_read_as_duckdb_writes_them():
         value = con.sql(f"SELECT INTERVAL '{interval}' AS i").to_arrow_table()["i"][0].as_py()
         expected = con.sql(f"SELECT INTERVAL '{interval}'::VARCHAR").fetchall()[0][0]
         assert interval_text(value.months, value.days, value.nanoseconds) == expected, interval
+
+
+@pytest.mark.parametrize("column", ["union_value(a := 1)", "INTERVAL '1 day'"])
+def test_parquet_names_a_column_it_cannot_hold(column):
+    table = duckdb.connect().sql(f"SELECT 1 AS fine, {column} AS odd").to_arrow_table()
+    with pytest.raises(OutputError, match="column 'odd' .* Parquet cannot hold"):
+        table_bytes(table)
 
 
 def test_parquet_bytes_are_what_write_table_writes(tmp_path):
@@ -310,3 +317,11 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(data):
     process.stdout.close()  # far more than a pipe holds is still to come
     assert process.wait(timeout=120) == -signal.SIGPIPE
     assert process.stderr.read() == b""
+
+
+def test_parquet_of_a_union_is_one_line_naming_the_column_and_writes_nothing(data, tmp_path):
+    target = tmp_path / "u.parquet"
+    result = tablebase("sql", "SELECT union_value(a := 1) AS u", "--data", str(data), "-f", "parquet", "-o", str(target))
+    line = one_error_line(result)
+    assert "column 'u'" in line and "Parquet cannot hold" in line and "data file" not in line
+    assert not target.exists() and list(tmp_path.iterdir()) == []
