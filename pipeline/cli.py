@@ -49,18 +49,25 @@ def main() -> None:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     sys.unraisablehook = _unraisable
+    stdout = sys.stdout
     try:
         small_pages()
         reuse_freed_memory()
         hide_pandas()
         from pipeline.commands import app
+        from pipeline.output import checked_stdout
 
         if _dropped:
             raise KeyboardInterrupt
+        sys.stdout = checked_stdout(stdout)
         status = app(standalone_mode=False)
     except BaseException as error:  # noqa: BLE001 - the one place errors become a line
         if isinstance(error, SystemExit):
             raise
+        from pipeline.errors import ReaderGone
+
+        if isinstance(error, ReaderGone):
+            reader_gone()
         import typer
 
         if isinstance(error, typer.TyperException) and hasattr(error, "show"):  # usage: Typer's message
@@ -73,6 +80,7 @@ def main() -> None:
             traceback.print_exc()
         leave(message, status)
     finally:
+        sys.stdout = stdout
         show_pandas()
     if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
         leave(interrupted(), 130)
@@ -130,6 +138,18 @@ def leave(message: str, status: int) -> None:
         sys.stderr.flush()
         os._exit(status)
     sys.exit(status)
+
+
+def reader_gone() -> None:
+    """Standard output's reader left (`tablebase sql … | head`): end as Unix tools do, by
+    SIGPIPE, quietly (status 141 in the shell). A line on stderr would be noise after
+    output the reader chose to cut short; exit 0 would tell `set -o pipefail` scripts the
+    output was whole. The error unwound first, so scratch is removed as after any error."""
+    sys.stderr.flush()
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    os._exit(1)  # where there is no SIGPIPE
 
 
 def interrupted() -> str:

@@ -14,7 +14,7 @@ import typer
 
 from pipeline import __version__
 from pipeline.engines import engine_name
-from pipeline.errors import DataError, RulesetError, UnfinishedError
+from pipeline.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
 from pipeline.output import Format
@@ -272,6 +272,12 @@ def _value(value: str, remoteness: int | None) -> str:
     return value if remoteness is None else f"{value} in {remoteness}"
 
 
+def _folder(out: Optional[Path]) -> None:
+    """An --out folder must be one, or be made: a file, device or FIFO there is not replaced."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
+
+
 def _parse_params(pairs: list[str]) -> dict[str, str]:
     params = {}
     for pair in pairs:
@@ -284,25 +290,25 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 
 def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
     """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
-    from pipeline.output import render
-    from pipeline.parquet import write_table
+    from pipeline.output import render, write_output
+    from pipeline.parquet import table_bytes
 
-    if output is not None and data.resolve() in [output.resolve(), *output.resolve().parents]:
+    # through symlinks, so that no link leads into the data folder (realpath, unlike
+    # resolve, leaves a symlink loop for write_output to name in one line)
+    target = None if output is None else Path(os.path.realpath(output))
+    if target is not None and data.resolve() in [target, *target.parents]:
         raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
     if form is Format.parquet:
         if output is None:
             raise RulesetError("--format parquet needs --output FILE")
-        write_table(table, output)
+        write_output(table_bytes(table), output)
         typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
     text = render(table, form)
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from pipeline.parquet import atomic_path
-
-        with atomic_path(output) as tmp:
-            tmp.write_text(text)
+        write_output(text.encode(), output)
 
 
 AllowWritesOption = Annotated[bool, typer.Option(
@@ -315,9 +321,13 @@ ParamOption = Annotated[
 FormatOption = Annotated[
     Format,
     typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
-                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output)."),
+                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
+                                        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
+                                        "and times as text."),
 ]
-OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write the result to this file, as > would: a file is replaced whole (through a "
+                           "symlink, the file it points to); a device, FIFO or terminal is written to, not replaced.")]
 QueriesOption = Annotated[
     Optional[Path],
     typer.Option("--queries", exists=True, file_okay=False, show_default=False,
@@ -379,7 +389,8 @@ def sql(
 def claims(
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Report file (default DATA/claims.md), written as --output of sql is.")] = None,
 ) -> None:
     """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
@@ -422,6 +433,7 @@ def publish(
     from pipeline.publish import publish as publish_bundle
 
     _setup(quiet, verbose)
+    _folder(out)
     for path in publish_bundle(data, out):
         typer.echo(f"wrote {path}")
 
@@ -519,6 +531,7 @@ def draw(
     from pipeline.draw import draw as draw_pages
 
     _setup(quiet, verbose)
+    _folder(out)
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,

@@ -31,3 +31,12 @@ class UnfinishedError(TablebaseError):
 def full_disk(error: BaseException) -> bool:
     """Whether `error` says the disk is full (an OSError, or a message of DuckDB or Arrow)."""
     return getattr(error, "errno", None) == errno.ENOSPC or "no space left" in str(error).lower()
+
+
+class OutputError(TablebaseError):
+    """Output that cannot be written where it was asked for: a full disk or device, a folder
+    named as a file, a result Parquet cannot hold."""
+
+
+class ReaderGone(OutputError):
+    """Standard output's reader closed the pipe (`| head`): not a failure of the command."""
