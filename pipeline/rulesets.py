@@ -11,12 +11,17 @@ from typing import Any
 
 from pipeline.errors import RulesetError
 from pipeline.games import Game, find_game
+from pipeline.params import quoted
 
 
 SLUG_KEY = re.compile(r"[a-z][a-z0-9_]*")
 SLUG_VALUE = re.compile(r"[a-z0-9-]+")
 #: Longest slug: keeps `data/<game>/<slug>/verification.parquet` well inside Windows' 260.
 MAX_SLUG = 96
+#: Longest ruleset id read: past the longest any game here can build (a Hackenbush path of
+#: 63,000 edges, the most moves allow, written with short node numbers), so that a
+#: runaway text is refused before any parser looks at it.
+MAX_ID = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,11 @@ class Ruleset:
     @staticmethod
     def parse(text: str) -> "Ruleset":
         """Parse `game` or `game:key=value,…`; RulesetError on anything wrong."""
+        if not isinstance(text, str):
+            raise RulesetError(f"a ruleset id is text, not {type(text).__name__} ({quoted(repr(text))})")
+        if len(text) > MAX_ID:
+            raise RulesetError(f"the ruleset id {quoted(text)} is longer than any ruleset this pipeline builds "
+                               f"(at most {MAX_ID:,} characters)")
         text = text.strip()
         name, _, rest = text.partition(":")
         game = find_game(name)
@@ -96,15 +106,15 @@ class Ruleset:
             for pair in rest.split(","):
                 key, eq, value = pair.partition("=")
                 if not eq or not key:
-                    raise RulesetError(f"bad parameter {pair!r} in {text!r}: expected key=value")
+                    raise RulesetError(f"bad parameter {quoted(pair)} in {quoted(text)}: expected key=value")
                 if key in given:
-                    raise RulesetError(f"parameter {key!r} given twice in {text!r}")
+                    raise RulesetError(f"parameter {quoted(key)} given twice in {quoted(text)}")
                 given[key] = value
         known = {p.name: p for p in game.params}
         for key in given:
             if key not in known:
                 raise RulesetError(
-                    f"unknown parameter {key!r} for game {name!r} (known: {', '.join(known)})"
+                    f"unknown parameter {quoted(key)} for game {name!r} (known: {', '.join(known)})"
                 )
         values = {p.name: p.parse(given.get(p.name, p.default)) for p in game.params}
         game.validate(values)

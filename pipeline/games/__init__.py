@@ -262,5 +262,7 @@ def find_game(name: str) -> Game:
     """The game called `name`; RulesetError if there is none."""
     games = _registry()
     if name not in games:
-        raise RulesetError(f"unknown game {name!r} (known: {', '.join(sorted(games))})")
+        from pipeline.params import quoted
+
+        raise RulesetError(f"unknown game {quoted(name)} (known: {', '.join(sorted(games))})")
     return games[name]

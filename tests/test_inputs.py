@@ -1,0 +1,115 @@
+"""Hostile input to the command line: rulesets far too big for any machine, runaway
+parameter texts, ruleset files of the wrong shape, a low address-space limit. Each ends in
+one `error:` line and exit status 1, refused before work in bounded memory; nothing is built.
+
+Every ruleset runs in a process of its own under a limit on its address space: a parser
+that allocates by the size of a number (nim's heaps) then runs out of memory, where it
+would otherwise swap a machine for minutes. The timeout is generous; times are not asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Address space each command below may have: Python with NumPy, pyarrow and DuckDB loaded
+#: takes about 0.4 GiB of it, a nim parser that counted by the largest heap took 2.4 GB.
+LIMIT = 1536 << 20
+
+
+def tablebase(*args: str, limit: int | None = LIMIT, timeout: float = 120,
+              env: dict | None = None) -> subprocess.CompletedProcess:
+    def restrict() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout, preexec_fn=restrict, env={**os.environ, **(env or {})})
+
+
+def one_error(result: subprocess.CompletedProcess) -> str:
+    """The one `error:` line the command ended with, exit status 1, no traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    assert len(lines[0]) < 600, "an error line is short enough to read"
+    return lines[0]
+
+
+def hackenbush_path(edges: int) -> str:
+    return "hackenbush:tree=" + ";".join(f"{n}:{n + 1}" for n in range(1, edges + 1))
+
+
+#: (ruleset, what the line says): each game's parameters at sizes no machine builds.
+TOO_BIG = [
+    ("nim:start=999999999", "at least 1,000,000,000 positions"),
+    ("nim:start=100000000", "more than this pipeline builds"),
+    ("nim:start=99999999-99999999-99999999,variant=arrow", "more than this pipeline builds"),
+    ("nim:start=" + "-".join(["99999"] * 10_000), "more than this pipeline builds"),
+    ("nim:start=" + "-".join(["7"] * 10_000) + ",variant=distinct", "needs distinct heap sizes"),
+    ("octal:start=999999999", "cannot be numbered in 64 bits"),
+    ("octal:start=" + "-".join(["10000"] * 10_000), "cannot be numbered in 64 bits"),
+    ("octal:code=0." + "7" * 33, "1 to 32 octal digits"),
+    ("hackenbush:fib=999999999", "far more positions"),
+    ("hackenbush:tree=1:" + "/".join(map(str, range(2, 15_000))), "more than this pipeline builds"),
+    ("chopsticks:fingers=999999999", "must be ≤ 100"),
+    ("chopsticks:fingers=100,hands=10", "more than the 2,147,483,647"),
+    ("chopsticks:hands=999999999", "must be ≤ 10"),
+    ("sticks:rows=999999999", "rows ≤ 17"),
+    ("sticks:max_take=9999999999", "expected an integer"),
+    ("tictactoe:rows=999999999,cols=999999999", "more than this pipeline builds"),
+    ("tictactoe:k=999999999", "no line of 999999999 fits"),
+    ("chopsticks:fingers=" + "9" * 100_000, "expected an integer"),
+]
+
+
+@pytest.mark.parametrize("ruleset, message", TOO_BIG, ids=[ruleset[:40] for ruleset, _ in TOO_BIG])
+def test_a_ruleset_too_big_for_any_machine_is_refused_in_bounded_memory(ruleset, message):
+    line = one_error(tablebase("estimate", ruleset))
+    assert message in line and "out of memory" not in line
+
+
+@pytest.mark.parametrize("edges", [9_000, 60_000])
+def test_a_long_hackenbush_path_is_parsed_in_one_pass(tmp_path, edges):
+    """A path of 9,000 edges took minutes to parse, walking to the root from every node;
+    60,000 edges are about as many as the moves' limit allows. Given in a ruleset file: the
+    text is longer than a command-line argument may be."""
+    rulesets = tmp_path / "rulesets.toml"
+    rulesets.write_text(f'[[ruleset]]\nid = "{hackenbush_path(edges)}"\n')
+    result = tablebase("rulesets", "--rulesets", str(rulesets))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("hackenbush:tree=1:2;2:3;")
+
+
+def test_a_hackenbush_path_too_long_to_build_is_refused_by_its_edges(tmp_path):
+    rulesets = tmp_path / "rulesets.toml"
+    rulesets.write_text(f'[[ruleset]]\nid = "{hackenbush_path(70_000)}"\n')
+    line = one_error(tablebase("rulesets", "--rulesets", str(rulesets)))
+    assert "has 70,000 edges, so at least 2,450,035,000 moves" in line
+
+
+@pytest.mark.parametrize("ruleset", [
+    "sticks:play=" + "x" * 1_000_100,
+    "nim:start=" + "1-" * 600_000 + "1",
+    "octal:start=" + "-".join(["1"] * 20_000),
+    "hackenbush:tree=1:2/" + "x" * 200_000,
+])
+def test_a_runaway_parameter_text_is_refused_in_one_short_line(tmp_path, ruleset):
+    rulesets = tmp_path / "rulesets.toml"
+    rulesets.write_text(f'[[ruleset]]\nid = "{ruleset}"\n')
+    line = one_error(tablebase("build", "--all", "--rulesets", str(rulesets), "--data", str(tmp_path / "data")))
+    assert "characters)" in line, "the text is cut short, and its length said"
+    assert not (tmp_path / "data").exists() or not list((tmp_path / "data").rglob("*.parquet"))
+
+
+def test_many_small_heaps_are_counted_in_one_pass_per_size(tmp_path):
+    """octal:start=1-1-…-1 of 9,999 heaps: 9,999 positions, counted in tens of seconds by a
+    sum over every count of every heap size; a running sum does it in one pass."""
+    result = tablebase("estimate", "octal:start=" + "-".join(["1"] * 9_999), env={"TABLEBASE_MAX_MEMORY": "64GB"})
+    assert "at most 10,000 positions, at most 9,999 transitions" in result.stdout, result.stderr
