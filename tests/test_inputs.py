@@ -113,3 +113,34 @@ def test_many_small_heaps_are_counted_in_one_pass_per_size(tmp_path):
     sum over every count of every heap size; a running sum does it in one pass."""
     result = tablebase("estimate", "octal:start=" + "-".join(["1"] * 9_999), env={"TABLEBASE_MAX_MEMORY": "64GB"})
     assert "at most 10,000 positions, at most 9,999 transitions" in result.stdout, result.stderr
+
+
+RULESET_FILES = {
+    "an integer id": b'[[ruleset]]\nid = 5\n',
+    "an array id": b'[[ruleset]]\nid = ["chopsticks"]\n',
+    "a comment that is no string": b'[[ruleset]]\nid = "chopsticks"\ncomment = 7\n',
+    "one [ruleset] table": b'[ruleset]\nid = "chopsticks"\n',
+    "ruleset a number": b'ruleset = 5\n',
+    "rulesets that are numbers": b'ruleset = [1, 2]\n',
+    "bytes that are not UTF-8": b'[[ruleset]]\nid = "chopsticks"\ncomment = "\xff\xfe"\n',
+}
+WHY = {
+    "an integer id": "the id of ruleset 1 is an integer, not a string",
+    "an array id": "the id of ruleset 1 is an array, not a string",
+    "a comment that is no string": "the comment of ruleset 1 is an integer, not a string",
+    "one [ruleset] table": "`ruleset` is a table, not a list of tables",
+    "ruleset a number": "`ruleset` is an integer, not a list of tables",
+    "rulesets that are numbers": "ruleset 1 is an integer, not a table",
+    "bytes that are not UTF-8": "is not UTF-8 text (byte 41",
+}
+
+
+@pytest.mark.parametrize("command", [["rulesets"], ["build", "--all"], ["draw", "--all"]])
+@pytest.mark.parametrize("shape", RULESET_FILES)
+def test_a_ruleset_file_of_the_wrong_shape_is_one_line(tmp_path, command, shape):
+    rulesets = tmp_path / "rulesets.toml"
+    rulesets.write_bytes(RULESET_FILES[shape])
+    data = ["--data", str(tmp_path / "data")] if command[0] != "rulesets" else []
+    line = one_error(tablebase(*command, "--rulesets", str(rulesets), *data))
+    assert line.startswith(f"error: ruleset file {rulesets}") and WHY[shape] in line
+    assert not list(tmp_path.rglob("*.parquet"))
