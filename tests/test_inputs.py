@@ -141,6 +141,61 @@ def test_a_ruleset_file_of_the_wrong_shape_is_one_line(tmp_path, command, shape)
     rulesets = tmp_path / "rulesets.toml"
     rulesets.write_bytes(RULESET_FILES[shape])
     data = ["--data", str(tmp_path / "data")] if command[0] != "rulesets" else []
-    line = one_error(tablebase(*command, "--rulesets", str(rulesets), *data))
+    line = one_error(tablebase(*command, "--rulesets", str(rulesets), *data, limit=None))
     assert line.startswith(f"error: ruleset file {rulesets}") and WHY[shape] in line
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("kib", [100_000, 400_000])
+@pytest.mark.parametrize("command", [["build", "chopsticks"], ["version"]])
+def test_an_address_space_too_small_for_the_libraries_is_one_line(tmp_path, command, kib):
+    """ulimit -v 400000: memory ran out while the libraries loaded, and again while the
+    error was described (a MemoryError traceback from the error handler); at 100000
+    OpenBLAS ended the process in its own words."""
+    result = tablebase(*command, limit=kib << 10)
+    line = one_error(result)
+    assert line.startswith("error: tablebase needs at least 512 MiB of address space to load its libraries")
+    assert f"this process may have {kib // 1024} MiB (ulimit -v)" in line
+
+
+def test_memory_running_out_while_an_error_is_described_is_still_one_line():
+    """The line for memory running out is made when the command starts: describing an error
+    that then fails for want of memory still ends in one line, and exit status 1."""
+    script = ("import sys\n"
+              "import pipeline.cli as cli\n"
+              "def describe(error):\n"
+              "    raise MemoryError\n"
+              "cli.describe = describe\n"
+              "sys.argv = ['tablebase', 'probe', 'no-such-game', 'start']\n"
+              "cli.main()\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert one_error(result).startswith("error: out of memory: build a smaller ruleset")
+
+
+@pytest.mark.parametrize("command", ["build", "estimate"])
+def test_an_address_space_limit_below_the_estimate_is_refused_up_front(tmp_path, command):
+    """ulimit -v 1000000: DuckDB's threads reserve more address space than that, and the
+    build crashed inside DuckDB (a segmentation fault) or could not start a thread."""
+    result = tablebase(command, "chopsticks", "--data", str(tmp_path / "data"), limit=1_000_000 << 10)
+    if command == "build":
+        line = one_error(result)
+    else:
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+        line = result.stdout.strip().splitlines()[-1]
+    assert "chopsticks needs up to" in line and "of address space and this process may have 977 MiB (ulimit -v)" in line
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_an_address_space_limit_above_the_estimate_builds(tmp_path):
+    result = tablebase("build", "-q", "sticks:rows=3", "--data", str(tmp_path / "data"), limit=4 << 30)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "data" / "sticks" / "default" / "tablebase.parquet").exists()
+
+
+@pytest.mark.parametrize("kib", [700_000, 1_000_000])
+@pytest.mark.parametrize("command", [["sql", "SELECT 1"], ["check"], ["query", "who_wins"]])
+def test_a_command_under_an_address_space_too_small_for_duckdb_is_one_line(tmp_path, command, kib):
+    """Below what DuckDB's and Arrow's threads reserve, `sql` crashed (a segmentation
+    fault) or said a data file was not as this version writes it."""
+    result = tablebase(*command, "--data", str(tmp_path), limit=kib << 10)
+    assert "of address space and this process may have" in one_error(result)
