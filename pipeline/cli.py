@@ -146,8 +146,8 @@ def reuse_freed_memory() -> None:
 def line_for(error: BaseException) -> tuple[str | None, int]:
     """The one line and exit status for what ended the command; None to let it end as it
     would (a command's own exit, or what is not ours to explain)."""
-    if isinstance(error, SystemExit):
-        return None, 1
+    if isinstance(error, SystemExit):  # a plug-in's sys.exit() must not end a command unexplained
+        return plugin_failure(error), 1
     if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # usage: Typer's message
         error.show()
         sys.exit(error.exit_code)
@@ -222,6 +222,13 @@ def address_space() -> int | None:
     return None if soft == resource.RLIM_INFINITY else soft
 
 
+def plugin_failure(error: BaseException) -> str | None:
+    """'the game plug-in … failed in …' where `error` came out of a game plug-in's code,
+    else None."""
+    games = sys.modules.get("pipeline.games")
+    return games.plugin_failure(error) if games is not None else None
+
+
 def leave(message: str, status: int) -> None:
     """Print the one line and exit with `status`. After Ctrl-C, at once: a signal left
     pending by an extension module (DuckDB's handler) would otherwise end the process
@@ -269,6 +276,9 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         if error.errno == errno.ENOSPC:
             return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
+    plugin = plugin_failure(error)
+    if plugin is not None:  # a plug-in's bug, before it is taken for a bad data file or SQL
+        return plugin + where(), 1
     if isinstance(error, loaded("pyarrow", "ArrowException")):
         first = str(error).splitlines()[0]
         return f"a data file is not as this version writes it{where()} ({first}): see `tablebase check`", 1

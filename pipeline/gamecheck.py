@@ -21,7 +21,9 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import DataError, TablebaseError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Space, check_contract, find_game
+from pipeline.games import (
+    POSITION_COLUMNS, TRANSITION_SCHEMA, Space, broken_plugin, check_contract, failed, find_game,
+)
 from pipeline.rulesets import Ruleset
 from pipeline.values import TERMINAL
 
@@ -31,6 +33,9 @@ LIMIT = 2_000_000
 
 def check_game(name: str, ruleset: str | None = None) -> list[str]:
     """Every problem found in the game `name` on `ruleset` (default: the game's defaults)."""
+    broken = broken_plugin(name)
+    if broken is not None:
+        return [broken]
     game = find_game(name)
     problems = check_contract(game)
     if problems:
@@ -46,10 +51,10 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
         return _check_space(game, rules, label, size)
     except DataError as error:  # what the pipeline found wrong in the game's output
         return [f"{label}: {error}"]
-    except TablebaseError:
+    except (TablebaseError, MemoryError):
         raise
-    except Exception as error:  # noqa: BLE001 - a game's own bug, reported as such
-        return [f"{label}: the game raised {type(error).__name__}: {error}"]
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - a game's own bug, reported as such
+        return [f"{label}: the game failed: {failed(error)}"]
 
 
 #: Positions whose drawings are checked, besides the start.
