@@ -10,6 +10,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -111,6 +112,10 @@ class Broken(SimpleGame):
     ("outcome raises", "game broken: outcome() failed on 0: LookupError: no such end"),
     ("lone surrogate", "game broken: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed)"),
     ("text not str", "game broken: text() of 2 gives int, not str"),
+    ("rank beyond 32 bits", "game broken: rank() of 3 is 3000000000000, not an integer from -2,147,483,648 to "
+                            "2,147,483,647"),
+    ("won and lost ends", "game broken: impartial is True, but finished positions are loss and win"),
+    ("tied end", "game broken: impartial is True, but finished positions are tie"),
 ])
 def test_a_broken_plug_in_is_named_in_one_line(monkeypatch, tmp_path, bug, message):
     registry = {**all_games(), "broken": Broken(bug)}
@@ -196,6 +201,55 @@ def test_check_game_lists_what_a_simple_plug_in_breaks(monkeypatch):
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
     assert check_game("broken") == ["broken on broken: game broken: two positions have the same text: "
                                     "text() must be unique"]
+
+
+class WideRank(Broken):
+    """A game written the bulk way whose rank needs more than 32 bits (p * 10**12)."""
+
+    def space(self, rules):
+        from pipeline.games.simple import SimpleSpace
+
+        class Space(SimpleSpace):
+            def rank(self):
+                order, _ = self._explore()
+                return np.array([p * 10**12 for p in order], dtype=np.int64)
+
+        return Space(self, rules)
+
+
+@pytest.mark.parametrize("game, problem", [
+    (Broken("won and lost ends"), "broken on broken: impartial is True, but finished positions are loss and win: "
+                                  "an impartial game's finished positions are all lost (normal play) or all won "
+                                  "(misère); a game that ends otherwise is not impartial (impartial = False)"),
+    (Broken("tied end"), "broken on broken: impartial is True, but finished positions are tie"),
+    (Broken("rank beyond 32 bits"), "broken on broken: game broken: rank() of 3 is 3000000000000, not an integer"),
+    (WideRank(""), "broken on broken: rank() goes from 0 to 3000000000000, beyond the 32 bits the pipeline "
+                   "holds it in (-2,147,483,648 to 2,147,483,647)"),
+])
+def test_check_game_finds_what_the_build_would_refuse_or_get_wrong(monkeypatch, tmp_path, game, problem):
+    from pipeline.gamecheck import check_game
+
+    registry = {**all_games(), "broken": game}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    problems = check_game("broken")
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
+    with pytest.raises(DataError):
+        build(Ruleset.parse("broken"), DataDir(tmp_path))
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_a_misere_game_that_only_ends_in_wins_is_impartial(monkeypatch):
+    """Misère nim, octal and sticks end where the mover has won: their Grundy values are the
+    normal-play ones, as the README says."""
+    from pipeline.gamecheck import check_game
+
+    class Misere(Broken):
+        def outcome(self, rules, n):
+            return "win"
+
+    registry = {**all_games(), "broken": Misere("")}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    assert check_game("broken") == []
 
 
 #: A plug-in installed the way pip installs one (a module and its dist-info with the entry

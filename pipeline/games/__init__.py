@@ -44,6 +44,10 @@ TRANSITION_SCHEMA = pa.schema(
 )
 
 
+#: The range a rank lies in (Space.rank): positions.parquet and the solvers hold it in 32 bits.
+RANKS = (-(2**31), 2**31 - 1)
+
+
 @dataclass(frozen=True)
 class Size:
     """How big a ruleset is, known before building it: `positions` exactly where `exact`,
@@ -75,9 +79,9 @@ class Space:
       rank()      None: moves may return to a position, so the pipeline solves by
                   retrograde analysis. A game whose moves never can returns one integer
                   per row of positions() that every transition strictly lowers (sticks
-                  left, say); enumerate then numbers the positions rank by rank and solve
-                  computes each rank from the one below in a single pass, checking that
-                  the rank did fall.
+                  left, say), within RANKS (32 bits); enumerate then numbers the positions
+                  rank by rank and solve computes each rank from the one below in a
+                  single pass, checking that the rank did fall.
       parts() and transitions_part(part)
                   1 and transitions(): the transitions come in one piece. A game that can
                   generate them in independent parts (each a run of sources) says how
@@ -199,6 +203,18 @@ def check_contract(game: object) -> list[str]:
     if not (isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", name)) or name in RESERVED_NAMES:
         problems.append(f"game {label!r}: its name must be [a-z][a-z0-9_]* and not {' or '.join(RESERVED_NAMES)}")
     return problems
+
+
+def impartial_problem(game: Game, finished: set[str]) -> str | None:
+    """Why the values of the finished positions of one ruleset contradict the game's
+    `impartial`, or None. An impartial game ends the same way wherever it ends: all lost
+    (normal play) or all won (misère); with ties, or wins beside losses, its Grundy values
+    say nothing and would be published, 0 on won positions as on lost ones."""
+    if not game.impartial or (len(finished) <= 1 and "tie" not in finished):
+        return None
+    return (f"impartial is True, but finished positions are {' and '.join(sorted(finished))}: "
+            f"an impartial game's finished positions are all lost (normal play) or all won "
+            f"(misère); a game that ends otherwise is not impartial (impartial = False)")
 
 
 #: The word that names a ruleset's start position wherever a position is taken.

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import DataError, PositionError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space, failed
+from pipeline.games import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Space, failed
 from pipeline.progress import log
 from pipeline.values import TERMINAL
 
@@ -170,6 +170,10 @@ class SimpleSpace(Space):
         ranks = [self._ask("rank", position, lambda: self.game.rank(self.rules, position)) for position in order]
         if any(r is None for r in ranks):
             return None
+        for position, rank in zip(order, ranks):
+            if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not RANKS[0] <= rank <= RANKS[1]:
+                raise DataError(f"game {self.game.name}: rank() of {position!r} is {rank!r}, not an integer "
+                                f"from {RANKS[0]:,} to {RANKS[1]:,}")
         return np.array(ranks, dtype=np.int64)
 
 
