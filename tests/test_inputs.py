@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.errors import RulesetError
+from pipeline.rulesets import load_ruleset_file, read_comments
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Address space each command below may have: Python with NumPy, pyarrow and DuckDB loaded
 #: takes about 0.4 GiB of it, a nim parser that counted by the largest heap took 2.4 GB.
@@ -138,8 +141,18 @@ WHY = {
 }
 
 
-@pytest.mark.parametrize("command", [["rulesets"], ["build", "--all"], ["draw", "--all"]])
 @pytest.mark.parametrize("shape", RULESET_FILES)
+def test_a_ruleset_file_of_the_wrong_shape_is_refused_with_a_reason(tmp_path, shape):
+    rulesets = tmp_path / "rulesets.toml"
+    rulesets.write_bytes(RULESET_FILES[shape])
+    for read in (load_ruleset_file, read_comments):
+        with pytest.raises(RulesetError) as error:
+            read(rulesets)
+        assert str(error.value).startswith(f"ruleset file {rulesets}") and WHY[shape] in str(error.value)
+
+
+@pytest.mark.parametrize("command", [["rulesets"], ["build", "--all"], ["draw", "--all"]])
+@pytest.mark.parametrize("shape", ["an integer id", "one [ruleset] table", "bytes that are not UTF-8"])
 def test_a_ruleset_file_of_the_wrong_shape_is_one_line(tmp_path, command, shape):
     rulesets = tmp_path / "rulesets.toml"
     rulesets.write_bytes(RULESET_FILES[shape])
