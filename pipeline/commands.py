@@ -456,10 +456,12 @@ def check_game(
 @app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults (each game's
-    rules: the README's "Games and their rules").
+    rules: the README's "Games and their rules"); exit 1, naming it, if a plug-in is broken.
 
     Example: tablebase games
     """
+    from pipeline.games import broken_plugins
+
     for game in all_games().values():
         typer.echo(f"{game.name}: {game.summary}")
         settings = [f"{param.name}={param.default}" for param in game.params]
@@ -467,6 +469,9 @@ def games() -> None:
         kinds = max((len(param.values_help()) for param in game.params), default=0)
         for setting, param in zip(settings, game.params):
             typer.echo(f"  {setting:<{width}}  {param.values_help():<{kinds}}  {param.help}")
+    broken = broken_plugins()
+    if broken:  # the games above work; the installation still has something to mend
+        raise RulesetError("; ".join(broken))
 
 
 @app.command()

@@ -19,7 +19,7 @@ from pipeline.check import forget, listed_sums, remember, write_sums
 from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
 from pipeline.engines import literal, open_engine, run_levels
 from pipeline.errors import DataError
-from pipeline.games import legal_starts
+from pipeline.games import impartial_problem, legal_starts
 from pipeline.layout import DataDir, RulesetFiles
 from pipeline.parquet import read_table, require, sha256, write_table
 from pipeline.progress import Stage, log
@@ -76,12 +76,19 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                           count(*) FILTER (WHERE value = {literal(Value.TIE.value)}),
                           count(*) FILTER (WHERE value = {literal(Value.DRAW.value)}),
                           count(*) FILTER (WHERE reachable),
-                          max(remoteness)
+                          max(remoteness),
+                          {", ".join(f"count(*) FILTER (WHERE reachable AND moves = 0 AND value = {literal(end)})"
+                                     for end in ENDS)}
                    FROM tablebase""")[0]
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
         finally:
             db.close()
         stage.summary = f"{counts[0]:,} positions, {counts[5]:,} reachable"
+    # an impartial game that ends in wins and losses, or ties, would publish Grundy values
+    # that mean nothing (0 on a won position): refused, as the contract says
+    problem = impartial_problem(rules.game, {end for end, seen in zip(ENDS, counts[7:]) if seen})
+    if problem is not None:
+        raise DataError(f"game {rules.game_name}: {problem}")
     summary = {
         "ruleset": rules.id,
         "game": rules.game_name,
@@ -113,6 +120,8 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
 
 
 SUMMARY_SCHEMA = CATALOG.schema()
+#: How a game can end, for the finished positions play reaches.
+ENDS = (Value.WIN.value, Value.LOSS.value, Value.TIE.value)
 
 
 def read_summary_row(summary: Path) -> pa.Table:
