@@ -116,14 +116,35 @@ class DataDir:
         return path
 
     def staging(self, rules: Ruleset) -> RulesetFiles:
+        """Where this process builds `rules` (made if missing)."""
         self.claim()
-        return RulesetFiles(self.root / ".staging" / str(os.getpid()) / rules.folder)
+        files = RulesetFiles(self.root / ".staging" / str(os.getpid()) / rules.folder)
+        self._make(files.dir)
+        return files
 
     @property
     def temp(self) -> Path:
-        """This process's scratch space (DuckDB's spill files, enumerate's move spill)."""
+        """This process's scratch space (DuckDB's spill files, enumerate's move spill), made
+        if missing."""
         self.claim()
-        return self.root / ".tmp" / str(os.getpid())
+        path = self.root / ".tmp" / str(os.getpid())
+        self._make(path)
+        return path
+
+    def _make(self, folder: Path) -> None:
+        """Make this process's scratch `folder`, under the publish lock where the shared
+        folder above it (.staging, .tmp) is made too: another build removes that one, once
+        empty, under the same lock (`drop`), never between its making and this process's."""
+        if not folder.is_dir():
+            with self.lock("publish"):
+                folder.mkdir(parents=True, exist_ok=True)
+
+    def drop(self, folder: Path) -> None:
+        """Remove this process's scratch `folder`, and the folders above it left empty
+        (.staging, .tmp among them, under the publish lock: see `_make`)."""
+        shutil.rmtree(folder, ignore_errors=True)
+        with self.lock("publish"):
+            prune(folder.parent, self.root)
 
     @property
     def trash(self) -> Path:

@@ -461,3 +461,29 @@ def test_a_ctrl_c_python_dropped_while_the_commands_load_still_interrupts():
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
         "error: interrupted: a ruleset is published whole or not at all, and what was built before is kept"]
+
+
+LOOP = """
+import sys
+from pathlib import Path
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+data, rules = DataDir(Path(sys.argv[1])), Ruleset.parse(sys.argv[2])
+for _ in range(1000):
+    data.drop(data.staging(rules).dir.parent.parent)
+    data.drop(data.temp)
+"""
+
+
+def test_scratch_made_and_dropped_side_by_side_never_loses_a_folder(tmp_path):
+    """Two processes each make their scratch folders under .staging and .tmp and drop them
+    again, as builds do: the one dropping the last folder removes .staging or .tmp, never
+    between the other's making of it and of its own folder inside."""
+    (tmp_path / "data").mkdir()
+    processes = [subprocess.Popen([sys.executable, "-c", LOOP, str(tmp_path / "data"), ruleset],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for ruleset in ("nim", "chopsticks")]
+    for process in processes:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    assert not [p for p in (".staging", ".tmp") if (tmp_path / "data" / p).exists()]

@@ -11,7 +11,7 @@ from pipeline.check import write_sums
 from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
-from pipeline.layout import DataDir, prune
+from pipeline.layout import DataDir
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -64,11 +64,9 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
                     rewrite_database(data, rules.id)
             return summary
         finally:
-            shutil.rmtree(data.temp, ignore_errors=True)
-            prune(data.temp.parent, data.root)
+            data.drop(data.temp)
             if not keep:
-                shutil.rmtree(stage.dir, ignore_errors=True)
-                prune(stage.dir.parent, data.root)
+                data.drop(stage.dir)
 
 
 def rewrite_database(data: DataDir, published: str = "") -> None:
