@@ -183,7 +183,7 @@ WORKING = """
 import sys
 from pathlib import Path
 from pipeline.layout import DataDir
-(DataDir(Path(sys.argv[1])).temp / "spill.parquet").parent.mkdir(parents=True)
+(DataDir(Path(sys.argv[1])).temp / "spill.parquet").touch()  # its scratch, made when asked for
 print("ready", flush=True)
 sys.stdin.read()
 """
