@@ -79,6 +79,17 @@ def test_estimate_says_what_a_build_needs_and_whether_it_fits(tmp_path):
     assert lines[2].startswith("  does not fit: ")
 
 
+@pytest.mark.parametrize("ruleset", ["octal:start=100", "sticks:rows=18"])
+def test_rulesets_past_64_bit_keys_are_refused_by_the_estimate_alone(tmp_path, ruleset):
+    """Their positions are numbered (heaps by keys of several words): only the machine's
+    memory and disk refuse them, in the estimate's one line."""
+    result = run("estimate", ruleset, "--data", str(tmp_path), env={"TABLEBASE_MAX_MEMORY": "16GB"})
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{ruleset}: ") and "positions" in lines[0], result.stdout
+    assert lines[1].startswith(f"  does not fit: {ruleset} is too big for this machine: it needs up to "), lines[1]
+
+
 @pytest.mark.parametrize("text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)])
 def test_sizes_are_read_as_duckdb_writes_them(text, size):
     assert parse_size(text, "X") == size
@@ -100,7 +111,8 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
 
 
 @pytest.mark.parametrize("ruleset", [f"sticks:rows={n}" for n in range(1, 9)] + [
-    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10"])
+    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10",
+    "octal:code=0.137,start=40"])
 def test_the_heap_games_bound_holds_and_is_tight_enough(ruleset):
     """The heap games' bound (tokens, and heaps weighing a token more) against the counts."""
     rules = Ruleset.parse(ruleset)
