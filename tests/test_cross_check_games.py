@@ -162,7 +162,7 @@ def test_bad_position_texts_are_refused_with_a_reason(ruleset, text, message):
         ("hackenbush:tree=1:2/", "expected parent:child/child"),
         ("hackenbush:fib=0", "'fib': must be ≥ 1"),
         ("hackenbush:fib=3,tree=1:2", "either tree or fib"),
-        ("hackenbush:fib=8", "more than this pipeline builds"),
+        ("hackenbush:fib=9", "has more than 2,147,483,647 positions, more than this pipeline numbers"),
         ("octal:code=0.78", "octal digits"),
         ("octal:code=1.7", "expected 0. followed by"),
         ("octal:code=0.70", "the last not 0"),

@@ -101,8 +101,8 @@ def test_keys_of_several_words_give_the_files_of_one(tmp_path, monkeypatch, rule
         space = rules.game.space(rules)
         assert space.words > 1
         assert enumerated(tmp_path / str(limit), ruleset) == one
-        parts = pa.Table.from_batches([batch for part in range(space.parts()) for batch in space.transitions_part(part)],
-                                      schema=TRANSITION_SCHEMA)
+        batches = [batch for part in range(space.parts()) for batch in space.transitions_part(part)]
+        parts = pa.Table.from_batches(batches, schema=TRANSITION_SCHEMA)
         assert parts.equals(whole)
 
 

@@ -119,4 +119,5 @@ GAME = Octal()
 
 
 def bound(code: str, start: tuple[int, ...]) -> Size:
-    return size_bound(start, lambda top: moves_per_size(code, top), f"octal from {shortened('-'.join(map(str, start)))}")
+    what = f"octal from {shortened('-'.join(map(str, start)))}"
+    return size_bound(start, lambda top: moves_per_size(code, top), what)
