@@ -4,7 +4,9 @@ The game counts positions and transitions without building (`Game.size`: exact w
 can count, an upper bound where it cannot). The model below turns them into bytes; its
 constants were measured with `/usr/bin/time -v` on `tablebase enumerate` and `build`
 (BENCHMARKS.md, "What a build needs") and err on the large side. `build` refuses a
-ruleset that does not fit, before any work, in one line.
+ruleset that does not fit, before any work, in one line. A game whose positions list
+numbers that grow with its moves (hackenbush: each position's edges) gives their total
+as its Size's `listed`: enumerate holds them too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from pipeline.db import DEFAULT_MEMORY_LIMIT
 from pipeline.errors import RulesetError
 from pipeline.games import Size
+from pipeline.params import shortened
 from pipeline.rulesets import Ruleset
 
 MiB = 1 << 20
@@ -26,6 +29,10 @@ BASE = 300 * MiB
 #: enumerate holds every position at once: its text, decoded columns, ids and numbering
 #: (measured 157-170 B on chopsticks with 1.9 M and 24.6 M positions).
 PER_POSITION = 200
+#: Per number a position lists, where a game says how many (`listed`): enumerate holds
+#: them in the positions' lists and text (measured 35 B on hackenbush paths of 8,000 and
+#: 20,000 edges, 32 M and 200 M numbers).
+PER_LISTED = 40
 #: Batches of moves being generated, renumbered and written (measured at most 260 MiB).
 MOVE_BATCHES = 512 * MiB
 #: What the SQL stages ask of DuckDB (capped by TABLEBASE_MEMORY_LIMIT, beyond which it
@@ -67,7 +74,7 @@ class Estimate:
     def describe(self) -> str:
         """One line: the counts and what they need."""
         positions = f"{self.size.positions:,}" if self.size.exact else f"at most {self.size.positions:,}"
-        return (f"{self.rules.id}: {positions} positions, at most {self.size.transitions:,} transitions; "
+        return (f"{shortened(self.rules.id)}: {positions} positions, at most {self.size.transitions:,} transitions; "
                 f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk")
 
 
@@ -79,7 +86,8 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
     size = rules.game.size(rules)
     if size is None:
         return None
-    enumerating = BASE + PER_POSITION * size.positions + min(MOVE_BATCHES, 64 * size.transitions)
+    enumerating = (BASE + PER_POSITION * size.positions + PER_LISTED * getattr(size, "listed", 0)
+                   + min(MOVE_BATCHES, 64 * size.transitions))
     per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
     disk = per_transition * size.transitions + DISK_PER_POSITION * size.positions
     if engine == "spark":
@@ -98,20 +106,20 @@ def require_fit(rules: Ruleset, data: Path, engine: str = "duckdb") -> Estimate 
     """The estimate, or RulesetError in one line if the ruleset cannot fit this machine's
     memory, this process's address-space limit or the disk under `data`."""
     found = estimate(rules, engine)
-    require_address_space(rules.id, (found.memory if found is not None else BASE) + reserved())
+    require_address_space(shortened(rules.id), (found.memory if found is not None else BASE) + reserved())
     if found is None:
         return None
     memory = available_memory()
     if memory is not None and found.memory > memory:
-        enumerating = BASE + PER_POSITION * found.size.positions
+        enumerating = BASE + PER_POSITION * found.size.positions + PER_LISTED * getattr(found.size, "listed", 0)
         hint = ("give DuckDB less memory with TABLEBASE_MEMORY_LIMIT, or use a machine with more"
                 if enumerating < memory else "it needs a machine with more memory")
-        raise RulesetError(f"{rules.id} is too big for this machine: it needs up to {gib(found.memory)} of memory "
-                           f"and {gib(memory)} is available ({found.size.positions:,} positions): {hint}")
+        raise RulesetError(f"{shortened(rules.id)} is too big for this machine: it needs up to {gib(found.memory)} "
+                           f"of memory and {gib(memory)} is available ({found.size.positions:,} positions): {hint}")
     existing = next(folder for folder in [data, *data.resolve().parents] if folder.exists())
     free = shutil.disk_usage(existing).free
     if found.disk > free:
-        raise RulesetError(f"{rules.id} needs up to {gib(found.disk)} of disk while building and {data} has "
+        raise RulesetError(f"{shortened(rules.id)} needs up to {gib(found.disk)} of disk while building and {data} has "
                            f"{gib(free)} free (at most {found.size.transitions:,} transitions): free some, "
                            f"or build into a --data folder on a larger disk")
     return found

@@ -79,6 +79,35 @@ def test_estimate_says_what_a_build_needs_and_whether_it_fits(tmp_path):
     assert lines[2].startswith("  does not fit: ")
 
 
+@pytest.mark.parametrize("ruleset", ["octal:start=100", "sticks:rows=18", "hackenbush:fib=8"])
+def test_rulesets_past_64_bit_keys_are_refused_by_the_estimate_alone(tmp_path, ruleset):
+    """Their positions are numbered (heaps by keys of several words, hackenbush's 1.8
+    billion within the ids' 32 bits): only the machine's memory and disk refuse them, in
+    the estimate's one line."""
+    result = run("estimate", ruleset, "--data", str(tmp_path), env={"TABLEBASE_MAX_MEMORY": "16GB"})
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{ruleset}: ") and "positions" in lines[0], result.stdout
+    assert lines[1].startswith(f"  does not fit: {ruleset} is too big for this machine: it needs up to "), lines[1]
+
+
+def test_hackenbush_is_estimated_with_the_edges_its_positions_list():
+    """A path of 20,000 edges: 20,001 positions listing 200 million edges, which took
+    7,299 MiB to enumerate (BENCHMARKS.md); 200 B a position would say 300 MiB."""
+    path = "hackenbush:tree=" + ";".join(f"{n}:{n + 1}" for n in range(1, 20_001))
+    assert estimate(Ruleset.parse(path)).memory > 7_299 << 20
+
+
+def test_hackenbush_counts_are_exact_up_to_the_ids_limit_and_stop_past_it():
+    """Counted in small numbers whatever the tree: a count past the cap is the cap plus one."""
+    from pipeline.games.hackenbush import fibonacci_tree, subtree_sizes
+
+    states, moves = subtree_sizes(fibonacci_tree(8))
+    assert (states[1], moves) == (1_803_416_166, 57_811_845_159)
+    assert subtree_sizes(fibonacci_tree(8), cap=1_803_416_165)[0][1] == 1_803_416_166
+    assert subtree_sizes(fibonacci_tree(10))[0][1] == 2**31
+
+
 @pytest.mark.parametrize("text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)])
 def test_sizes_are_read_as_duckdb_writes_them(text, size):
     assert parse_size(text, "X") == size
@@ -100,7 +129,8 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
 
 
 @pytest.mark.parametrize("ruleset", [f"sticks:rows={n}" for n in range(1, 9)] + [
-    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10"])
+    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10",
+    "octal:code=0.137,start=40"])
 def test_the_heap_games_bound_holds_and_is_tight_enough(ruleset):
     """The heap games' bound (tokens, and heaps weighing a token more) against the counts."""
     rules = Ruleset.parse(ruleset)

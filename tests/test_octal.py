@@ -1,5 +1,6 @@
 """Octal games: the published Grundy values of Kayles and Dawson's Kayles, computed by the
-pipeline and read back through the grundy_sequence query."""
+pipeline and read back through the grundy_sequence query; and the heap engine's keys of
+several 64-bit words, which number what one word cannot."""
 
 from __future__ import annotations
 
@@ -7,14 +8,22 @@ from pathlib import Path
 
 import pytest
 
+import pyarrow as pa
+
+from pipeline.errors import RulesetError
+from pipeline.games import TRANSITION_SCHEMA, _heaps
 from pipeline.layout import DataDir
 from pipeline.query import library, run_sql
 from pipeline.rulesets import Ruleset
 from pipeline.stages.build import build
+from pipeline.stages.enumerate import enumerate_ruleset
 
 # Dawson's Kayles takes two at a time: an even start leaves only even heaps alone, an odd
-# start only odd ones, so both are built.
-RULESETS = ["octal:start=14", "octal:code=0.07,start=12", "octal:code=0.07,start=13", "octal:code=0.3,start=30"]
+# start only odd ones, so both are built. A heap of 44 takes keys of two words.
+RULESETS = ["octal:start=14", "octal:code=0.07,start=12", "octal:code=0.07,start=13", "octal:code=0.3,start=30",
+            "octal:start=44"]
+#: Kayles' Grundy values of heaps 0..44: OEIS A002186 (Guy and Smith 1956; Winning Ways, p. 91).
+KAYLES = ("0 1 2 3 1 4 3 2 1 4 2 6 4 1 2 7 1 4 3 2 1 4 6 7 4 1 2 8 5 4 7 2 1 8 6 7 4 1 2 3 1 4 7 2 1").split()
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +48,13 @@ def test_kayles_grundy_values_are_the_published_ones(sequences):
     assert values(sequences["octal:start=14"])[:12] == "0 1 2 3 1 4 3 2 1 4 2 6".split()
 
 
+def test_kayles_grundy_values_past_the_heaps_one_word_numbers_are_the_published_ones(sequences):
+    """A single heap of 39 tokens or more was refused when keys were one 64-bit word."""
+    rules = Ruleset.parse("octal:start=44")
+    assert rules.game.space(rules).words == 2
+    assert values(sequences["octal:start=44"]) == KAYLES
+
+
 def test_dawsons_kayles_grundy_values_are_the_published_ones(sequences):
     even, odd = values(sequences["octal:code=0.07,start=12"]), values(sequences["octal:code=0.07,start=13"])
     merged = [e if e != "." else o for e, o in zip(even, odd)]
@@ -61,3 +77,41 @@ def test_a_period_shows_above_a_heap_never_held_alone(tmp_path):
     rows = run_sql(tmp_path, library().joinpath("grundy_sequence.sql").read_text()).to_pylist()
     assert [(r["ruleset"], r["period"], r["period_from_heap"], r["missing"]) for r in rows] == [
         ("octal:code=0.2,start=20", 2, 1, 1)]
+
+
+def enumerated(folder: Path, ruleset: str) -> tuple[bytes, bytes]:
+    rules = Ruleset.parse(ruleset)
+    files = DataDir(folder).ruleset(rules)
+    files.dir.mkdir(parents=True)
+    enumerate_ruleset(rules, files)
+    return files.positions.read_bytes(), files.transitions.read_bytes()
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "sticks:max_take=2,play=normal,rows=7", "octal:start=20",
+                                     "octal:code=0.137,start=9-5", "octal:code=0.07,play=misere,start=3-4-5"])
+def test_keys_of_several_words_give_the_files_of_one(tmp_path, monkeypatch, ruleset):
+    """Forced on small rulesets (a word per heap size, or a few sizes a word), keys of
+    several words find and number every position and move as one word does: the same
+    files byte for byte, and the same moves part by part (as Spark asks for them)."""
+    rules = Ruleset.parse(ruleset)
+    one = enumerated(tmp_path / "one", ruleset)
+    whole = pa.Table.from_batches(list(rules.game.space(rules).transitions()), schema=TRANSITION_SCHEMA)
+    for limit in (2, 2**7):
+        monkeypatch.setattr(_heaps, "WORD_LIMIT", limit)
+        space = rules.game.space(rules)
+        assert space.words > 1
+        assert enumerated(tmp_path / str(limit), ruleset) == one
+        batches = [batch for part in range(space.parts()) for batch in space.transitions_part(part)]
+        parts = pa.Table.from_batches(batches, schema=TRANSITION_SCHEMA)
+        assert parts.equals(whole)
+
+
+def test_a_start_reaching_more_positions_than_ids_number_is_refused_while_they_are_found(tmp_path, monkeypatch):
+    """Ids are 32-bit where the pipeline solves: past that a start is refused as its
+    positions are found, in one line, and nothing is published."""
+    monkeypatch.setattr(_heaps, "MAX_POSITIONS", 500)
+    with pytest.raises(RulesetError, match="^the heaps 1-2-3-4-5-6 reach more than 500 positions"):
+        build(Ruleset.parse("sticks:rows=6"), DataDir(tmp_path))
+    assert not list(tmp_path.rglob("*.parquet"))
+    monkeypatch.setattr(_heaps, "MAX_POSITIONS", 834)  # exactly its positions
+    build(Ruleset.parse("sticks:rows=6"), DataDir(tmp_path))

@@ -99,9 +99,11 @@ def parse_numbers(text: str) -> list[int] | None:
     return [int(p) for p in parts]
 
 
-def distinct(keys: np.ndarray) -> np.ndarray:
-    """The distinct values of `keys`, ascending (np.unique's hashing is slower on int64 keys)."""
-    keys = np.sort(keys)
+def distinct(keys: np.ndarray, runs: bool = False) -> np.ndarray:
+    """The distinct values of `keys`, ascending (np.unique's hashing is slower on int64 keys);
+    integers, or fixed-width bytes (keys of several words, big-endian). With `runs`, keys
+    that come in long ascending runs, which a merging (stable) sort takes as they are."""
+    keys = np.sort(keys, kind="stable" if runs else None)
     keep = np.ones(keys.size, dtype=bool)
     keep[1:] = keys[1:] != keys[:-1]
     return keys[keep]
@@ -110,20 +112,23 @@ def distinct(keys: np.ndarray) -> np.ndarray:
 def reachable_by_level(
     starts: dict[int, np.ndarray],
     expand: Callable[[np.ndarray, int], Iterable[tuple[int | np.ndarray, np.ndarray]]],
+    runs: bool = False,
 ) -> list[np.ndarray]:
     """Every key reachable from `starts` (level -> keys), as one sorted array per level.
+    Keys are int64, or fixed-width bytes that sort as the keys do (see `distinct`).
 
     `expand(keys, level)` yields (child levels, child keys), the levels one for all keys
     or one per key, always below `level`. So a level is complete once every higher level
     has been expanded: the search runs level by level downwards, each level's frontier
-    deduplicated once.
+    deduplicated once. `runs`: the children come in long ascending runs (those of one
+    move from every key, say), see `distinct`.
     """
-    pending: dict[int, list[np.ndarray]] = {level: [np.asarray(keys, np.int64)] for level, keys in starts.items()}
+    pending: dict[int, list[np.ndarray]] = {level: [_keys(keys)] for level, keys in starts.items()}
     sizes = {level: len(parts[0]) for level, parts in pending.items()}
     found = []
     while pending:
         level = max(pending)
-        frontier = distinct(np.concatenate(pending.pop(level)))
+        frontier = distinct(np.concatenate(pending.pop(level)), runs)
         sizes.pop(level)
         found.append(frontier)
         for child_levels, keys in expand(frontier, level):
@@ -133,9 +138,14 @@ def reachable_by_level(
                 pending.setdefault(child_level, []).append(part)
                 sizes[child_level] = sizes.get(child_level, 0) + part.size
                 if sizes[child_level] > COMPACT_ROWS:
-                    merged = distinct(np.concatenate(pending[child_level]))
+                    merged = distinct(np.concatenate(pending[child_level]), runs)
                     pending[child_level], sizes[child_level] = [merged], merged.size
     return found
+
+
+def _keys(keys: np.ndarray) -> np.ndarray:
+    keys = np.asarray(keys)
+    return keys if keys.dtype.kind == "S" else keys.astype(np.int64, copy=False)
 
 
 def _by_level(levels: int | np.ndarray, keys: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:

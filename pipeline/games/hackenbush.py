@@ -10,6 +10,7 @@ edges x, and cutting x subtracts exactly that term: children come out of whole a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
@@ -20,16 +21,25 @@ from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
-from pipeline.params import IntParam, TextParam, count, quoted, shortened
+from pipeline.params import IntParam, TextParam, quoted, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
 
-#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+#: Ids are 32-bit where the pipeline solves (DuckDB's INTEGER); below that the machine
+#: decides (pipeline/estimate.py): the numbering itself is exact in int64 far beyond.
 MAX_POSITIONS = 2**31 - 1
-MAX_MOVES = 2_000_000_000
 #: Positions x edges per block of move generation and decoding.
 CELLS = 1 << 21
+
+
+@dataclass(frozen=True)
+class ListedSize(Size):
+    """A Size whose positions' lists hold `listed` numbers in all, which the estimate counts
+    (pipeline/estimate.py): a path of 20,000 edges has 20,001 positions listing 200 million."""
+
+    listed: int = 0
+
 
 #: A tree as (parent, children ascending) in preorder, children visited in ascending order.
 Tree = tuple[tuple[int, tuple[int, ...]], ...]
@@ -116,10 +126,15 @@ def fibonacci_tree(k: int) -> Tree:
     return _preorder(parent)
 
 
-def subtree_sizes(tree: Tree) -> tuple[dict[int, int], int]:
+def subtree_sizes(tree: Tree, cap: int = MAX_POSITIONS) -> tuple[dict[int, int], int]:
     """(states, moves): each node's number of root-connected edge sets of its subtree
     (N(v) = prod over children (1 + N(child)), 1 for a leaf), and the total number of
-    moves of the whole space (the sum over positions of their edge counts)."""
+    moves of the whole space (the sum over positions of their edge counts). Counts stop
+    just past `cap`, so any tree is counted in one pass of small numbers (a star of
+    60,000 edges has 2^60,000 positions): the root's count is then cap + 1, meaning more,
+    and the moves mean nothing. Below it every count is exact: no subtree has more states
+    than the tree, nor more edges in them."""
+    most = (cap + 1) * (1 + sum(len(kids) for _, kids in tree))  # moves: at most positions x edges
     states: dict[int, int] = {}
     edge_sum: dict[int, int] = {}  # over the states of v's subtree: edges in it
     for top, kids in reversed(tree):  # preorder reversed: children before their parent
@@ -127,8 +142,8 @@ def subtree_sizes(tree: Tree) -> tuple[dict[int, int], int]:
         for kid in kids:
             n, e = states.get(kid, 1), edge_sum.get(kid, 0)
             # with kid: its edge and the edges above it, in each of its n states
-            edges = edges * (1 + n) + total * (n + e)
-            total *= 1 + n
+            edges = min(edges * (1 + n) + total * (n + e), most)
+            total = min(total * (1 + n), cap + 1)
         states[top], edge_sum[top] = total, edges
     return states, edge_sum.get(1, 0)
 
@@ -153,30 +168,19 @@ class Hackenbush(Game):
         if fib is not None and values["tree"] != parse_tree(self.params[0].default):
             raise RulesetError("hackenbush takes either tree or fib, not both")
         if fib is not None and fib > 10:  # T(10) has 143 nodes and astronomically many positions
-            raise RulesetError(f"hackenbush with fib={fib} has far more positions than this pipeline builds")
+            raise RulesetError(f"hackenbush with fib={fib} has far more positions than this pipeline numbers")
         tree = fibonacci_tree(fib) if fib is not None else values["tree"]
-        what = f"fib={fib}" if fib is not None else f"tree {shortened(format_tree(tree))}"
-        # Counting works on numbers of as many bits as the tree has edges, so a tree too big
-        # by the least it can have is refused first: n edges leave a position of every
-        # size from n down to 0, and a position of k edges has k moves.
-        edges = sum(len(kids) for _, kids in tree)
-        if edges * (edges + 1) // 2 > MAX_MOVES:
-            raise RulesetError(
-                f"hackenbush with {what} has {edges:,} edges, so at least {edges * (edges + 1) // 2:,} moves, "
-                f"more than this pipeline builds ({MAX_MOVES:,} moves)"
-            )
-        states, moves = subtree_sizes(tree)
-        positions = states.get(1, 1)
-        if positions > MAX_POSITIONS or moves > MAX_MOVES:
-            raise RulesetError(
-                f"hackenbush with {what} has {count(positions)} positions and {count(moves)} moves, more than "
-                f"this pipeline builds ({MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
-            )
+        states, _ = subtree_sizes(tree)
+        if states.get(1, 1) > MAX_POSITIONS:
+            what = f"fib={fib}" if fib is not None else f"tree {shortened(format_tree(tree))}"
+            raise RulesetError(f"hackenbush with {what} has more than {MAX_POSITIONS:,} positions, more than this "
+                               f"pipeline numbers (its ids are 32-bit where it solves)")
 
     def size(self, rules: Ruleset) -> Size:
-        """Counted exactly: every root-connected edge set, and one move per edge of each."""
+        """Counted exactly: every root-connected edge set, and one move per edge of each,
+        which is also how many edges the positions list in all."""
         states, moves = subtree_sizes(tree_of(rules))
-        return Size(states.get(1, 1), moves, exact=True)
+        return ListedSize(states.get(1, 1), moves, exact=True, listed=moves)
 
     def space(self, rules: Ruleset) -> "HackenbushSpace":
         return HackenbushSpace(tree_of(rules))

@@ -10,21 +10,14 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from pipeline.errors import PositionError, RulesetError
+from pipeline.errors import PositionError
 from pipeline.games import Game, Size, _svg
 from pipeline.games._bulk import parse_numbers
-from pipeline.games._heaps import HeapSpace, size_bound
+from pipeline.games._heaps import HeapSpace, require_countable, size_bound
 from pipeline.params import ChoiceParam, IntParam
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
-
-#: Positions are numbered by 64-bit keys (pipeline/games/_heaps.py), which 18 rows overflow.
-#: Long before that a ruleset outgrows a machine, and the estimate refuses it: rows=13 has
-#: 32 million positions and 3 billion moves (about 15 minutes, 10 GiB); each row more
-#: multiplies the moves by ~6.
-MAX_ROWS = 17
-
 
 class Sticks(Game):
     name = "sticks"
@@ -42,14 +35,13 @@ class Sticks(Game):
     columns = {"rows": "the row lengths, ascending (list of int8; empty when no stick is left)"}
 
     def validate(self, values: dict) -> None:
-        if values["rows"] > MAX_ROWS:
-            raise RulesetError(
-                f"sticks with rows={values['rows']} is more than this pipeline builds: rows ≤ {MAX_ROWS} "
-                f"(the positions of more rows cannot be numbered in 64 bits)"
-            )
+        """Refuses, quickly, rows too many for any machine; the estimate judges the rest (rows=13
+        has 32 million positions and 3 billion moves, about 15 minutes and 9 GiB; each row more
+        multiplies the moves by ~6)."""
+        bound(values)
 
     def size(self, rules: Ruleset) -> Size:
-        return size_bound(tuple(range(1, rules["rows"] + 1)), sticks_patterns(rules))
+        return bound(rules)
 
     def space(self, rules: Ruleset) -> HeapSpace:
         return sticks_space(rules)
@@ -85,7 +77,20 @@ def sticks_space(rules: Ruleset) -> HeapSpace:
                      reach=one_stick)
 
 
-def sticks_patterns(rules: Ruleset) -> list[tuple[int, int, int]]:
+def bound(rules: Ruleset | dict) -> Size:
+    rows, what = rules["rows"], f"sticks with rows={rules['rows']}"
+    require_countable(rows, rows * (rows + 1) // 2, what)  # before a tuple of the rows is made
+
+    def moves_per_size(top: int) -> list[int]:
+        found = [0] * (top + 1)
+        for length, _, _ in sticks_patterns(rules):
+            found[length] += 1
+        return found
+
+    return size_bound(tuple(range(1, rows + 1)), moves_per_size, what)
+
+
+def sticks_patterns(rules: Ruleset | dict) -> list[tuple[int, int, int]]:
     """(row, a, b): a row of that length leaves rows a and b (a ≤ b, 0 for none)."""
     n = rules["rows"]
     max_take = rules["max_take"] or n
