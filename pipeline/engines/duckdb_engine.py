@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.engines import arrays, by_id_join
+from pipeline.engines.arrays import child_floors
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
 from pipeline.parquet import read_table, write_select
 
@@ -52,23 +53,38 @@ class DuckDBEngine:
     def solver(self, impartial: bool) -> "DuckDBSolver":
         return DuckDBSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> None:
-        """Verify's facts by NumPy passes (pipeline/engines/arrays.py): ids are indexes."""
-        self.con.register("facts", arrays.verify_facts(
-            self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial))
+    def facts(self, impartial: bool) -> Iterator[None]:
+        """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
+        positions at a time: ids are indexes."""
+        for part in arrays.verify_parts(self.paths["positions"], self.paths["transitions"],
+                                        self.paths["solution"], impartial):
+            self.con.register("facts", part)
+            yield
+            self.con.unregister("facts")
 
     def reach(self, starts: list[int]) -> "Reached":
-        """The table `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py)."""
+        """The view `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py). Where
+        the positions' ids are 0..n-1 they are a range beside the marks, not an array."""
         seen = arrays.reachable(self.paths["positions"], self.paths["transitions"], np.array(starts, np.int64))
-        ids = read_table(self.paths["positions"], columns=["id"])["id"]
-        self.con.register("reach", pa.table({"id": ids, "seen": seen}))
+        self.con.register("reach_seen", pa.table({"seen": seen}))
+        if arrays.dense_ids(self.paths["positions"]) is not None:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW reach AS SELECT r.range AS id, s.seen "
+                             f"FROM range({seen.size}) AS r POSITIONAL JOIN reach_seen AS s")
+        else:
+            self.con.register("reach_ids", read_table(self.paths["positions"], columns=["id"]))
+            self.con.execute("CREATE OR REPLACE TEMP VIEW reach AS SELECT i.id, s.seen "
+                             "FROM reach_ids AS i POSITIONAL JOIN reach_seen AS s")
         return Reached(int(seen.sum()))
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """Side by side row for row (POSITIONAL JOIN: no hash join, no sort) where every
-        view holds the same ids in the same ascending order, as the stages write them."""
-        ids = [self.con.sql(f"SELECT id FROM {view}").to_arrow_table()["id"].to_numpy() for view in views.values()]
-        if all(np.array_equal(ids[0], other) for other in ids[1:]) and np.all(ids[0][1:] > ids[0][:-1]):
+        view holds the ids 0..n-1 in order, as the stages write them (the files' ids read a
+        row group at a time; reach's are a range where the positions' are)."""
+        dense = {view: arrays.dense_ids(self.paths[view]) if view in self.paths else None
+                 for view in views.values()}
+        if "reach" in views.values() and self.paths.get("positions"):
+            dense["reach"] = arrays.dense_ids(self.paths["positions"])
+        if None not in dense.values() and len(set(dense.values())) == 1:
             (first, positions), *others = views.items()
             return positions + " AS " + first + "".join(f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others), ""
         return by_id_join(views)
@@ -113,15 +129,21 @@ class Levels:
         return self.frontier.num_rows
 
 
-#: Solving rank by rank, transitions files of at most this many moves are read once into
-#: memory (128 MB as two INTEGER columns) rather than a rank at a time: sticks:rows=10's
-#: 56 ranks read their moves in 0.2 s instead of 0.6.
-LOAD_MOVES = 1 << 24
+#: Solving rank by rank, positions and transitions files of at most this many rows are read
+#: once into memory (128 MB as two INTEGER columns) rather than a rank at a time:
+#: sticks:rows=10's 56 ranks read their moves in 0.2 s instead of 0.6.
+LOAD_ROWS = 1 << 24
 
 
 class DuckDBSolver:
     """sql/duckdb/rank_*.sql where positions have a rank, else solve_*.sql (values, then
-    ties) and grundy_*.sql."""
+    ties) and grundy_*.sql.
+
+    Rank by rank, each rank's results are a table of their own, kept while a later rank's
+    moves may lead into it: a rank's moves lead no lower than the least child of the
+    transitions' row groups from it on (their min/max), so what lies below that is dropped
+    once its rows are in the solution. Connect-Four's moves all lead one rank down: two
+    ranks are held, never every position."""
 
     def __init__(self, engine: DuckDBEngine, impartial: bool):
         self.con = engine.con
@@ -130,17 +152,42 @@ class DuckDBSolver:
         set_variables(self.con, impartial=impartial)
         self._level_sql = None
         self._setup = False
+        self.held: list[tuple[int, str]] = []  # (last id, table) of each rank held, lowest first
+        self.floors: tuple[np.ndarray, np.ndarray] | None = None
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
-        if pq.read_metadata(self.paths["transitions"]).num_rows <= LOAD_MOVES:
+        rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
+        if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
         self._level_sql = sql_text("rank_level")
+        self.floors = child_floors(self.paths["transitions"])
         return self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
 
-    def rank(self, lo: int, hi: int) -> None:
+    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
         set_variables(self.con, lo=lo, hi=hi)
+        run_sql(self.con, "rank_moves")
+        child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
+        needed = [table for last, table in self.held if last >= child_lo]
+        if needed:
+            self.con.execute("CREATE OR REPLACE TEMP VIEW children AS "
+                             + " UNION ALL ".join(f"SELECT * FROM {table}" for table in needed))
         self.con.execute(self._level_sql)
+        table = f"res_{lo}"
+        self.con.execute(f"ALTER TABLE rank_result RENAME TO {table}")
+        self.held.append((hi, table))
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM {table}")
+        yield from self.con.sql(sql_text("rank_solution")).to_arrow_reader(1 << 20)
+        floor = self._floor(hi)
+        while self.held and self.held[0][0] < floor:  # no later rank's move leads there
+            self.con.execute(f"DROP TABLE {self.held.pop(0)[1]}")
+
+    def _floor(self, hi: int) -> int:
+        """The least id a move out of a position above `hi` may lead to."""
+        assert self.floors is not None
+        src_max, floor = self.floors
+        at = int(np.searchsorted(src_max, hi, side="right"))
+        return int(floor[at]) if at < floor.size else hi + 1
 
     def _retrograde(self) -> None:
         if not self._setup:
@@ -168,20 +215,12 @@ class DuckDBSolver:
 
         return Levels(self.con, first, "grundy_level", lambda t: pc.is_valid(t["grundy"]))
 
-    def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        """Rank by rank every row was given already; else the retrograde analysis's state,
+        decoded (sql/duckdb/solve_solution.sql)."""
         if ranked:
-            select = """
-                SELECT id, getvariable('value_names')[CASE score // getvariable('band') WHEN 0 THEN getvariable('win')
-                                                        WHEN 1 THEN getvariable('tie') ELSE getvariable('loss') END],
-                       CASE score // getvariable('band') WHEN 0 THEN score
-                            WHEN 1 THEN 2 * getvariable('band') - 1 - score
-                            ELSE 3 * getvariable('band') - 1 - score END,
-                       grundy, height
-                FROM res  -- in id order already (sql/duckdb/rank_level.sql)"""
-        else:
-            # st and gst keep the positions file's order (by id): no sort needed
-            grundy = "gst.grundy, gst.height FROM st POSITIONAL JOIN gst" if self.impartial else "NULL, NULL FROM st"
-            select = f"""
-                SELECT st.id, getvariable('value_names')[CASE st.val WHEN 0 THEN getvariable('draw') ELSE st.val END],
-                       st.rem, {grundy}"""
-        write_select(self.con, select, path, schema, delta=("id",))
+            return iter(())
+        if not self.impartial:  # no Grundy values were computed: the solution's are NULL
+            self.con.execute("CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, "
+                             "NULL::INTEGER AS height FROM st")
+        return self.con.sql(sql_text("solve_solution")).to_arrow_reader(1 << 20)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import RulesetError
@@ -85,6 +86,16 @@ class Space:
                   order; the Spark engine then generates the parts on its executors, each
                   from a Space of its own, so no process holds every move. A game giving
                   parts need not write transitions(): by default it is every part in order.
+      positions_part(part) and part_rank(part)
+                  not offered: positions() gives every position at once. A space too big
+                  for that lists them part by part, in the parts of transitions_part:
+                  part i's positions are the sources of part i's moves (it may have none),
+                  ids ascending and consecutive from 0 across the parts, each part all of
+                  one rank, part_rank(i), and the ranks never falling from one part to the
+                  next: numbered rank by rank already. Enumerate then streams the parts,
+                  holding one part's positions and moves at a time, never every position
+                  (connect:cols=5,rows=6 has a billion). positions() and rank() default to
+                  every part's, for check-game and the Spark engine's driver.
       transitions_from(ids)
                   None: not offered. A game with a rank that can generate the moves of
                   any positions it is given (ids: an ascending array of ids) yields the
@@ -95,6 +106,18 @@ class Space:
     """
 
     def positions(self) -> pa.Table:
+        if not self.streams():
+            raise NotImplementedError
+        return pa.concat_tables([self.positions_part(part) for part in range(self.parts())])
+
+    def streams(self) -> bool:
+        """Whether the space lists its positions part by part (positions_part)."""
+        return type(self).positions_part is not Space.positions_part
+
+    def positions_part(self, part: int) -> pa.Table:
+        raise NotImplementedError
+
+    def part_rank(self, part: int) -> int:
         raise NotImplementedError
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
@@ -104,6 +127,9 @@ class Space:
             yield from self.transitions_part(part)
 
     def rank(self) -> Any:
+        if self.streams():
+            return np.concatenate([np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
+                                   for part in range(self.parts())])
         return None
 
     def parts(self) -> int:
@@ -226,9 +252,9 @@ ENTRY_POINTS = "tablebase.games"
 @functools.lru_cache(maxsize=1)
 def _registry() -> dict[str, Game]:
     """Every game, built in or plug-in, checked against the contract once."""
-    from pipeline.games import chopsticks, hackenbush, nim, octal, sticks, tictactoe
+    from pipeline.games import chopsticks, connect, hackenbush, nim, octal, sticks, tictactoe
 
-    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME,
+    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME,
                         *_plugins()]
     found: dict[str, Game] = {}
     for game in games:
