@@ -137,14 +137,14 @@ def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypat
 
 
 def test_moves_read_rank_by_rank_from_the_file_solve_as_loaded_ones(tmp_path, monkeypatch):
-    """Small transitions files are loaded once (LOAD_MOVES); larger ones are read a rank at
-    a time. Both give the same solution."""
+    """Small positions and transitions files are loaded once (LOAD_ROWS); larger ones are
+    read a rank at a time. Both give the same solution."""
     from pipeline.engines import duckdb_engine
 
     data, files = enumerated(tmp_path, "sticks:rows=5")
     solve(files, data.temp)
     loaded = files.solution.read_bytes()
-    monkeypatch.setattr(duckdb_engine, "LOAD_MOVES", 0)
+    monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
     solve(files, data.temp)
     assert files.solution.read_bytes() == loaded
 

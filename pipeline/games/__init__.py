@@ -23,6 +23,8 @@ from pipeline.errors import RulesetError
 from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pipeline.params import Param
     from pipeline.rulesets import Ruleset
 
@@ -105,8 +107,12 @@ class Space:
                   3×10^9 moves would need 36 GB).
     """
 
+    #: A folder for the space's own scratch files, set by enumerate before it asks for
+    #: anything (None: keep everything in memory); removed when enumerate ends.
+    scratch: "Path | None" = None
+
     def positions(self) -> pa.Table:
-        if not self.streams():
+        if type(self).positions_part is Space.positions_part:
             raise NotImplementedError
         return pa.concat_tables([self.positions_part(part) for part in range(self.parts())])
 
@@ -127,7 +133,7 @@ class Space:
             yield from self.transitions_part(part)
 
     def rank(self) -> Any:
-        if self.streams():
+        if type(self).positions_part is not Space.positions_part:
             return np.concatenate([np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
                                    for part in range(self.parts())])
         return None

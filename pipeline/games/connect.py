@@ -20,6 +20,7 @@ the sorted needles of one column at a time.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
@@ -37,8 +38,10 @@ if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
 
 #: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
 KEY_BITS = 63
-#: Positions per block of text building and of move generation.
-BLOCK = 1 << 18
+#: Boards of more positions than this (by size_bound) keep their plies in the scratch folder
+#: the pipeline gives (Space.scratch), and only HELD plies in memory at a time.
+SPILL = 1 << 27
+HELD = 3
 #: A column's cells are written by one table lookup of its bits while the table (2**F
 #: rows of `rows` characters) stays small; taller columns are written cell by cell.
 TABLE_BITS = 16
@@ -276,7 +279,10 @@ class ConnectSpace(Space):
                     for j in range(s):
                         mask &= ~(1 << ((c + 1) * self.field - 1 - j))
                 self.keep[s] = np.int64(mask)
-        self._plies: tuple[list[np.ndarray], list[np.ndarray]] | None = None
+        self._sizes: list[int] | None = None
+        self._held: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._spilled = False
+        self._lock = threading.Lock()
 
     # -- keys --------------------------------------------------------------------------
 
@@ -299,32 +305,66 @@ class ConnectSpace(Space):
             found |= run != 0
         return found
 
-    def plies(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Per ply (discs on the board): the reachable keys, ascending, and which are won
-        by the player who just moved."""
-        if self._plies is None:
-            keys, won = [], []
-            frontier = np.array([self.bottom], dtype=np.int64)
-            for ply in range(self.cells + 1):
-                x, discs = self.split(frontier)
-                # after an odd number of discs x moved last
-                done = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(1, dtype=bool)
-                keys.append(frontier)
-                won.append(done)
-                if ply == self.cells:
-                    break
-                open_keys, open_discs = frontier[~done], discs[~done]
-                if not open_keys.size:  # every board of this ply is won (k=1): nothing follows
-                    break
-                # the children through one column of ascending parents ascend: the runs are
-                # merged (a stable sort of sorted runs), then repeats dropped
-                children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
-                children.sort(kind="stable")
-                keep = np.ones(children.size, dtype=bool)
-                keep[1:] = children[1:] != children[:-1]
-                frontier = children[keep]
-            self._plies = keys, won
-        return self._plies
+    def _generate(self) -> None:
+        """Every ply's keys (ascending) and which are won by the player who just moved,
+        found from the empty board forwards; each ply kept in memory, or where the board is
+        large and the pipeline gave a scratch folder, written there and read back as needed."""
+        if self._sizes is not None:
+            return
+        spill = self.scratch is not None and size_bound(self.cols, self.rows, self.k)[0] > SPILL
+        sizes = []
+        frontier = np.array([self.bottom], dtype=np.int64)
+        for ply in range(self.cells + 1):
+            x, discs = self.split(frontier)
+            # after an odd number of discs x moved last
+            done = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(1, dtype=bool)
+            sizes.append(frontier.size)
+            if spill:
+                assert self.scratch is not None
+                np.save(self.scratch / f"keys-{ply}.npy", frontier)
+                np.save(self.scratch / f"won-{ply}.npy", done)
+            else:
+                self._held[ply] = (frontier, done)
+            if ply == self.cells:
+                break
+            open_keys, open_discs = frontier[~done], discs[~done]
+            del x, discs
+            if not open_keys.size:  # every board of this ply is won (k=1): nothing follows
+                break
+            # the children through one column of ascending parents ascend: the runs are
+            # merged (a stable sort of sorted runs), then repeats dropped
+            children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
+            del open_keys, open_discs
+            children.sort(kind="stable")
+            keep = np.ones(children.size, dtype=bool)
+            keep[1:] = children[1:] != children[:-1]
+            frontier = children[keep]
+            del children, keep
+        self._spilled = spill
+        self._sizes = sizes
+
+    def ply(self, ply: int) -> tuple[np.ndarray, np.ndarray]:
+        """One ply's keys, ascending, and which are won by the player who just moved."""
+        self._generate()
+        if not self._spilled:
+            return self._held[ply]
+        with self._lock:
+            found = self._held.get(ply)
+            if found is None:
+                assert self.scratch is not None
+                found = np.load(self.scratch / f"keys-{ply}.npy"), np.load(self.scratch / f"won-{ply}.npy")
+                self._held[ply] = found
+                while len(self._held) > HELD:  # parts go down the plies: the highest is done with
+                    self._held.pop(max(self._held))
+            return found
+
+    @property
+    def sizes(self) -> list[int]:
+        """Positions in each ply, from the empty board on (fewer than cells + 1 plies where
+        every game is over before the board is full)."""
+        self._generate()
+        assert self._sizes is not None
+        return self._sizes
 
     def _children(self, keys: np.ndarray, discs: np.ndarray, ply: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(column, which keys can drop there, child keys) for each column."""
@@ -342,19 +382,17 @@ class ConnectSpace(Space):
     @functools.cached_property
     def _first(self) -> list[int]:
         """The first id of each ply (ids run from the last ply to the first)."""
-        keys, _ = self.plies()
-        first, at = [0] * len(keys), 0
-        for ply in reversed(range(len(keys))):
+        first, at = [0] * len(self.sizes), 0
+        for ply in reversed(range(len(self.sizes))):
             first[ply] = at
-            at += keys[ply].size
+            at += self.sizes[ply]
         return first
 
     @functools.cached_property
     def _blocks(self) -> list[tuple[int, int]]:
         """(ply, first row) of each part: at most `_step()` positions of one ply, by id."""
-        keys, _ = self.plies()
         step = self._step()
-        return [(ply, lo) for ply in reversed(range(len(keys))) for lo in range(0, keys[ply].size, step)]
+        return [(ply, lo) for ply in reversed(range(len(self.sizes))) for lo in range(0, self.sizes[ply], step)]
 
     def _step(self) -> int:
         """Positions a part: their moves fill about one batch."""
@@ -369,9 +407,9 @@ class ConnectSpace(Space):
 
     def positions_part(self, part: int) -> pa.Table:
         ply, lo = self._blocks[part]
-        keys, won = self.plies()
+        keys, won = self.ply(ply)
         hi = lo + self._step()
-        return self._positions(keys[ply][lo:hi], won[ply][lo:hi], ply, self._first[ply] + lo)
+        return self._positions(keys[lo:hi], won[lo:hi], ply, self._first[ply] + lo)
 
     def _positions(self, keys: np.ndarray, won: np.ndarray, ply: int, first: int) -> pa.Table:
         x, discs = self.split(keys)
@@ -421,7 +459,7 @@ class ConnectSpace(Space):
 
     def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
         ply, lo = self._blocks[part]
-        if ply + 1 >= len(self.plies()[0]):  # the last ply: every game is over
+        if ply + 1 >= len(self.sizes):  # the last ply: every game is over
             return
         batcher = Batcher([column_name(c) for c in range(self.cols)])
         yield from batcher.add(*self._moves(ply, lo, lo + self._step()))
@@ -430,12 +468,12 @@ class ConnectSpace(Space):
     def _moves(self, ply: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(src, dst, column) of the moves out of rows lo..hi of a ply, by source then
         column, so by ascending child."""
-        keys, won = self.plies()
-        block = keys[ply][lo:hi]
-        live = np.flatnonzero(~won[ply][lo:hi])
+        keys, won = self.ply(ply)
+        block = keys[lo:hi]
+        live = np.flatnonzero(~won[lo:hi])
         _, discs = self.split(block[live])
         dst = np.full((block.size, self.cols), -1, dtype=np.int64)
-        following, base = keys[ply + 1], self._first[ply + 1]
+        following, base = self.ply(ply + 1)[0], self._first[ply + 1]
         for c, free, child in self._children(block[live], discs, ply):
             dst[live[free], c] = base + np.searchsorted(following, child)
         flat = dst.reshape(-1)

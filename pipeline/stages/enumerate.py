@@ -65,7 +65,10 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
         if space.streams() and engine_name(engine) == "duckdb":
-            return _streamed(rules, space, out, stage)
+            (temp_dir or out.dir).mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=".space-", dir=temp_dir or out.dir) as folder:
+                space.scratch = Path(folder)
+                return _streamed(rules, space, out, stage)
         positions = space.positions()
         log.debug("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
