@@ -189,9 +189,8 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     first = np.full(len(strings), rows, dtype=np.int64)  # each string's first row
     row = 0
     for strings_of, codes in parts:
-        seen = np.full(strings_of.size, rows, dtype=np.int64)
-        np.minimum.at(seen, codes, np.arange(row, row + codes.size))
-        np.minimum.at(first, strings_of, seen)
+        seen = _first_rows(codes, strings_of.size)
+        np.minimum.at(first, strings_of, np.where(seen < codes.size, seen + row, rows))
         row += codes.size
     used = np.flatnonzero(first < rows)
     order = used[np.argsort(first[used], kind="stable")]
@@ -202,6 +201,29 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     dtype = np.dtype(f"int{index_type.bit_width}")
     codes = np.concatenate([renumber[strings_of].astype(dtype)[codes] for strings_of, codes in parts])
     return pa.DictionaryArray.from_arrays(pa.array(codes, index_type), strings.take(pa.array(order)))
+
+
+#: Rows looked through at a time for codes not seen yet.
+_SCAN = 1 << 12
+
+
+def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
+    """The first row of each code 0..count-1 in `codes` (codes.size where it is absent):
+    blocks are looked through until every code that occurs is found, which for a
+    dictionary column is mostly in its first rows."""
+    first = np.full(count, codes.size, dtype=np.int64)
+    missing = np.bincount(codes, minlength=count) > 0  # occurs, and not found yet
+    left = int(missing.sum())
+    for lo in range(0, codes.size, _SCAN):
+        if not left:
+            break
+        block = codes[lo : lo + _SCAN]
+        here = np.unique(block)
+        for code in here[missing[here]].tolist():
+            first[code] = lo + int(np.argmax(block == code))
+            missing[code] = False
+            left -= 1
+    return first
 
 
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:

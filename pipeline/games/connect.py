@@ -426,33 +426,36 @@ class ConnectSpace(Space):
         return POSITION_COLUMNS.append(pa.field("to_move", pa.string())).append(pa.field("discs", pa.int8()))
 
     def _texts(self, x: np.ndarray, discs: np.ndarray) -> pa.Array:
-        """The position texts: rows top to bottom joined by '/', written as bytes a column at
-        a time (one table lookup of the column's bits where the table is small)."""
+        """The position texts: rows top to bottom joined by '/', written as bytes cell by
+        cell from one table lookup of each column's bits, into a text a row each (every
+        write contiguous), turned into one text a position at the end."""
         rows, cols, n = self.rows, self.cols, x.size
         width = rows * (cols + 1) - 1
-        text = np.full((n, width), ord("/"), dtype=np.uint8)
+        text = np.empty((width, n), dtype=np.uint8)
+        text[cols :: cols + 1] = ord("/")
         for c in range(cols):
-            at = [(rows - 1 - h) * (cols + 1) + c for h in range(rows)]  # the column's cells, bottom up
-            if self.field <= TABLE_BITS:
-                # the column's bits: x's discs plus the marker, as in the key
-                field = ((x >> (c * self.field)) & self.column_bits) | (
-                    ((discs >> (c * self.field)) & self.column_bits) + 1)
-                text[:, at] = self._column_chars[field]
+            shift = c * self.field
+            column = ((x >> shift) & self.column_bits) | (((discs >> shift) & self.column_bits) + 1)
+            if self.field <= TABLE_BITS:  # the column's bits, as in the key: x's discs and the marker
+                for h in range(rows):
+                    text[(rows - 1 - h) * (cols + 1) + c] = self._column_chars[h][column]
             else:
                 for h in range(rows):
-                    bit = np.int64(1) << (c * self.field + h)
-                    text[:, at[h]] = np.where((discs & bit) == 0, ord("."), np.where((x & bit) != 0, ord("x"), ord("o")))
+                    bit = np.int64(1) << (shift + h)
+                    text[(rows - 1 - h) * (cols + 1) + c] = np.where(
+                        (discs & bit) == 0, ord("."), np.where((x & bit) != 0, ord("x"), ord("o")))
         offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
-        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(text))
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(text.T)))
 
     @functools.cached_property
     def _column_chars(self) -> np.ndarray:
-        """chars[field]: a column's cells bottom up, from its bits (x's discs and the marker)."""
-        table = np.full((1 << self.field, self.rows), ord("."), dtype=np.uint8)
-        for field in range(1, 1 << self.field):
-            height = field.bit_length() - 1
+        """chars[h, bits]: the cell at height h of a column with these bits (x's discs and
+        the marker above the top disc)."""
+        table = np.full((self.rows, 1 << min(self.field, TABLE_BITS)), ord("."), dtype=np.uint8)
+        for bits in range(1, table.shape[1]):
+            height = bits.bit_length() - 1
             for h in range(min(height, self.rows)):
-                table[field, h] = ord("x") if field >> h & 1 else ord("o")
+                table[h, bits] = ord("x") if bits >> h & 1 else ord("o")
         return table
 
     # -- moves -------------------------------------------------------------------------
