@@ -162,7 +162,7 @@ def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
 
     def rank(self, lo, hi):
         yield from original(self, lo, hi)
-        held.append(sum(last - int(table.removeprefix("res_")) + 1 for last, table in self.held))
+        held.append(sum(rank.last - rank.first + 1 for rank in self.held))
 
     monkeypatch.setattr(duckdb_engine.DuckDBSolver, "rank", rank)
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)

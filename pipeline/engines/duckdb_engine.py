@@ -10,7 +10,7 @@ an id is an index there, where SQL hash-joins every move.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +28,7 @@ class DuckDBEngine:
     name = "duckdb"
 
     def __init__(self, temp_dir: Path):
+        self.temp_dir = temp_dir
         self.con = connect(temp_dir)
         self.paths: dict[str, Path] = {}
         set_variables(self.con, **values.sql_variables())
@@ -135,30 +136,44 @@ class Levels:
 LOAD_ROWS = 1 << 24
 
 
+class Held(NamedTuple):
+    """One rank's results, held while a later rank's moves may lead into them."""
+
+    first: int
+    last: int
+    source: str  # how SQL reads them: a table, or read_parquet of a scratch file
+    path: Path | None = None  # the scratch file
+
+
 class DuckDBSolver:
     """sql/duckdb/rank_*.sql where positions have a rank, else solve_*.sql (values, then
     ties) and grundy_*.sql.
 
-    Rank by rank, each rank's results are a table of their own, kept while a later rank's
-    moves may lead into it: a rank's moves lead no lower than the least child of the
-    transitions' row groups from it on (their min/max), so what lies below that is dropped
-    once its rows are in the solution. Connect-Four's moves all lead one rank down: two
-    ranks are held, never every position."""
+    Rank by rank, each rank's results are kept while a later rank's moves may lead into
+    them: a rank's moves lead no lower than the least child of the transitions' row groups
+    from it on (their min/max), so what lies below that is dropped once its rows are in the
+    solution. Connect-Four's moves all lead one rank down: two ranks are held, never every
+    position. A small ruleset's results are held as tables; a large one's are written to a
+    scratch file a rank, read back where a later rank's moves lead (DuckDB's memory holds a
+    rank's join and grouping, which spill to disk where they must, not every result)."""
 
     def __init__(self, engine: DuckDBEngine, impartial: bool):
         self.con = engine.con
         self.paths = engine.paths
+        self.scratch = engine.temp_dir
         self.impartial = impartial
         set_variables(self.con, impartial=impartial)
         self._level_sql = None
         self._setup = False
-        self.held: list[tuple[int, str]] = []  # (last id, table) of each rank held, lowest first
+        self.held: list[Held] = []  # each rank's results held, lowest first
         self.floors: tuple[np.ndarray, np.ndarray] | None = None
+        self.in_memory = True
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
         rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
-        if rows <= LOAD_ROWS:
+        self.in_memory = rows <= LOAD_ROWS
+        if self.in_memory:
             run_sql(self.con, "rank_load")
         self._level_sql = sql_text("rank_level")
         self.floors = child_floors(self.paths["transitions"])
@@ -168,19 +183,29 @@ class DuckDBSolver:
         set_variables(self.con, lo=lo, hi=hi)
         run_sql(self.con, "rank_moves")
         child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
-        needed = [table for last, table in self.held if last >= child_lo]
+        needed = [held.source for held in self.held if held.last >= child_lo]
         if needed:
             self.con.execute("CREATE OR REPLACE TEMP VIEW children AS "
-                             + " UNION ALL ".join(f"SELECT * FROM {table}" for table in needed))
+                             + " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed))
         self.con.execute(self._level_sql)
-        table = f"res_{lo}"
-        self.con.execute(f"ALTER TABLE rank_result RENAME TO {table}")
-        self.held.append((hi, table))
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM {table}")
+        self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
         yield from self.con.sql(sql_text("rank_solution")).to_arrow_reader(1 << 20)
+        if self.in_memory:
+            self.con.execute(f"ALTER TABLE rank_result RENAME TO res_{lo}")
+            self.held.append(Held(lo, hi, f"res_{lo}"))
+        else:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            path = self.scratch / f"rank-{lo}.parquet"
+            self.con.execute(f"COPY rank_result TO {quote_path(path)} (FORMAT parquet)")
+            self.con.execute("DROP TABLE rank_result")
+            self.held.append(Held(lo, hi, f"read_parquet({quote_path(path)})", path))
         floor = self._floor(hi)
-        while self.held and self.held[0][0] < floor:  # no later rank's move leads there
-            self.con.execute(f"DROP TABLE {self.held.pop(0)[1]}")
+        while self.held and self.held[0].last < floor:  # no later rank's move leads there
+            dropped = self.held.pop(0)
+            if dropped.path is None:
+                self.con.execute(f"DROP TABLE {dropped.source}")
+            else:
+                dropped.path.unlink()
 
     def _floor(self, hi: int) -> int:
         """The least id a move out of a position above `hi` may lead to."""

@@ -27,7 +27,6 @@ never peeled can reach a cycle and has no Grundy value.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -76,8 +75,7 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
             if ranked:
                 ranks = _ranks(solver, files)
                 # each rank's rows are written as soon as it is solved
-                rows = _by_rank(stage, solver, ranks, label, total)
-                write_batches(itertools.chain(rows, solver.rest(ranked)), files.solution, SOLUTION, delta=("id",))
+                write_batches(_by_rank(stage, solver, ranks, label, total), files.solution, SOLUTION, delta=("id",))
                 solved = Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
             else:
                 solved = _retrograde(stage, solver, label, total, impartial)
@@ -105,7 +103,7 @@ def _ranks(solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
 
 def _by_rank(stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label: str,
              total: int) -> Iterator[pa.RecordBatch]:
-    """Solve rank by rank, giving the solution's rows as they are final."""
+    """Solve rank by rank, giving the solution's rows as they are final, and then the rest."""
     done = 0
     stage.phase("by rank", 0.95)
     for rank, lo, hi, count in ranks:
@@ -113,6 +111,7 @@ def _by_rank(stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label
         done += count
         stage.count(done, total)
         log.debug("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
+    yield from solver.rest(True)  # the rows an engine gives only once every rank is solved
 
 
 def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -> Solved:
