@@ -1,21 +1,39 @@
-"""`tablebase check`: is a data folder, or an unpacked bundle, what its catalog says it is?
+"""`tablebase check`: is a data folder, or an unpacked bundle, what its checksums say it is?
 
 Like the checksums published with the Syzygy tables, which caught a corrupted release:
-  - every file listed in SHA256SUMS (where there is one) has its checksum, and no file
-    is there that SHA256SUMS does not list;
-  - every catalog row's files exist, have the checksums the catalog records, and no other
-    file or ruleset folder is there;
+  - SHA256SUMS (the format `sha256sum -c` reads) is there and lists every file with its
+    checksum, and every listed file has it. In a bundle that is every file; in a data
+    folder, the dataset that build and export write it for: catalog.parquet,
+    tablebases.duckdb and every ruleset's files (pages/ and claims.md there are what
+    `draw` and `claims` write, rewritten at will; a bundle lists them);
+  - nothing is a symbolic link or anything but a file or a folder, and a bundle holds no
+    hidden file: every byte read is the folder's own;
+  - every catalog row's folder is `<game>/<slug>` inside the folder, its files exist and
+    have the checksums the catalog records, and no other file or ruleset folder is there;
   - every file has its documented schema (pipeline/dataset.py), the same for every
     ruleset of a game;
   - each tablebase agrees with its catalog row: positions, values counted, reachable,
     start, start value and remoteness, longest remoteness.
-Each problem is one line naming the file.
+Each problem is one line naming the file, one line a file. A file found to differ from
+its checksum is remembered as damaged (`cached_sha256`): no command reads it until it is
+written again (its ruleset rebuilt).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import Path
+import os
+import re
+import stat
+from contextlib import ExitStack, contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterable, Iterator
+
+try:
+    import fcntl
+except ImportError:  # Windows: the cache is written without a lock
+    fcntl = None
 
 import duckdb
 import pyarrow as pa
@@ -23,11 +41,21 @@ import pyarrow.parquet as pq
 
 from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
 from pipeline.errors import DataError
-from pipeline.layout import RESERVED, DataDir, RulesetFiles
-from pipeline.parquet import atomic_path, require, sha256
+from pipeline.layout import RESERVED, DataDir, RulesetFiles, misplaced
+from pipeline.parquet import atomic_path, read_table, require, sha256
 from pipeline.rulesets import Ruleset
 
 SUMS = "SHA256SUMS"
+#: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.
+SUMS_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](.+)")
+#: The files of a ruleset's folder whose checksums the catalog records (`<kind>_sha256`).
+CATALOGUED = tuple(kind.name for kind in RULESET_FILES if kind.name != "summary")
+#: What a data folder holds beside the dataset: `draw`'s pages, `claims`' report, an old
+#: bundle. A bundle's SHA256SUMS lists them; a data folder's does not.
+PRODUCTS = (*RESERVED, "claims.md")
+#: Hidden folders tablebase itself makes in a folder it reads (a bundle too): the checksum
+#: cache and the lock files.
+OWN_HIDDEN = (".cache", ".locks")
 #: What the tablebase's rows must add up to, against the catalog row.
 COUNTS = """
     SELECT count(*) AS positions,
@@ -43,8 +71,46 @@ COUNTS = """
     FROM read_parquet($path)"""
 
 
-def check(folder: Path) -> list[str]:
-    """Every problem found in `folder`, one line each; empty when all is well."""
+class _Report:
+    """Problem lines, at most one per file: what is said of a file (or a folder) is not
+    said again of it or of what it holds, so a file missing from both SHA256SUMS and the
+    catalog is one line."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[Path, str]] = []
+        self.named: set[Path] = set()
+
+    def add(self, path: Path, message: str, whole: bool = True) -> None:
+        """`whole`: the message is about the file as a whole; a line about one of its
+        parts (a catalog row, a line of SHA256SUMS) leaves other lines about it possible."""
+        if path in self.named or any(parent in self.named for parent in path.parents):
+            return
+        if whole:
+            self.named.add(path)
+        self.entries.append((path, f"{path}: {message}"))
+
+
+class _Digests:
+    """Each file hashed once in a run (SHA256SUMS and the catalog name the same files),
+    with its stat as it was read; the files that differed from SHA256SUMS and from the
+    catalog."""
+
+    def __init__(self) -> None:
+        self.found: dict[Path, tuple[list[int] | None, str]] = {}
+        self.differed: set[Path] = set()
+
+    def matches(self, path: Path, recorded: str) -> bool:
+        if path not in self.found:
+            self.found[path] = stamped_sha256(path)
+        if self.found[path][1] != recorded.lower():
+            self.differed.add(path)
+            return False
+        return True
+
+
+def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
+    """Every problem found in `folder`, one line each; empty when all is well.
+    `rulesets`: only their files and the files beside the catalog (`tablebase verify`)."""
     store = DataDir(folder)
     if not folder.is_dir():
         return [f"{folder}: no such folder"]
@@ -52,91 +118,249 @@ def check(folder: Path) -> list[str]:
         store.check_layout()
     except DataError as error:
         return [str(error)]
-    problems = []
+    report, digests = _Report(), _Digests()
     sums = folder / SUMS
-    if sums.exists():
-        problems += check_sums(folder, sums)
-    if not store.catalog.exists():
-        return problems + [f"{store.catalog}: missing"]
+    raw = _read_small(sums)
+    bundle = is_bundle(folder, raw)
+    files = _walk(folder, bundle, report)
+    # first the files SHA256SUMS alone covers: the catalog, which all hangs on, and the summaries
+    check_sums(folder, raw, bundle, files, digests, report, first=True)
+    rows = _catalog_rows(store, files, report)
+    if rows is not None:
+        for row in rows:
+            problem = misplaced(row)
+            if problem:
+                report.add(store.catalog, problem, whole=False)
+        check_folders(store, rows, report)
+        check_top_level(store, report)
+        rows = [row for row in rows if not misplaced(row)]  # nothing is read where they point
+    chosen = {row["folder"] for row in rows or [] if rulesets is None or row["ruleset"] in rulesets}
+
+    def mine(name: str) -> bool:
+        return rulesets is None or "/" not in name or name.rsplit("/", 1)[0] in chosen
+
+    if rows is not None:
+        if "tablebases.duckdb" in files or not (folder / "tablebases.duckdb").exists():
+            check_database(store, report)
+        schemas: dict[tuple[str, str], tuple[pa.Schema, Path]] = {}
+        for row in rows:
+            if row["folder"] in chosen:
+                check_ruleset(store, row, schemas, files, digests, report)
+    check_sums(folder, raw, bundle, files, digests, report, first=False, mine=mine)
+    _tell_cache(store, digests, report)
+    if rulesets is None:
+        return [line for _, line in report.entries]
+    return [line for path, line in report.entries
+            if path.parent == folder or path.relative_to(folder).as_posix().rsplit("/", 1)[0] in chosen]
+
+
+def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> list[str] | None:
+    """`check`'s problems with a ruleset's published files and the files beside the
+    catalog, where the catalog publishes the ruleset with this solution (`tablebase
+    verify`); None where it does not: not exported yet, or exported from another solution."""
+    try:
+        regular = stat.S_ISREG(os.lstat(store.catalog).st_mode)
+        rows = read_table(store.catalog, columns=["ruleset", "solution_sha256"]).to_pylist() if regular else None
+    except FileNotFoundError:
+        return None
+    except (OSError, pa.ArrowException):
+        rows = None  # check says what is wrong with it
+    if rows is not None and not any(row["ruleset"] == rules.id and row["solution_sha256"] == solution_sha256
+                                    for row in rows):
+        return None
+    return check(store.root, {rules.id})
+
+
+def is_bundle(folder: Path, sums: bytes | None = None) -> bool:
+    """A bundle (`tablebase publish`), not a data folder: it has a DATASET.md, or its
+    SHA256SUMS lists one."""
+    listed = rb"^[0-9a-fA-F]{64} [ *]DATASET\.md\r?$"
+    return (folder / "DATASET.md").exists() or bool(sums and re.search(listed, sums, re.M))
+
+
+def _read_small(path: Path) -> bytes | None:
+    """A regular file's bytes; None if there is none (a FIFO is never opened)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _walk(folder: Path, bundle: bool, report: _Report) -> set[str]:
+    """The regular files of the folder (names relative to it) that belong to the dataset or
+    must be listed; symbolic links, FIFOs, devices and (in a bundle) hidden files are
+    reported and never followed or opened. A data folder's hidden scratch (.staging,
+    .tmp, .trash, a file being written) and its products (pages/, claims.md) are left
+    out."""
+    files = set()
+    pending = [PurePosixPath()]
+    while pending:
+        relative = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder / relative), key=lambda entry: entry.name)
+        except OSError as error:
+            report.add(folder / relative, f"not readable ({error.strerror})")
+            continue
+        for entry in entries:
+            name = relative / entry.name
+            path = folder / name
+            top = relative == PurePosixPath()
+            if entry.name.startswith("."):
+                if bundle and not (top and entry.name in OWN_HIDDEN):
+                    report.add(path, "a hidden file in a bundle (a bundle holds only its dataset)")
+                continue
+            if not bundle and top and entry.name in PRODUCTS:
+                continue
+            if entry.is_symlink():
+                report.add(path, "a symbolic link (a dataset holds its own files, not links to others)")
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(name)
+            elif entry.is_file(follow_symlinks=False):
+                files.add(name.as_posix())
+            else:
+                report.add(path, "not a regular file")
+    return files
+
+
+def _catalog_rows(store: DataDir, files: set[str], report: _Report) -> list[dict] | None:
+    """The catalog's rows, each ruleset once; None (and the problem reported) if it is
+    missing, unreadable or not of the documented schema."""
+    if "catalog.parquet" not in files:
+        if not store.catalog.exists():
+            report.add(store.catalog, "missing")
+        return None
     try:
         catalog = pq.read_table(store.catalog)
     except (OSError, pa.ArrowException) as error:
-        return problems + [f"{store.catalog}: not a readable Parquet file ({error})"]
+        report.add(store.catalog, f"not a readable Parquet file ({error})")
+        return None
     if catalog.schema != CATALOG.schema():
-        return problems + [f"{store.catalog}: its schema is not the documented one"]
-    rows = catalog.to_pylist()
-    seen: set[str] = set()
-    for row in rows:
+        report.add(store.catalog, "its schema is not the documented one")
+        return None
+    rows, seen = [], set()
+    for row in catalog.to_pylist():
         if row["ruleset"] in seen:
-            problems.append(f"{store.catalog}: {row['ruleset']} has more than one row")
+            report.add(store.catalog, f"{row['ruleset']} has more than one row", whole=False)
+        else:
+            rows.append(row)
         seen.add(row["ruleset"])
-    problems += check_folders(store, rows)
-    problems += check_top_level(store)
-    problems += check_database(store)
-    schemas: dict[tuple[str, str], tuple[pa.Schema, Path]] = {}
-    for row in rows:
-        problems += check_ruleset(store, row, schemas)
-    return problems
+    return rows
 
 
-def check_sums(folder: Path, sums: Path) -> list[str]:
-    """SHA256SUMS (the format `sha256sum -c` reads) against the files beside it."""
-    problems, listed = [], set()
-    for number, line in enumerate(sums.read_text().splitlines(), 1):
-        digest, _, name = line.partition("  ")
-        name = name.removeprefix("*")
-        if len(digest) != 64 or not name:
+def parse_sums(raw: bytes, sums: Path) -> tuple[dict[str, str], list[str]]:
+    """SHA256SUMS's names and digests, and a problem line for each line that is not
+    `<sha256>  <file>` naming a file inside the folder, once."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return {}, [f"{sums}: not a text file of '<sha256>  <file>' lines"]
+    listed: dict[str, str] = {}
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        match = SUMS_LINE.fullmatch(line)
+        if not match:
             problems.append(f"{sums}: line {number} is not '<sha256>  <file>'")
             continue
-        if name.startswith("/") or ".." in Path(name).parts:
+        digest, name = match.group(1).lower(), match.group(2)
+        if (name.startswith("/") or "\\" in name or "\0" in name or ".." in PurePosixPath(name).parts
+                or PurePosixPath(name).as_posix() != name):
             problems.append(f"{sums}: line {number} names {name!r}, outside the folder")
-            continue
-        listed.add(name)
-        path = folder / name
-        if not path.is_file():
-            problems.append(f"{path}: missing (listed in {SUMS})")
-        elif sha256(path) != digest:
-            problems.append(f"{path}: its SHA-256 differs from {SUMS}")
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        name = path.relative_to(folder).as_posix()
-        if name != SUMS and name not in listed and not _scratch(path.relative_to(folder)):
-            problems.append(f"{path}: not listed in {SUMS}")
-    return problems
+        elif name in listed:
+            problems.append(f"{sums}: line {number} lists {name} a second time")
+        else:
+            listed[name] = digest
+    return listed, problems
 
 
-def check_folders(store: DataDir, rows: list[dict]) -> list[str]:
+def listed_sums(folder: Path) -> dict[str, str]:
+    """The checksums SHA256SUMS lists in `folder`; empty if it has none or none readable."""
+    raw = _read_small(folder / SUMS)
+    return parse_sums(raw, folder / SUMS)[0] if raw is not None else {}
+
+
+def check_sums(folder: Path, raw: bytes | None, bundle: bool, files: set[str], digests: _Digests,
+               report: _Report, first: bool, mine: Callable[[str], bool] = lambda name: True) -> None:
+    """SHA256SUMS against the files beside it: there, every listed file with its checksum,
+    and every file listed. `first`: SHA256SUMS itself and the files no catalog row covers
+    (beside the catalog, and the summaries); else the others, and the files not listed.
+    Only files `mine` says are hashed."""
+    sums = folder / SUMS
+    listed, problems = parse_sums(raw, sums) if raw is not None else ({}, [])
+    if not first:
+        if raw is not None and (listed or not problems):  # not a list at all: one line, not one a file
+            for name, digest in listed.items():
+                if not _sums_alone(name):
+                    _check_listed(folder / name, name, digest, files, digests, report, mine)
+            for name in sorted(files - set(listed) - {SUMS}):
+                report.add(folder / name, f"not listed in {SUMS}")
+        return
+    if raw is None:
+        if bundle:
+            report.add(sums, "missing: every bundle lists its files' checksums there (unpack the archive again)")
+        else:
+            report.add(sums, f"missing: `tablebase export --data {folder}` writes it "
+                             "(data folders written before it was kept have none)")
+        return
+    for line in problems:
+        report.add(sums, line.removeprefix(f"{sums}: "), whole=False)
+    for name, digest in listed.items():
+        if _sums_alone(name):
+            _check_listed(folder / name, name, digest, files, digests, report, mine)
+
+
+def _sums_alone(name: str) -> bool:
+    """A file whose checksum only SHA256SUMS records (no catalog row)."""
+    return "/" not in name or name.endswith("/summary.parquet")
+
+
+def _check_listed(path: Path, name: str, digest: str, files: set[str], digests: _Digests, report: _Report,
+                  mine: Callable[[str], bool]) -> None:
+    if name not in files:
+        report.add(path, f"missing (listed in {SUMS})")
+    elif mine(name) and not digests.matches(path, digest):
+        report.add(path, f"its SHA-256 differs from {SUMS}")
+
+
+def check_folders(store: DataDir, rows: list[dict], report: _Report) -> None:
     """Ruleset folders and files that no catalog row accounts for."""
-    problems = []
     folders = {row["folder"] for row in rows}
     names = {f"{kind.name}.parquet" for kind in RULESET_FILES}
-    for game in sorted(p for p in store.root.iterdir() if p.is_dir() and not _scratch(Path(p.name))):
+    for game in sorted(p for p in store.root.iterdir() if _real_dir(p) and not p.name.startswith(".")):
         if game.name in RESERVED:
             continue
         for path in sorted(game.iterdir()):
             relative = f"{game.name}/{path.name}"
-            if not path.is_dir() or relative not in folders:
-                problems.append(f"{path}: not in the catalog")
+            if not _real_dir(path) or relative not in folders:
+                report.add(path, "not in the catalog")
                 continue
-            problems += [f"{extra}: not a file of a ruleset's folder"
-                         for extra in sorted(path.iterdir()) if extra.name not in names and not extra.name.startswith(".")]
-    return problems
+            for extra in sorted(path.iterdir()):
+                if extra.name not in names and not extra.name.startswith("."):
+                    report.add(extra, "not a file of a ruleset's folder")
+
+
+def _real_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 #: Files a data folder or bundle holds beside the rulesets' folders.
 TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md")
 
 
-def check_top_level(store: DataDir) -> list[str]:
+def check_top_level(store: DataDir, report: _Report) -> None:
     """Files beside the catalog that no part of the dataset accounts for."""
-    return [f"{path}: not a file of the dataset" for path in sorted(store.root.iterdir())
-            if path.is_file() and path.name not in TOP_LEVEL and not path.name.startswith(".")]
+    for path in sorted(store.root.iterdir()):
+        if not path.is_dir() and path.name not in TOP_LEVEL and not path.name.startswith("."):
+            report.add(path, "not a file of the dataset")
 
 
-def check_database(store: DataDir) -> list[str]:
+def check_database(store: DataDir, report: _Report) -> None:
     """tablebases.duckdb is there and was written with this catalog."""
     path = store.database
     if not path.exists():
-        return [f"{path}: missing (tablebase export rewrites it)"]
+        report.add(path, "missing (tablebase export rewrites it)")
+        return
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
@@ -144,100 +368,363 @@ def check_database(store: DataDir) -> list[str]:
         finally:
             con.close()
     except duckdb.Error as error:
-        return [f"{path}: not readable ({str(error).splitlines()[0]})"]
+        report.add(path, f"not readable ({str(error).splitlines()[0]})")
+        return
     catalog = pq.read_table(store.catalog, columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
     if recorded != sorted(tuple(row.values()) for row in catalog):
-        return [f"{path}: written with another catalog (tablebase export rewrites it)"]
-    return []
+        report.add(path, "written with another catalog (tablebase export rewrites it)")
 
 
-def check_ruleset(store: DataDir, row: dict, schemas: dict) -> list[str]:
+def check_ruleset(store: DataDir, row: dict, schemas: dict, files: set[str], digests: _Digests,
+                  report: _Report) -> None:
     """One catalog row against its folder's files."""
     folder = store.root / row["folder"]
-    problems = []
+    ok = True
     for kind in RULESET_FILES:
         path = folder / f"{kind.name}.parquet"
-        if not path.is_file():
-            problems.append(f"{path}: missing")
+        if f"{row['folder']}/{path.name}" not in files:
+            report.add(path, "missing")
+            ok = False
             continue
         recorded = row.get(f"{kind.name}_sha256")
-        if recorded is not None and sha256(path) != recorded:
-            problems.append(f"{path}: its SHA-256 differs from the catalog's")
+        if recorded is not None and not digests.matches(path, recorded):
+            report.add(path, "its SHA-256 differs from the catalog's")
+            ok = False
             continue
         try:
             schema = pq.read_schema(path)
         except (OSError, pa.ArrowException) as error:
-            problems.append(f"{path}: not a readable Parquet file ({error})")
+            report.add(path, f"not a readable Parquet file ({error})")
+            ok = False
             continue
         if schema.remove_metadata() != kind.schema(game_fields(schema, kind)):
-            problems.append(f"{path}: its schema is not the documented one for {kind.name}.parquet")
+            report.add(path, f"its schema is not the documented one for {kind.name}.parquet")
+            ok = False
             continue
         first = schemas.setdefault((row["game"], kind.name), (schema, path))
         if schema.remove_metadata() != first[0].remove_metadata():
-            problems.append(f"{path}: its schema differs from {first[1]} (same game, same kind)")
-    if problems:
-        return problems
-    summary = pq.read_table(folder / "summary.parquet").to_pylist()
+            report.add(path, f"its schema differs from {first[1]} (same game, same kind)")
+            ok = False
+    if not ok:
+        return
+    try:
+        summary = pq.read_table(folder / "summary.parquet").to_pylist()
+    except (OSError, pa.ArrowException) as error:  # no catalog checksum to catch it first
+        report.add(folder / "summary.parquet", f"not a readable Parquet file ({error})")
+        return
     if summary != [row]:
-        problems.append(f"{folder / 'summary.parquet'}: differs from its catalog row")
+        report.add(folder / "summary.parquet", "differs from its catalog row")
     tablebase = folder / "tablebase.parquet"
     if pq.read_schema(tablebase).names[: len(TABLEBASE.head)] != [c.name for c in TABLEBASE.head]:
-        return problems + [f"{tablebase}: its schema is not the documented one"]
+        report.add(tablebase, "its schema is not the documented one")
+        return
     con = duckdb.connect()
-    counted = con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"]}).to_arrow_table().to_pylist()[0]
-    others = con.execute("SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]).fetchall()[0][0]
-    con.close()
+    try:
+        counted = con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"]}).to_arrow_table().to_pylist()[0]
+        others = con.execute("SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]).fetchall()[0][0]
+    except duckdb.Error as error:  # its bytes match the catalog's: written so by a faulty export
+        report.add(tablebase, f"not readable ({str(error).splitlines()[0]})")
+        return
+    finally:
+        con.close()
     if not counted.pop("start_found"):
-        problems.append(f"{tablebase}: has no start position {row['start']!r}")
+        report.add(tablebase, f"has no start position {row['start']!r}", whole=False)
     differ = [f"{name} {counted[name]} (catalog: {row[name]})" for name in counted if counted[name] != row[name]]
     if differ:
-        problems.append(f"{tablebase}: disagrees with its catalog row: {', '.join(differ)}")
+        report.add(tablebase, f"disagrees with its catalog row: {', '.join(differ)}", whole=False)
     if others:
-        problems.append(f"{tablebase}: {others} rows name another ruleset than {row['ruleset']}")
-    return problems
+        report.add(tablebase, f"{others} rows name another ruleset than {row['ruleset']}", whole=False)
 
 
-def _scratch(relative: Path) -> bool:
-    """Work in progress and hidden files (data/.staging, .tmp, .trash, .x.tmp)."""
-    return any(part.startswith(".") for part in relative.parts)
+def _tell_cache(store: DataDir, digests: _Digests, report: _Report) -> None:
+    """Tell the checksum cache what this check found of each file that differs from its
+    checksum, or that the cache knows under the same stat with another digest (its bytes
+    changed under it: marked damaged); report the files marked damaged, now or before."""
+    cache = _read_cache(store)
+    found = {}
+    for path, (stamp, digest) in digests.found.items():
+        entry = cache.get(_rel(store, path))
+        known = stamp is not None and _valid(entry) and entry[:4] == stamp
+        if stamp is not None and (path in digests.differed or (known and entry[4] != digest)):
+            found[path] = (stamp, digest)
+        elif known and entry[5:] == ["damaged"]:
+            report.add(path, _damage(store, path))
+    for path in note_hashes(store, found) if found else []:
+        report.add(path, _damage(store, path))
+
+
+def _damage(store: DataDir, path: Path) -> str:
+    """What is said of a file whose bytes changed while its stat did not."""
+    again = ("`tablebase build` of its ruleset" if path.parent != store.root
+             else "`tablebase export` writes it again")
+    return ("its bytes changed while its size, times and inode stayed the same (damage below the file "
+            f"system?): no command reads it until it is written again ({again})")
+
+
+def _rel(store: DataDir, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()
+
+
+# -- the data folder's SHA256SUMS ---------------------------------------------------------
+
+
+def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
+    """Rewrite the data folder's SHA256SUMS, under the publish lock, after the catalog or
+    the database: every file of the dataset with its SHA-256.
+
+    The files the catalog covers get its checksums, taken when export wrote them.
+    catalog.parquet, tablebases.duckdb and each summary.parquet are hashed where `fresh`
+    (names relative to the folder) says this process has just written them, or where the
+    old SHA256SUMS does not list them; otherwise they keep the checksum listed, so damage
+    done since is not taken in."""
+    old = listed_sums(store.root)
+    fresh = set(fresh)
+
+    def digest(name: str) -> str | None:
+        if name in old and name not in fresh:
+            return old[name]
+        path = store.root / name
+        return sha256(path) if path.is_file() else None
+
+    listed = {name: digest(name) for name in ("catalog.parquet", "tablebases.duckdb")}
+    if store.catalog.is_file():
+        for row in read_table(store.catalog).to_pylist():
+            if misplaced(row):
+                continue  # never written so; `check` says what is wrong with it
+            listed.update({f"{row['folder']}/{kind}.parquet": row[f"{kind}_sha256"] for kind in CATALOGUED})
+            listed[f"{row['folder']}/summary.parquet"] = digest(f"{row['folder']}/summary.parquet")
+    with atomic_path(store.root / SUMS) as tmp:
+        tmp.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(listed.items()) if digest))
+
+
+# -- reading a file the folder records a checksum for --------------------------------------
 
 
 def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
     """The ruleset's folder, once its tablebase and transitions match the catalog's
-    checksums (probe, play and draw read nothing else); DataError naming the file if not."""
+    checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
+    DataError naming the file if not."""
     files = store.published(rules)
-    catalog = pq.read_table(require(store.catalog, "catalog"),
-                            columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
-    row = next((r for r in catalog if r["ruleset"] == rules.id), None)
-    if row is None:
-        raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
-    for kind in ("tablebase", "transitions"):
-        path = require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}")
-        if cached_sha256(store, path) != row[f"{kind}_sha256"]:
-            raise DataError(f"{path} is not the file the catalog records (its SHA-256 differs): "
-                            f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`")
+    fix = f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`"
+
+    def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
+        row = next((r for r in catalog if r["ruleset"] == rules.id), None)
+        if row is None:
+            raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
+        return [(require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
+                for kind in ("tablebase", "transitions")]
+
+    _verified(store, files_of)
     return files
 
 
+def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
+    """The ruleset's summary.parquet, once it is the file SHA256SUMS records (where there
+    is one), and the catalog too (draw reads it); DataError naming the file if not."""
+    path = require(store.published(rules).summary,
+                   f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
+    _verified(store, lambda catalog: [], listed=[(path, f"rebuild it with `tablebase build {rules.id}`")])
+    return path
+
+
+def trusted_catalog(store: DataDir) -> list[dict]:
+    """The catalog's rows, once catalog.parquet, and every tablebase and transitions file
+    it names, have their recorded checksums (sql and query read nothing else); DataError
+    naming the file if not, or if a row's paths lead out of the folder."""
+
+    def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
+        checked = []
+        for row in catalog:
+            problem = misplaced(row)
+            if problem:
+                raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
+            fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
+            for kind in ("tablebase", "transitions"):
+                path = require(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
+                checked.append((path, row[f"{kind}_sha256"], fix))
+        return checked
+
+    return _verified(store, files_of)
+
+
+class _Differs(Exception):
+    """A file's bytes differ from its recorded checksum (perhaps a build is publishing)."""
+
+
+def _verified(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+              listed: list[tuple[Path, str]] = ()) -> list[dict]:
+    """The catalog's rows, once catalog.parquet and the files `listed` (with what to do if
+    not) match SHA256SUMS (where there is one: a data folder of an earlier version has
+    none) and each (file, checksum, what to do) that `files_of(rows)` names has its
+    checksum. A difference is looked at once more under the publish lock, where no build
+    is between writing its files and their checksums, before it is refused."""
+    try:
+        return _verify(store, files_of, listed)
+    except _Differs:
+        pass
+    with _settled(store):
+        try:
+            return _verify(store, files_of, listed)
+        except _Differs as differs:
+            raise DataError(str(differs)) from None
+
+
+def _verify(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+            listed: list[tuple[Path, str]]) -> list[dict]:
+    require(store.catalog, "catalog")
+    sums = store.root / SUMS
+    raw = _read_small(sums)
+    if raw is not None:
+        recorded, problems = parse_sums(raw, sums)
+        if problems:
+            raise DataError(f"{problems[0]}: see `tablebase check`")
+        fix = "`tablebase export` writes it again from the rulesets' summaries, or see `tablebase check`"
+        for path, fix in [(store.catalog, fix), *listed]:
+            if _rel(store, path) not in recorded:
+                raise DataError(f"{sums} does not list {_rel(store, path)}: see `tablebase check`")
+            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, fix)
+    catalog = read_table(store.catalog).to_pylist()
+    for path, recorded, fix in files_of(catalog):
+        _require_recorded(store, path, recorded, "the catalog", fix)
+    return catalog
+
+
+def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str) -> None:
+    """DataError if `path` was marked damaged; _Differs unless it hashes to `recorded`."""
+    if _damaged(store, path):
+        raise DataError(f"{path} changed while its size, times and inode stayed the same, and has not been "
+                        f"written since: {fix}")
+    if cached_sha256(store, path) != recorded:
+        raise _Differs(f"{path} is not the file {where} records (its SHA-256 differs): {fix}")
+
+
+@contextmanager
+def _settled(store: DataDir) -> Iterator[None]:
+    """Hold the publish lock where it can be taken (not in a read-only folder)."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(store.lock("publish"))
+        except OSError:
+            pass
+        yield
+
+
+# -- the checksum cache --------------------------------------------------------------------
+#
+# data/.cache/sha256.json: for each file hashed, by its name relative to the folder,
+# [size, mtime_ns, ctime_ns, inode, sha256], and "damaged" after them where the file was
+# found to hold other bytes than the ones hashed under that same stat.
+
+
 def cached_sha256(store: DataDir, path: Path) -> str:
-    """`path`'s SHA-256, remembered in data/.cache/sha256.json while the file's size, times
-    and inode stay the same (any write changes its ctime, which no user can set back)."""
-    cache_file = store.root / ".cache" / "sha256.json"
-    try:
-        cache = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    info = path.stat()
-    stamp = [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-    key = path.relative_to(store.root).as_posix()
-    entry = cache.get(key)
-    if isinstance(entry, list) and entry[:4] == stamp:
+    """`path`'s SHA-256, remembered while the file's size, times and inode stay the same.
+
+    What that trusts: a file whose stat is unchanged holds the bytes it held when hashed.
+    Any write through the file system changes its ctime, which no user can set back;
+    damage below the file system (a failing disk) changes no stat. `tablebase check`
+    hashes every file every time and tells the cache what it found: a file whose bytes
+    changed under the same stat is marked damaged, and `_damaged` says so until the file
+    is written again."""
+    key = _rel(store, path)
+    stamp = _stamp(path)
+    entry = _read_cache(store).get(key)
+    if _valid(entry) and entry[:4] == stamp:
         return entry[4]
-    digest = sha256(path)
-    cache[key] = [*stamp, digest]
-    try:
-        with atomic_path(cache_file) as tmp:
-            tmp.write_text(json.dumps(cache))
-    except OSError:
-        pass  # a read-only data folder: no cache, just slower
+    stamp, digest = stamped_sha256(path)
+    if stamp is not None:
+        note_hashes(store, {path: (stamp, digest)})
     return digest
+
+
+def stamped_sha256(path: Path) -> tuple[list[int] | None, str]:
+    """`path`'s stat and SHA-256, read through one open file; the stat None if the file
+    changed while it was read (then the digest goes in no cache)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        before = _stamp_of(os.fstat(handle.fileno()))
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        after = _stamp_of(os.fstat(handle.fileno()))
+    return (before if before == after else None), digest.hexdigest()
+
+
+def note_hashes(store: DataDir, found: dict[Path, tuple[list[int], str]]) -> list[Path]:
+    """Tell the cache what hashing found: each file's stat and digest. A file already in
+    it under the same stat with another digest is marked damaged (its bytes changed under
+    it), and stays so until written again; the files marked now."""
+    marked: list[Path] = []
+
+    def change(cache: dict) -> None:
+        for path, (stamp, digest) in found.items():
+            key = _rel(store, path)
+            old = cache.get(key)
+            if _valid(old) and old[:4] == stamp:
+                if old[4] != digest:
+                    cache[key] = [*stamp, digest, "damaged"]
+                    marked.append(path)
+            else:
+                cache[key] = [*stamp, digest]
+
+    _update_cache(store, change)
+    return marked
+
+
+def remember(store: DataDir, digests: dict[Path, str]) -> None:
+    """Note in the cache the checksums export took of files it has just written, under
+    their stat now, so that the first read does not hash them again."""
+    note_hashes(store, {path: (_stamp(path), digest) for path, digest in digests.items()})
+
+
+def forget(store: DataDir, folder: str) -> None:
+    """Drop what the cache holds of a ruleset's folder (`<game>/<slug>`), now replaced."""
+    _update_cache(store, lambda cache: [cache.pop(key) for key in list(cache) if key.startswith(f"{folder}/")])
+
+
+def _damaged(store: DataDir, path: Path) -> bool:
+    """Whether `path`, as it is now, was marked damaged."""
+    entry = _read_cache(store).get(_rel(store, path))
+    try:
+        return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == _stamp(path)
+    except OSError:
+        return False
+
+
+def _valid(entry: object) -> bool:
+    return isinstance(entry, list) and len(entry) >= 5
+
+
+def _stamp(path: Path) -> list[int]:
+    return _stamp_of(path.stat())
+
+
+def _stamp_of(info: os.stat_result) -> list[int]:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
+
+
+def _cache_file(store: DataDir) -> Path:
+    return store.root / ".cache" / "sha256.json"
+
+
+def _read_cache(store: DataDir) -> dict:
+    try:
+        cache = json.loads(_cache_file(store).read_text())
+    except (OSError, ValueError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _update_cache(store: DataDir, change: Callable[[dict], object]) -> None:
+    """Read, change and write the cache under its own lock, so that no other process's
+    entry (a mark of damage above all) is lost; nothing where the folder is read-only."""
+    path = _cache_file(store)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        with open(path.with_name("sha256.lock"), "a") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            cache = _read_cache(store)
+            change(cache)
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(cache, sort_keys=True))
+    except OSError:
+        pass  # a read-only data folder: no cache, every read hashes

@@ -8,11 +8,13 @@ ruleset ('holds on N positions') or one 'fails' row per counterexample.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.parquet import atomic_path
+from pipeline.layout import DataDir
+from pipeline.output import write_output
 from pipeline.query import QueryError, QueryFile, query_files, run_sql
 
 #: Parameters for the report's run of queries that take some.
@@ -86,7 +88,11 @@ def _markdown(table: pa.Table) -> list[str]:
 
 
 def write_report(data: Path, queries: Path | None, out: Path) -> None:
-    """Write the report to `out` (atomically)."""
+    """Write the report to `out`: a file atomically, a device or FIFO written to
+    (output.write_output)."""
     text = report(data, queries)
-    with atomic_path(out) as tmp:
-        tmp.write_text(text)
+    # beside the catalog, under the publish lock: a build's sweep then takes a file written
+    # aside there for a killed writer's
+    beside = out.resolve().parent == data.resolve()
+    with DataDir(data).lock("publish") if beside else nullcontext():
+        write_output(text.encode(), out)

@@ -49,34 +49,62 @@ def main() -> None:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     sys.unraisablehook = _unraisable
+    global _last_words
+    # made now, while there is memory: where memory runs out, even describing it can fail
+    _last_words = f"error: {out_of_memory()}\n".encode()
+    limit = address_space()
+    if limit is not None and limit < LIBRARIES:  # NumPy's BLAS would end the process in its own words
+        leave(f"tablebase needs at least {LIBRARIES >> 20} MiB of address space to load its libraries and this "
+              f"process may have {limit >> 20} MiB (ulimit -v): raise the limit, or lift it (ulimit -v unlimited)", 1)
+    stdout = sys.stdout
     try:
         small_pages()
         reuse_freed_memory()
         hide_pandas()
+        require_address_space()
         from pipeline.commands import app
+        from pipeline.output import checked_stdout
 
         if _dropped:
             raise KeyboardInterrupt
+        sys.stdout = checked_stdout(stdout)
         status = app(standalone_mode=False)
     except BaseException as error:  # noqa: BLE001 - the one place errors become a line
-        if isinstance(error, SystemExit):
+        try:
+            message, status = line_for(error)
+            if message is not None:
+                leave(message, status)
+        except MemoryError:
+            say_out_of_memory()
+        except Exception:  # describing failed: where memory ran out, an import may fail for want of it
+            if ran_out_of_memory(error):
+                say_out_of_memory()
             raise
-        import typer
-
-        if isinstance(error, typer.TyperException) and hasattr(error, "show"):  # usage: Typer's message
-            error.show()
-            sys.exit(error.exit_code)
-        message, status = describe(error)
-        if message is None:
-            raise
-        if os.environ.get("TABLEBASE_DEBUG"):
-            traceback.print_exc()
-        leave(message, status)
+        raise
     finally:
+        sys.stdout = stdout
         show_pandas()
     if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
         leave(interrupted(), 130)
     sys.exit(status or 0)
+
+
+#: Commands that check the address-space limit themselves (build and estimate, against
+#: each ruleset's estimate) or start no DuckDB or Arrow threads.
+CHECKED = ("build", "estimate", "games", "rulesets", "check-game", "version")
+
+
+def require_address_space() -> None:
+    """One line, before any work, where `ulimit -v` leaves less address space than
+    DuckDB's and Arrow's threads reserve: under it they crashed (a segmentation fault) or
+    failed in words that blamed a data file."""
+    arguments = sys.argv[1:]
+    command = next((argument for argument in arguments if not argument.startswith("-")), None)
+    if command is None or command in CHECKED or "--help" in arguments:
+        return
+    from pipeline.estimate import require_address_space as require
+
+    require()
 
 
 def small_pages() -> None:
@@ -119,6 +147,94 @@ def reuse_freed_memory() -> None:
     mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 
+def line_for(error: BaseException) -> tuple[str | None, int]:
+    """The one line and exit status for what ended the command; None to let it end as it
+    would (a command's own exit, or what is not ours to explain)."""
+    if isinstance(error, SystemExit):  # a plug-in's sys.exit() must not end a command unexplained
+        return plugin_failure(error), 1
+    if isinstance(error, loaded("pipeline.errors", "ReaderGone")):
+        reader_gone()
+    if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # usage: Typer's message
+        error.show()
+        sys.exit(error.exit_code)
+    message, status = describe(error)
+    if message is not None and os.environ.get("TABLEBASE_DEBUG"):
+        traceback.print_exc()
+    return message, status
+
+
+#: The out-of-memory line, encoded at the start, for when memory runs out while an error is described.
+_last_words = b"error: out of memory\n"
+
+
+def say_out_of_memory() -> None:
+    """Write the line made at the start, with nothing new to allocate, and exit 1."""
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001 - whatever is left unwritten, the line must go out
+        pass
+    os.write(2, _last_words)
+    os._exit(1)
+
+
+def ran_out_of_memory(error: BaseException | None) -> bool:
+    """Whether `error` says memory (or address space) ran out: a MemoryError, ENOMEM from
+    the system as an import meets it, a library the loader could not map, or an error
+    raised while handling one of those (an import that then finds no package metadata)."""
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, MemoryError) or (isinstance(error, OSError) and error.errno == errno.ENOMEM):
+            return True
+        if isinstance(error, ImportError) and any(words in str(error).lower() for words in DLOPEN_OUT_OF_MEMORY):
+            return True
+        error, seen = error.__context__, seen + 1
+    return False
+
+
+#: What the dynamic loader says, in an ImportError, when it has no room to map a library.
+DLOPEN_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory")
+
+
+def loaded(module: str, *names: str) -> tuple[type, ...]:
+    """The classes `names` of `module` if it is loaded, else none: an error can only be one
+    of them if it is, and importing it to find out can fail where memory has run out."""
+    found = sys.modules.get(module)
+    return tuple(getattr(found, name) for name in names) if found is not None else ()
+
+
+def out_of_memory(during: str = "") -> str:
+    """The line for memory running out; it names the address-space limit (ulimit -v)
+    where one is set, as that, not the machine, may be what ran out."""
+    limit = address_space()
+    raise_it = "" if limit is None else f", or raise the address-space limit (ulimit -v, now {limit >> 20:,} MiB)"
+    memory = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
+    return (f"out of memory{during}: build a smaller ruleset, or give DuckDB less with "
+            f"TABLEBASE_MEMORY_LIMIT (now {memory}) so it spills to disk{raise_it}")
+
+
+#: Address space the libraries take once loaded (measured: 410 MiB with NumPy, pyarrow,
+#: DuckDB and Typer; below about 400 MiB an import fails, or OpenBLAS ends the process).
+LIBRARIES = 512 << 20
+
+
+def address_space() -> int | None:
+    """The address-space limit (ulimit -v) in bytes, None if there is none: as
+    pipeline.estimate.address_space_limit, which cannot be imported without DuckDB."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def plugin_failure(error: BaseException) -> str | None:
+    """'the game plug-in … failed in …' where `error` came out of a game plug-in's code,
+    else None."""
+    games = sys.modules.get("pipeline.games")
+    return games.plugin_failure(error) if games is not None else None
+
+
 def leave(message: str, status: int) -> None:
     """Print the one line and exit with `status`. After Ctrl-C, at once: a signal left
     pending by an extension module (DuckDB's handler) would otherwise end the process
@@ -132,6 +248,18 @@ def leave(message: str, status: int) -> None:
     sys.exit(status)
 
 
+def reader_gone() -> None:
+    """Standard output's reader left (`tablebase sql … | head`): end as Unix tools do, by
+    SIGPIPE, quietly (status 141 in the shell). A line on stderr would be noise after
+    output the reader chose to cut short; exit 0 would tell `set -o pipefail` scripts the
+    output was whole. The error unwound first, so scratch is removed as after any error."""
+    sys.stderr.flush()
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    os._exit(1)  # where there is no SIGPIPE
+
+
 def interrupted() -> str:
     what = "terminated" if _signals else "interrupted"
     return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
@@ -139,44 +267,48 @@ def interrupted() -> str:
 
 def where() -> str:
     """' during <stage> <ruleset>' for the stage an error came out of, if any."""
-    from pipeline.progress import failed_in
-
+    progress = sys.modules.get("pipeline.progress")
+    failed_in = progress.failed_in if progress is not None else []
     return f" during {failed_in[0]}" if failed_in else ""
 
 
 def describe(error: BaseException) -> tuple[str | None, int]:
-    """The one line and exit status for `error`; None for what is not ours to explain."""
-    import typer
-
-    if isinstance(error, typer.Abort):
+    """The one line and exit status for `error`; None for what is not ours to explain.
+    Nothing is imported to tell: what is not loaded did not raise it (`loaded`)."""
+    if isinstance(error, loaded("typer", "Abort")):
         return "aborted", 1
     if isinstance(error, KeyboardInterrupt):
         return interrupted(), 130
     if isinstance(error, Terminated):
         return interrupted(), 143
-    import duckdb
-    import pyarrow as pa
-
-    from pipeline.db import DEFAULT_MEMORY_LIMIT
-    from pipeline.errors import TablebaseError
-
-    if isinstance(error, duckdb.InterruptException) or (
+    if ran_out_of_memory(error) or isinstance(error, loaded("duckdb", "OutOfMemoryException")
+                                              + loaded("pyarrow", "ArrowMemoryError")):
+        return out_of_memory(where()), 1
+    if isinstance(error, loaded("duckdb", "InterruptException")) or (
             isinstance(error, RuntimeError) and "interrupted" in str(error).lower()):
         return interrupted(), 143 if _signals else 130
-    if isinstance(error, TablebaseError):
+    errors = sys.modules.get("pipeline.errors")
+    if isinstance(error, loaded("pipeline.errors", "UnfinishedError")):  # the reason, then what is published
+        cause = error.__cause__
+        reason = ("no space left on the disk" if cause is not None and errors is not None and errors.full_disk(cause)
+                  else str(cause or "failed").splitlines()[0])
+        return f"{reason}{where()}: {error}", 1
+    if isinstance(error, loaded("pipeline.errors", "TablebaseError")):
         return str(error), 1
-    if isinstance(error, (MemoryError, duckdb.OutOfMemoryException, pa.ArrowMemoryError)):
-        return (f"out of memory{where()}: build a smaller ruleset, or give DuckDB less with "
-                f"TABLEBASE_MEMORY_LIMIT (now {DEFAULT_MEMORY_LIMIT}) so it spills to disk"), 1
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
         if error.errno == errno.ENOSPC:
+            if error.filename2:  # a copy or a rename: the file being written is the second
+                name = f" {error.filename2}"
             return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
-    if isinstance(error, pa.ArrowException):
+    plugin = plugin_failure(error)
+    if plugin is not None:  # a plug-in's bug, before it is taken for a bad data file or SQL
+        return plugin + where(), 1
+    if isinstance(error, loaded("pyarrow", "ArrowException")):
         first = str(error).splitlines()[0]
         return f"a data file is not as this version writes it{where()} ({first}): see `tablebase check`", 1
-    if isinstance(error, duckdb.Error):
+    if isinstance(error, loaded("duckdb", "Error")):
         first = str(error).splitlines()[0]
         if "no space left" in first.lower():
             return f"no space left on the disk{where()}: {first}", 1

@@ -14,7 +14,7 @@ import typer
 
 from pipeline import __version__
 from pipeline.engines import engine_name
-from pipeline.errors import RulesetError
+from pipeline.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
 from pipeline.output import Format
@@ -85,34 +85,62 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 @app.command()
 def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
            verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Check every solved value against its children and the rules; exit 1 on any failure.
+    """Check every solved value against its children and the rules, and, where the catalog
+    publishes that solution, the ruleset's published files as `tablebase check` does; exit 1
+    on any failure.
 
     Example: tablebase verify chopsticks
     """
+    from pipeline.check import check_published
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
-                                               engine))
+    problems, said = [], []
+    for rules in [Ruleset.parse(text) for text in rulesets]:
+        result = verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial, engine)
+        found = check_published(store, rules, result["solution_sha256"][0].as_py())
+        if found is None:
+            said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
+                        f"the catalog does not publish this solution, so no published file was checked "
+                        f"(`tablebase export {rules.id}` publishes it)")
+        else:
+            problems += found
+            said.append(f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
+                        f"and the catalog and database match the catalog's checksums and SHA256SUMS")
+    _report(problems, "\n".join(said))
 
 
 @app.command()
-def export(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
-    """Write the tablebase of each verified ruleset and rewrite the catalog.
+def export(
+    rulesets: Annotated[Optional[list[str]], typer.Argument(
+        help="Ruleset ids (none: only the catalog, the database and SHA256SUMS).", show_default=False)] = None,
+    data: DataOption = Path("data"), quiet: QuietOption = False, verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
+    """Write the tablebase of each verified ruleset, then the catalog, the database of views
+    and SHA256SUMS again (alone: only those three, from the rulesets' summaries).
 
-    Example: tablebase export chopsticks
+    With no ruleset, rewrite only the catalog and tablebases.duckdb, from what is published.
+
+    Examples: tablebase export chopsticks
+              tablebase export
     """
+    from pipeline.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
     engine = engine_name(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: export_stage(rules, store.ruleset(rules), store.temp, engine))
-    write_catalog(store)
+    parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
+    if not parsed and not data.is_dir():
+        raise DataError(f"{data} is not a data folder: build a ruleset into it first")
+    for rules in parsed:
+        export_stage(rules, store.ruleset(rules), store.temp, engine)
+    recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written
+    write_catalog(store, exported=tuple(rules.folder for rules in parsed) + tuple(recovered))
 
 
 @app.command()
@@ -157,9 +185,15 @@ def build(
                 summary["start"], summary["start_value"],
                 "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
             )
-    finally:
+    except BaseException:
         if built and len(parsed) > 1:
-            rewrite_database(store)
+            try:
+                rewrite_database(store)
+            except UnfinishedError as error:  # the build's own error is the one line
+                log.warning("%s", error)
+        raise
+    if built and len(parsed) > 1:
+        rewrite_database(store)
 
 
 @app.command()
@@ -238,6 +272,12 @@ def _value(value: str, remoteness: int | None) -> str:
     return value if remoteness is None else f"{value} in {remoteness}"
 
 
+def _folder(out: Optional[Path]) -> None:
+    """An --out folder must be one, or be made: a file, device or FIFO there is not replaced."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
+
+
 def _parse_params(pairs: list[str]) -> dict[str, str]:
     params = {}
     for pair in pairs:
@@ -250,25 +290,25 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 
 def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
     """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
-    from pipeline.output import render
-    from pipeline.parquet import write_table
+    from pipeline.output import render, write_output
+    from pipeline.parquet import table_bytes
 
-    if output is not None and data.resolve() in [output.resolve(), *output.resolve().parents]:
+    # through symlinks, so that no link leads into the data folder (realpath, unlike
+    # resolve, leaves a symlink loop for write_output to name in one line)
+    target = None if output is None else Path(os.path.realpath(output))
+    if target is not None and data.resolve() in [target, *target.parents]:
         raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
     if form is Format.parquet:
         if output is None:
             raise RulesetError("--format parquet needs --output FILE")
-        write_table(table, output)
+        write_output(table_bytes(table), output)
         typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
     text = render(table, form)
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from pipeline.parquet import atomic_path
-
-        with atomic_path(output) as tmp:
-            tmp.write_text(text)
+        write_output(text.encode(), output)
 
 
 AllowWritesOption = Annotated[bool, typer.Option(
@@ -281,9 +321,13 @@ ParamOption = Annotated[
 FormatOption = Annotated[
     Format,
     typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
-                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output)."),
+                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
+                                        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
+                                        "and times as text."),
 ]
-OutputOption = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this file.")]
+OutputOption = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write the result to this file, as > would: a file is replaced whole (through a "
+                           "symlink, the file it points to); a device, FIFO or terminal is written to, not replaced.")]
 QueriesOption = Annotated[
     Optional[Path],
     typer.Option("--queries", exists=True, file_okay=False, show_default=False,
@@ -345,7 +389,8 @@ def sql(
 def claims(
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Report file (default DATA/claims.md).")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Report file (default DATA/claims.md), written as --output of sql is.")] = None,
 ) -> None:
     """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
@@ -388,6 +433,7 @@ def publish(
     from pipeline.publish import publish as publish_bundle
 
     _setup(quiet, verbose)
+    _folder(out)
     for path in publish_bundle(data, out):
         typer.echo(f"wrote {path}")
 
@@ -410,10 +456,12 @@ def check_game(
 @app.command()
 def games() -> None:
     """List every game and its rule parameters with their values and defaults (each game's
-    rules: the README's "Games and their rules").
+    rules: the README's "Games and their rules"); exit 1, naming it, if a plug-in is broken.
 
     Example: tablebase games
     """
+    from pipeline.games import broken_plugins
+
     for game in all_games().values():
         typer.echo(f"{game.name}: {game.summary}")
         settings = [f"{param.name}={param.default}" for param in game.params]
@@ -421,6 +469,9 @@ def games() -> None:
         kinds = max((len(param.values_help()) for param in game.params), default=0)
         for setting, param in zip(settings, game.params):
             typer.echo(f"  {setting:<{width}}  {param.values_help():<{kinds}}  {param.help}")
+    broken = broken_plugins()
+    if broken:  # the games above work; the installation still has something to mend
+        raise RulesetError("; ".join(broken))
 
 
 @app.command()
@@ -485,6 +536,7 @@ def draw(
     from pipeline.draw import draw as draw_pages
 
     _setup(quiet, verbose)
+    _folder(out)
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,

@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from pipeline.check import trusted
+from pipeline.check import trusted, trusted_catalog, trusted_summary
 from pipeline.errors import DataError, TablebaseError
 from pipeline.games import all_games
 from pipeline.layout import DataDir
@@ -118,8 +118,7 @@ class Strategy:
 
 def read_summary(rules: Ruleset, data: Path) -> dict:
     """The ruleset's catalog row (from its summary.parquet); DataError if not built."""
-    files = DataDir(data).published(rules)
-    path = require(files.summary, f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
+    path = trusted_summary(DataDir(data), rules)
     row = read_summary_row(path).to_pylist()[0]
     row["params"] = dict(row["params"])
     return row
@@ -410,12 +409,12 @@ def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | N
     (rulesets.toml's: `rulesets.read_comments`); its path."""
     store = DataDir(data)
     catalog = read_catalog(store)
+    trusted_catalog(store)  # the counts read every tablebase: each must have its checksum
     for row in catalog:
         row["params"] = dict(row["params"])
     catalog.sort(key=catalog_order)
     pages = pages_dir(data, out)
-    files = {row["ruleset"]: require(data / row["tablebase_path"], f"tablebase of {row['ruleset']}")
-             for row in catalog}
+    files = {row["ruleset"]: store.inside(row["tablebase_path"]) for row in catalog}
     drawn = {row["ruleset"] for row in catalog if (pages / row["folder"] / "index.html").exists()}
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments or {}))
 

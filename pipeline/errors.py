@@ -1,5 +1,7 @@
 """The library's exceptions. The CLI turns each into one line on stderr and a non-zero exit."""
 
+import errno
+
 
 class TablebaseError(Exception):
     """Base class of every error a user's input or data can cause."""
@@ -19,3 +21,22 @@ class DataError(TablebaseError):
 
 class VerificationError(TablebaseError):
     """A solved ruleset whose values contradict each other or the rules."""
+
+
+class UnfinishedError(TablebaseError):
+    """Rulesets published whole, but data/tablebases.duckdb beside them could not be
+    rewritten: says what is published and how to finish; the reason is its __cause__."""
+
+
+def full_disk(error: BaseException) -> bool:
+    """Whether `error` says the disk is full (an OSError, or a message of DuckDB or Arrow)."""
+    return getattr(error, "errno", None) == errno.ENOSPC or "no space left" in str(error).lower()
+
+
+class OutputError(TablebaseError):
+    """Output that cannot be written where it was asked for: a full disk or device, a folder
+    named as a file, a result Parquet cannot hold."""
+
+
+class ReaderGone(OutputError):
+    """Standard output's reader closed the pipe (`| head`): not a failure of the command."""

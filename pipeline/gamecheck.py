@@ -5,10 +5,11 @@ one (small) ruleset, run on every registered game by the tests:
   - the game has every required member (pipeline.games.check_contract);
   - positions: the leading columns, then exactly the game's documented columns; ids and
     texts unique; every text canonical (canonical_position gives it back); the start and
-    every legal start among them; terminal values only 'win', 'loss' or 'tie';
+    every legal start among them; terminal values only 'win', 'loss' or 'tie', and in an
+    impartial game, where play reaches them, all 'loss' or all 'win' (misère);
   - transitions: distinct (src, dst) pairs in ascending order, joining known positions,
     each with a label; none from a finished position, at least one from every other;
-  - rank, where given: one per position, falling along every transition;
+  - rank, where given: one integer of 32 bits per position, falling along every transition;
   - size, where given: its counts bound what was built (equal where it says exact);
   - draw: the start and the first positions drawn as well-formed inline SVG for the pages.
 """
@@ -21,7 +22,10 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import DataError, TablebaseError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Space, check_contract, find_game
+from pipeline.games import (
+    POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Space, broken_plugin, check_contract, find_game,
+    failed, impartial_problem,
+)
 from pipeline.rulesets import Ruleset
 from pipeline.values import TERMINAL
 
@@ -31,6 +35,9 @@ LIMIT = 2_000_000
 
 def check_game(name: str, ruleset: str | None = None) -> list[str]:
     """Every problem found in the game `name` on `ruleset` (default: the game's defaults)."""
+    broken = broken_plugin(name)
+    if broken is not None:
+        return [broken]
     game = find_game(name)
     problems = check_contract(game)
     if problems:
@@ -46,10 +53,10 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
         return _check_space(game, rules, label, size)
     except DataError as error:  # what the pipeline found wrong in the game's output
         return [f"{label}: {error}"]
-    except TablebaseError:
+    except (TablebaseError, MemoryError):
         raise
-    except Exception as error:  # noqa: BLE001 - a game's own bug, reported as such
-        return [f"{label}: the game raised {type(error).__name__}: {error}"]
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - a game's own bug, reported as such
+        return [f"{label}: the game failed: {failed(error)}"]
 
 
 #: Positions whose drawings are checked, besides the start.
@@ -120,12 +127,23 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
                         f"{texts[ids.index(min(known - finished - sources))]!r}")
     if not all(table["move"].to_pylist()):
         problems.append(f"{label}: a move has no label")
+    if game.impartial:  # the finished positions play reaches (chopsticks lists others too)
+        starts = set(game.starts(rules))
+        reached = _reachable({i for i, t in zip(ids, texts) if t in starts}, src, dst)
+        problem = impartial_problem(game, {t for i, t in zip(ids, terminal) if t is not None and i in reached})
+        if problem is not None:
+            problems.append(f"{label}: {problem}")
 
     rank = space.rank()
     if rank is not None:
         rank = np.asarray(rank)
         if rank.shape != (len(ids),):
             problems.append(f"{label}: rank() gives {rank.size} values for {len(ids)} positions")
+        elif rank.size and not np.issubdtype(rank.dtype, np.integer):
+            problems.append(f"{label}: rank() gives {rank.dtype}, not integers")
+        elif rank.size and not RANKS[0] <= rank.min() <= rank.max() <= RANKS[1]:
+            problems.append(f"{label}: rank() goes from {rank.min()} to {rank.max()}, beyond the 32 bits "
+                            f"the pipeline holds it in ({RANKS[0]:,} to {RANKS[1]:,})")
         else:
             by_id = dict(zip(ids, rank.tolist()))
             if any(by_id[d] >= by_id[s] for s, d in zip(src.tolist(), dst.tolist()) if s in by_id and d in by_id):
@@ -141,6 +159,20 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         if size.transitions < len(table):
             problems.append(f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}")
     return problems
+
+
+def _reachable(starts: set, src: np.ndarray, dst: np.ndarray) -> set:
+    """The ids play reaches from `starts`."""
+    children: dict[int, list[int]] = {}
+    for s, d in zip(src.tolist(), dst.tolist()):
+        children.setdefault(s, []).append(d)
+    seen, todo = set(starts), list(starts)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
 
 
 def _check_transitions_from(space: Space, label: str, ids: list, rank: np.ndarray, table: pa.Table) -> list[str]:

@@ -11,6 +11,7 @@
     data/pages/                                 pictures and HTML pages (`tablebase draw`)
     data/.staging/<pid>/, data/.tmp/<pid>/      a build's work in progress and scratch space, per process
     data/.trash/<pid>/                          folders being replaced; data/.locks/: lock files
+    data/.locks/process.<pid>.lock              held by each process with scratch here while it runs
 
 <slug> is `Ruleset.slug`: `default`, or the changed parameters (`fingers-10.split-any`).
 Every name is made of [a-z0-9._-], so the folders travel to any file system and reader.
@@ -24,7 +25,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 try:
     import fcntl
@@ -32,12 +33,30 @@ except ImportError:  # Windows: builds there take no lock
     fcntl = None
 
 from pipeline.errors import DataError
+from pipeline.parquet import sync
 from pipeline.rulesets import Ruleset
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
 #: Folder names of the data directory that are not games.
 RESERVED = ("pages", "dist")
+#: A ruleset's folder as the catalog names it (`Ruleset.folder`): `<game>/<slug>`, a game's
+#: name and a slug, nothing that could lead out of the data directory.
+FOLDER = re.compile(r"[a-z][a-z0-9_]*/[a-z0-9][a-z0-9._-]*")
+
+
+def misplaced(row: dict) -> str | None:
+    """What is wrong with a catalog row's folder and paths, if they name anything but the
+    ruleset's own folder inside the data directory (`<game>/<slug>`, its two files there);
+    None if nothing."""
+    folder = row.get("folder")
+    if not isinstance(folder, str) or not FOLDER.fullmatch(folder) or folder.split("/")[0] != row.get("game"):
+        return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
+    for kind in ("tablebase", "transitions"):
+        path = row.get(f"{kind}_path")
+        if path != f"{folder}/{kind}.parquet":
+            return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {folder}/{kind}.parquet"
+    return None
 
 
 @dataclass(frozen=True)
@@ -87,13 +106,45 @@ class DataDir:
         self.check_layout()
         return self.ruleset(rules)
 
+    def inside(self, relative: str) -> Path:
+        """`relative` under the data directory; DataError if it leads out of it (`..`, an
+        absolute path, a symbolic link to elsewhere)."""
+        path = self.root / relative
+        root = self.root.resolve()
+        if Path(relative).is_absolute() or root not in path.resolve().parents:
+            raise DataError(f"{path} is outside the data folder {self.root}: see `tablebase check`")
+        return path
+
     def staging(self, rules: Ruleset) -> RulesetFiles:
-        return RulesetFiles(self.root / ".staging" / str(os.getpid()) / rules.folder)
+        """Where this process builds `rules` (made if missing)."""
+        self.claim()
+        files = RulesetFiles(self.root / ".staging" / str(os.getpid()) / rules.folder)
+        self._make(files.dir)
+        return files
 
     @property
     def temp(self) -> Path:
-        """This process's scratch space (DuckDB's spill files, enumerate's move spill)."""
-        return self.root / ".tmp" / str(os.getpid())
+        """This process's scratch space (DuckDB's spill files, enumerate's move spill), made
+        if missing."""
+        self.claim()
+        path = self.root / ".tmp" / str(os.getpid())
+        self._make(path)
+        return path
+
+    def _make(self, folder: Path) -> None:
+        """Make this process's scratch `folder`, under the publish lock where the shared
+        folder above it (.staging, .tmp) is made too: another build removes that one, once
+        empty, under the same lock (`drop`), never between its making and this process's."""
+        if not folder.is_dir():
+            with self.lock("publish"):
+                folder.mkdir(parents=True, exist_ok=True)
+
+    def drop(self, folder: Path) -> None:
+        """Remove this process's scratch `folder`, and the folders above it left empty
+        (.staging, .tmp among them, under the publish lock: see `_make`)."""
+        shutil.rmtree(folder, ignore_errors=True)
+        with self.lock("publish"):
+            prune(folder.parent, self.root)
 
     @property
     def trash(self) -> Path:
@@ -150,31 +201,39 @@ class DataDir:
     @contextmanager
     def publishing(self, built: RulesetFiles, rules: Ruleset) -> Iterator[RulesetFiles]:
         """Move the folder `built` to the ruleset's place, replacing the folder there; if
-        the block (writing the catalog) fails, put the old folder back.
+        the block (writing the catalog) fails, put the old folder back. Under the publish lock.
 
         A reader sees the old folder, then (for an instant) none, then the new one: never
         a mix of old and new files. A kill between the renames leaves the old folder in
         data/.trash, and `recover` puts it back.
         """
         final = self.ruleset(rules)
-        final.dir.parent.mkdir(parents=True, exist_ok=True)
-        old = self.trash / str(os.getpid()) / rules.folder
-        if final.dir.exists():
-            old.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(final.dir, old)
-        os.rename(built.dir, final.dir)
-        try:
-            yield final
-        except BaseException:
-            os.rename(final.dir, built.dir)
-            if old.exists():
-                os.rename(old, final.dir)
-            raise
-        finally:
-            shutil.rmtree(self.trash / str(os.getpid()), ignore_errors=True)
-            prune(built.dir.parent, self.root)
-            prune(final.dir.parent, self.root)
-            prune(self.trash, self.root)
+        aside = self.trash / str(os.getpid())
+        old = aside / rules.folder
+        with self.lock("publish"):
+            final.dir.parent.mkdir(parents=True, exist_ok=True)
+            if final.dir.exists():
+                old.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(final.dir, old)
+            moved = False
+            try:
+                os.rename(built.dir, final.dir)
+                moved = True
+                sync(final.dir.parent)  # the new folder is on the disk before the catalog names it
+                yield final
+            except BaseException:
+                if moved:
+                    os.rename(final.dir, built.dir)
+                if old.exists():
+                    os.rename(old, final.dir)
+                    sync(final.dir.parent)
+                raise
+            finally:
+                if final.dir.exists():  # else the old folder could not be put back: `recover` will
+                    shutil.rmtree(aside, ignore_errors=True)
+                prune(built.dir.parent, self.root)
+                prune(final.dir.parent, self.root)
+                prune(self.trash, self.root)
 
     # -- several processes, kills -----------------------------------------------------
 
@@ -205,35 +264,96 @@ class DataDir:
                 _held[key] = 0
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def sweep(self) -> None:
-        """Remove what killed processes left: their staging and scratch folders and their
-        half-written files beside the catalog; put back folders a publish left aside."""
-        self.recover()
-        for area in (self.root / ".staging", self.root / ".tmp"):
-            if area.is_dir():
-                for owner in area.iterdir():
-                    if not (owner.name.isdigit() and _alive(int(owner.name))):  # dead, or this process
-                        shutil.rmtree(owner, ignore_errors=True)
-                prune(area, self.root)
-        if self.root.is_dir():
-            for path in self.root.glob(".*.tmp"):
-                match = re.fullmatch(r"\..+\.(\d+)\.tmp", path.name)
-                if match and not _alive(int(match.group(1))) and path.is_file():
-                    path.unlink(missing_ok=True)
-
-    def recover(self) -> None:
-        """Put back folders a killed `publish` left in data/.trash; drop the rest."""
-        if not self.trash.is_dir():
+    def claim(self) -> None:
+        """Hold this process's lock in the data directory (data/.locks/process.<pid>.lock)
+        until the process ends: `sweep` leaves the scratch named by its PID alone while the
+        lock is held, and takes it once the process is gone, whoever has its PID by then."""
+        if fcntl is None:
             return
-        for owner in self.trash.iterdir():
-            if owner.name.isdigit() and _alive(int(owner.name)):
-                continue  # another build, between its two renames
-            for old in sorted(owner.glob("*/*")):
-                final = self.root / old.parts[-2] / old.parts[-1]
-                if old.is_dir() and not final.exists():
-                    os.rename(old, final)
-            shutil.rmtree(owner, ignore_errors=True)
-        prune(self.trash, self.root)
+        path = self._process_lock(os.getpid())
+        key = (os.getpid(), self.root.resolve())
+        held = _claimed.pop(key, None)
+        if held is not None:
+            if _same_file(held, path):
+                _claimed[key] = held
+                return
+            held.close()  # the data directory was deleted or replaced under this process
+        with self.lock("publish"):  # `sweep` removes the lock files of ended processes under it
+            handle = open(path, "a+")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no other process has this PID
+            except BlockingIOError:  # but a child forked by a process that had it may hold it
+                handle.close()
+                raise DataError(f"{path} is held by another process: end it, or delete the file") from None
+            _claimed[key] = handle  # kept open, and so held, until the process ends
+
+    def _process_lock(self, pid: int) -> Path:
+        return self.root / ".locks" / f"process.{pid}.lock"
+
+    def _runs(self, owner: str) -> bool:
+        """Whether the process that named its scratch `owner` (its PID) runs: it holds its
+        process lock. Never this process: `sweep` runs before this process makes its scratch."""
+        if fcntl is None or not owner.isdigit() or int(owner) == os.getpid():
+            return False
+        try:
+            handle = open(self._process_lock(int(owner)))
+        except FileNotFoundError:
+            return False  # a PID alone proves nothing: it may be another process's by now
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False
+
+    def sweep(self) -> list[str]:
+        """Remove what ended processes left: their staging and scratch folders and their
+        half-written files beside the catalog; put back folders a publish left aside. The
+        folders a killed publish had put in place (`recover`)."""
+        with self.lock("publish"):
+            published = self.recover()
+            for area in (self.root / ".staging", self.root / ".tmp"):
+                if area.is_dir():
+                    for owner in area.iterdir():
+                        if not self._runs(owner.name):
+                            shutil.rmtree(owner, ignore_errors=True)
+                    prune(area, self.root)
+            if not self.root.is_dir():
+                return
+            # files beside the catalog are written aside under the publish lock (the catalog,
+            # the database, the claims report): any found now is a killed writer's
+            for path in self.root.glob(".*.tmp*"):
+                if re.fullmatch(r"\..+\.\d+\.tmp(\.wal)?", path.name) and path.is_file():
+                    path.unlink(missing_ok=True)
+            for path in (self.root / ".locks").glob("process.*.lock"):
+                owner = path.name.split(".")[1]
+                if owner != str(os.getpid()) and not self._runs(owner):
+                    path.unlink(missing_ok=True)
+        return published
+
+    def recover(self) -> list[str]:
+        """Put back folders a killed `publish` left in data/.trash; drop the rest. The
+        folders (`<game>/<slug>`) that such a publish had already put in place: their files
+        are new, perhaps not yet in the catalog and SHA256SUMS.
+
+        Every publish runs under the publish lock, held here too: whatever is in data/.trash
+        is a killed process's, whoever has its PID now. Never called while publishing."""
+        with self.lock("publish"):
+            if not self.trash.is_dir():
+                return []
+            published = []
+            for owner in self.trash.iterdir():
+                for old in sorted(owner.glob("*/*")):
+                    final = self.root / old.parts[-2] / old.parts[-1]
+                    if old.is_dir() and not final.exists():  # else a newer folder was published
+                        final.parent.mkdir(exist_ok=True)  # a game folder left empty may be gone
+                        os.rename(old, final)
+                        sync(final.parent)
+                    elif old.is_dir():
+                        published.append(f"{old.parts[-2]}/{old.parts[-1]}")
+                shutil.rmtree(owner, ignore_errors=True)
+            prune(self.trash, self.root)
+            return published
 
 
 def prune(folder: Path, root: Path) -> None:
@@ -256,15 +376,14 @@ def _names_a_ruleset(name: str) -> bool:
 
 #: Locks this process holds, by (data directory, name): how many times over.
 _held: dict[tuple[Path, str], int] = {}
+#: Each data directory's process lock this process holds, by (PID, data directory): the
+#: open file, never closed (a forked child has a PID and lock of its own).
+_claimed: dict[tuple[int, Path], IO[str]] = {}
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False
+def _same_file(handle: IO[str], path: Path) -> bool:
+    """Whether the open `handle` is still the file at `path` (not deleted or replaced)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
+        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
     except OSError:
-        return True
-    return True
+        return False

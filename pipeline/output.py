@@ -1,15 +1,22 @@
-"""Query results as text: an aligned table, CSV, a JSON array, or JSON Lines."""
+"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), and output
+written where a user asks for it: a file, a device, a FIFO or standard output, every write
+checked."""
 
 from __future__ import annotations
 
 import io
 import json
+import math
+import os
+import stat
 from enum import Enum
+from pathlib import Path
+from typing import TextIO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from pipeline.errors import TablebaseError
+from pipeline.errors import OutputError, ReaderGone, TablebaseError
 
 
 class Format(str, Enum):
@@ -30,7 +37,7 @@ def render(table: pa.Table, form: Format | str) -> str:
         raise TablebaseError(f"unknown format {form!r} (expected one of "
                              f"{', '.join(f.value for f in Format if f is not Format.parquet)})") from None
     if form is Format.table:
-        return _aligned(table)
+        return _aligned(pa.Table.from_arrays([_times_as_text(c) for c in table.columns], names=table.column_names))
     if form is Format.csv:
         sink = io.BytesIO()
         pacsv.write_csv(_flat(table), sink)
@@ -45,12 +52,15 @@ def render(table: pa.Table, form: Format | str) -> str:
 
 def _json_lines(table: pa.Table) -> list[str]:
     """Each row as one line of JSON: an object keyed by column name."""
-    rows = zip(*(_plain_column(column) for column in table.columns)) if table.num_columns else []
-    return [json.dumps(dict(zip(table.column_names, row)), default=str, ensure_ascii=False) for row in rows]
+    columns = [[_json_value(value, column.type) for value in column.to_pylist()]
+               for column in map(_times_as_text, table.columns)]
+    rows = zip(*columns) if columns else []
+    # allow_nan=False: a value _json_value let through that JSON cannot hold fails here, not in a reader
+    return [json.dumps(dict(zip(table.column_names, row)), ensure_ascii=False, allow_nan=False) for row in rows]
 
 
 def _aligned(table: pa.Table) -> str:
-    rows = [["NULL" if v is None else str(v) for v in row.values()] for row in table.to_pylist()]
+    rows = [["NULL" if v is None else value_text(v) for v in row.values()] for row in table.to_pylist()]
     names = table.column_names
     widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(names)]
     lines = ["  ".join(name.ljust(w) for name, w in zip(names, widths)).rstrip()]
@@ -58,20 +68,204 @@ def _aligned(table: pa.Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _plain_column(column: pa.ChunkedArray) -> list:
-    """A column's values as plain Python, maps as dicts."""
-    values = column.to_pylist()
-    if pa.types.is_map(column.type):
-        return [None if v is None else dict(v) for v in values]
-    return values
-
-
 def _flat(table: pa.Table) -> pa.Table:
-    """Nested columns (lists, maps) as JSON text, which CSV cannot hold otherwise."""
+    """Nested columns (lists, maps, structs) as JSON text, and BLOBs, INTERVALs and DuckDB's
+    own types as text, which CSV cannot hold otherwise."""
     columns = []
     for column in table.columns:
         if pa.types.is_nested(column.type):
-            column = pa.array([None if v is None else json.dumps(v, default=str, ensure_ascii=False)
-                               for v in _plain_column(column)], pa.string())
+            column = _times_as_text(column)
+            column = pa.array([None if v is None else json.dumps(_json_value(v, column.type), ensure_ascii=False)
+                               for v in column.to_pylist()], pa.string())
+        elif _textual(column.type):
+            column = pa.array([None if v is None else value_text(v) for v in column.to_pylist()], pa.string())
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _textual(data_type: pa.DataType) -> bool:
+    """Types Arrow's CSV writer cannot write as text: bytes (not UTF-8), intervals, extensions."""
+    return (pa.types.is_binary(data_type) or pa.types.is_large_binary(data_type)
+            or pa.types.is_fixed_size_binary(data_type) or pa.types.is_binary_view(data_type)
+            or pa.types.is_interval(data_type) or isinstance(data_type, pa.BaseExtensionType))
+
+
+def _times_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Dates, times, timestamps and durations, at any depth, as the text Arrow (and so the CSV
+    format) writes for them: Python's datetime cannot hold a TIMESTAMP_NS's nanoseconds."""
+    target = _time_text_type(column.type)
+    return column if target.equals(column.type) else column.cast(target)
+
+
+def _time_text_type(data_type: pa.DataType) -> pa.DataType:
+    if pa.types.is_temporal(data_type) and not pa.types.is_interval(data_type):
+        return pa.string()
+    if pa.types.is_map(data_type):
+        return pa.map_(_time_text_type(data_type.key_type), _time_text_type(data_type.item_type))
+    if pa.types.is_struct(data_type):
+        return pa.struct([field.with_type(_time_text_type(field.type)) for field in data_type])
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
+        field = data_type.value_field.with_type(_time_text_type(data_type.value_type))
+        if pa.types.is_large_list(data_type):
+            return pa.large_list(field)
+        return pa.list_(field, data_type.list_size if pa.types.is_fixed_size_list(data_type) else -1)
+    return data_type
+
+
+def _json_value(value: object, data_type: pa.DataType) -> object:
+    """A value of Arrow type `data_type` (as to_pylist gives it) as what JSON can hold:
+    maps as objects, NaN and infinities as null, everything without a JSON type as text."""
+    if value is None:
+        return None
+    if pa.types.is_dictionary(data_type):
+        return _json_value(value, data_type.value_type)
+    if pa.types.is_map(data_type):
+        return {_json_key(_json_value(k, data_type.key_type)): _json_value(v, data_type.item_type)
+                for k, v in value}
+    if pa.types.is_struct(data_type):
+        return {field.name: _json_value(value.get(field.name), field.type) for field in data_type}
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
+        return [_json_value(v, data_type.value_type) for v in value]
+    return _json_any(value)
+
+
+def _json_any(value: object) -> object:
+    """A value whose Arrow type is not known here (a UNION's member) as what JSON can hold."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, dict):
+        return {_json_key(_json_any(k)): _json_any(v) for k, v in value.items()}
+    if isinstance(value, list) or (isinstance(value, tuple) and not isinstance(value, pa.MonthDayNano)):
+        return [_json_any(v) for v in value]
+    return value_text(value)
+
+
+def _json_key(key: object) -> str:
+    """A map's key as an object's key: text as it is, any other value as its JSON text."""
+    return key if isinstance(key, str) else json.dumps(key, ensure_ascii=False)
+
+
+def value_text(value: object) -> str:
+    """A value as text: BLOBs and INTERVALs as DuckDB writes them, anything else as str()
+    does (a DECIMAL with its exact digits)."""
+    if isinstance(value, (bytes, bytearray)):
+        return blob_text(value)
+    if isinstance(value, pa.MonthDayNano):
+        return interval_text(value.months, value.days, value.nanoseconds)
+    return str(value)
+
+
+def blob_text(data: bytes) -> str:
+    """Bytes as DuckDB writes a BLOB: printable ASCII as it is, other bytes (and the quotes
+    and backslash) as \\xNN, which DuckDB reads back with ::BLOB."""
+    return "".join(chr(b) if 32 <= b < 127 and b not in b"\"'\\" else f"\\x{b:02X}" for b in data)
+
+
+def interval_text(months: int, days: int, nanoseconds: int) -> str:
+    """An INTERVAL as DuckDB writes it: '1 year 2 months 3 days 04:05:06.5'."""
+    years = abs(months) // 12 * (-1 if months < 0 else 1)  # each part keeps its sign: -1 year -2 months
+    months -= years * 12
+    parts = [f"{n} {unit}{'' if abs(n) == 1 else 's'}"
+             for n, unit in ((years, "year"), (months, "month"), (days, "day")) if n]
+    if nanoseconds or not parts:
+        seconds, fraction = divmod(abs(nanoseconds), 10**9)
+        clock = f"{'-' if nanoseconds < 0 else ''}{seconds // 3600:02}:{seconds // 60 % 60:02}:{seconds % 60:02}"
+        parts.append(clock + (f".{fraction:09}".rstrip("0") if fraction else ""))
+    return " ".join(parts)
+
+
+def write_output(data: bytes | memoryview, path: Path) -> None:
+    """Write `data` to `path` as a user expects of `> path`, never leaving part of it: a
+    regular file (or none yet) is replaced atomically, through symlinks the file they end
+    at, with the old file's permissions; a device, FIFO or terminal is opened and written
+    to, never replaced. OutputError, naming `path`, if any write fails."""
+    try:
+        mode = path.stat().st_mode  # through symlinks
+    except FileNotFoundError:
+        mode = None  # nothing there yet, or a symlink to nothing: made
+    except OSError as error:  # a symlink loop, a folder on the way that cannot be searched
+        raise OutputError(f"cannot write {path}: {error.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {path}: it is a folder (name a file in it)")
+    try:
+        if mode is None or (stat.S_ISREG(mode) and not _names_a_descriptor(path)):
+            from pipeline.parquet import atomic_path
+
+            with atomic_path(Path(os.path.realpath(path))) as tmp:
+                with open(tmp, "wb") as handle:
+                    handle.write(data)
+                if mode is not None:
+                    os.chmod(tmp, stat.S_IMODE(mode))
+            return
+        # O_APPEND: a descriptor named by path (/dev/stdout) opened by `>>` keeps what it has
+        flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | (os.O_APPEND if stat.S_ISREG(mode) else 0)
+        fd = os.open(path, flags)
+        try:
+            write_whole(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """/dev/stdout, /dev/fd/N, /proc/…/fd/N: a file the shell opened for this command;
+    replacing it would leave the descriptor on the old file, which the shell then shows."""
+    name = os.path.abspath(path)
+    return name in ("/dev/stdin", "/dev/stdout", "/dev/stderr") or name.startswith(("/dev/fd/", "/proc/"))
+
+
+def write_whole(fd: int, data: bytes | memoryview) -> None:
+    """Write all of `data` to `fd`, however many writes it takes: a write to a pipe or a
+    device may take only part, and the rest must not be dropped."""
+    view = memoryview(data).cast("B")
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(0, "the file took none of the output")
+        view = view[written:]
+
+
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor each write to which is written whole, or raises OutputError
+    (ReaderGone where a pipe's reader has gone)."""
+
+    def __init__(self, fd: int, name: str):
+        super().__init__()
+        self.fd, self.name = fd, name
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        return self.fd >= 0 and os.isatty(self.fd)
+
+    def write(self, data: bytes | memoryview) -> int:
+        try:
+            write_whole(self.fd, data)
+        except BrokenPipeError:
+            raise ReaderGone(f"the reader of {self.name} closed it") from None
+        except OSError as error:
+            raise OutputError(f"cannot write to {self.name}: {error.strerror or error}") from None
+        return memoryview(data).nbytes
+
+
+def checked_stdout(stream: TextIO | None) -> TextIO:
+    """Standard output with every write checked: written whole, or an OutputError (ReaderGone
+    for a closed pipe). Python's own stream loses the rest of a write during which a pipe's
+    reader leaves, and drops everything silently where descriptor 1 is closed. A stream with
+    no descriptor (a test's capture) is returned as it is."""
+    if stream is None:  # descriptor 1 closed when Python started
+        return io.TextIOWrapper(_WholeWrites(-1, "standard output"), encoding="utf-8", write_through=True)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream
+    stream.flush()
+    return io.TextIOWrapper(_WholeWrites(fd, "standard output"), encoding=stream.encoding,
+                            errors=stream.errors, write_through=True)

@@ -18,6 +18,33 @@ def is_number(text: str) -> bool:
     return 0 < len(text) <= MAX_DIGITS and text.isascii() and text.isdigit()
 
 
+#: Characters of a user's text quoted in an error line before it is cut short.
+QUOTED = 80
+
+
+def quoted(text: str) -> str:
+    """`text` as repr() for an error line, cut short where it is long: an error is one
+    readable line even for a parameter of a million characters."""
+    if len(text) <= QUOTED:
+        return repr(text)
+    return f"{text[:QUOTED]!r}… ({len(text):,} characters)"
+
+
+def shortened(text: str) -> str:
+    """`text` for an error line as it is, cut short where it is long (as `quoted`)."""
+    if len(text) <= QUOTED:
+        return text
+    return f"{text[:QUOTED]}… ({len(text):,} characters)"
+
+
+def count(number: int) -> str:
+    """A count for an error line: with thousands separators, or its power of ten where it
+    has too many digits to print (int() and str() refuse beyond 4,300)."""
+    if number.bit_length() <= 100:
+        return f"{number:,}"
+    return f"about 10^{int(number.bit_length() * 0.30103)}"
+
+
 @dataclass(frozen=True)
 class Param:
     """A rule parameter: its name, default (as text), help line and how to parse a value."""
@@ -36,7 +63,7 @@ class Param:
         raise NotImplementedError
 
     def fail(self, text: str, why: str) -> RulesetError:
-        return RulesetError(f"bad value {text!r} for parameter {self.name!r}: {why}")
+        return RulesetError(f"bad value {quoted(text)} for parameter {self.name!r}: {why}")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.errors import DataError
+from pipeline.errors import DataError, OutputError
 
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 1 << 20
@@ -240,6 +240,23 @@ def write_table(table: pa.Table, path: Path) -> None:
     """Write `table` to `path` atomically."""
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+
+
+def table_bytes(table: pa.Table) -> pa.Buffer:
+    """`table` as the bytes of a Parquet file, as write_table writes it; OutputError naming
+    the first column whose type Parquet cannot hold (a UNION, an INTERVAL)."""
+    sink = pa.BufferOutputStream()
+    try:
+        pq.write_table(table, sink, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        for index, field in enumerate(table.schema):
+            try:  # the schema alone decides: no rows needed to find the column
+                pq.write_table(table.select([index]).slice(0, 0), pa.BufferOutputStream())
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+                raise OutputError(f"the result's column {field.name!r} is of type {field.type}, which Parquet "
+                                  "cannot hold: cast it in the SQL (to VARCHAR, say) or choose another --format") from None
+        raise OutputError(f"the result cannot be written as Parquet: {str(error).splitlines()[0]}") from None
+    return sink.getvalue()
 
 
 def require(path: Path, what: str) -> Path:

@@ -27,10 +27,11 @@ import pyarrow.parquet as pq
 from pipeline import __version__
 from pipeline.check import SUMS, check
 from pipeline.datacard import data_card, data_licence
-from pipeline.errors import DataError
+from pipeline.errors import DataError, full_disk
 from pipeline.layout import DataDir
-from pipeline.parquet import sha256, write_table
+from pipeline.parquet import atomic_path, sha256
 from pipeline.progress import log
+from pipeline.stages.export import write_catalog_table
 from pipeline.views import write_database
 
 #: Files that zip would not make smaller.
@@ -48,21 +49,27 @@ def publish(data: Path, out: Path) -> list[Path]:
     store = DataDir(data)
     catalog = pq.read_table(store.catalog)
     name = f"tablebase-{__version__}"
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, extras=True))
-    written.append(tree)
-    archives = [_zip(tree, out / f"{name}.zip", name)]
-    for game in sorted(set(catalog["game"].to_pylist())):
-        rows = catalog.filter(pc.equal(catalog["game"], game))
-        scratch = out / f".{name}-{game}"
-        shutil.rmtree(scratch, ignore_errors=True)
-        try:
-            _dataset(store, rows, scratch, extras=False)
-            archives.append(_zip(scratch, out / f"{name}-{game}.zip", f"{name}-{game}"))
-        finally:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, extras=True))
+        written.append(tree)
+        archives = [_zip(tree, out / f"{name}.zip", name)]
+        for game in sorted(set(catalog["game"].to_pylist())):
+            rows = catalog.filter(pc.equal(catalog["game"], game))
+            scratch = out / f".{name}-{game}"
             shutil.rmtree(scratch, ignore_errors=True)
-    _write_sums(out, [path.name for path in archives])
+            try:
+                _dataset(store, rows, scratch, extras=False)
+                archives.append(_zip(scratch, out / f"{name}-{game}.zip", f"{name}-{game}"))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        _write_sums(out, [path.name for path in archives])
+    except Exception as error:  # noqa: BLE001 - only a full disk is said here, and only --out is written
+        if not full_disk(error):
+            raise
+        raise DataError(f"no space left on the disk of --out {out}: nothing half-written is left there; "
+                        f"free some space there and publish again, or publish elsewhere") from None
     log.info("published %d rulesets to %s: %s", catalog.num_rows, out, ", ".join(p.name for p in archives))
     return written + archives + [out / SUMS]
 
@@ -73,7 +80,7 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
     for row in catalog.to_pylist():
         for path in sorted((store.root / row["folder"]).glob("*.parquet")):
             _link(path, folder / row["folder"] / path.name)
-    write_table(catalog, folder / "catalog.parquet")
+    write_catalog_table(catalog, folder / "catalog.parquet")
     if extras:
         for item in ("pages", "claims.md"):
             source = store.root / item
@@ -95,7 +102,8 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
 def _write_sums(folder: Path, names: list[str]) -> None:
     """SHA256SUMS in the format `sha256sum -c` reads."""
     lines = [f"{sha256(folder / name)}  {name}\n" for name in sorted(names) if name != SUMS]
-    (folder / SUMS).write_text("".join(lines))
+    with atomic_path(folder / SUMS) as tmp:  # never a cut-off list beside the archives
+        tmp.write_text("".join(lines))
 
 
 def _link(source: Path, target: Path) -> None:

@@ -11,12 +11,17 @@ from typing import Any
 
 from pipeline.errors import RulesetError
 from pipeline.games import Game, find_game
+from pipeline.params import quoted
 
 
 SLUG_KEY = re.compile(r"[a-z][a-z0-9_]*")
 SLUG_VALUE = re.compile(r"[a-z0-9-]+")
 #: Longest slug: keeps `data/<game>/<slug>/verification.parquet` well inside Windows' 260.
 MAX_SLUG = 96
+#: Longest ruleset id read: past the longest any game here can build (a Hackenbush path of
+#: 63,000 edges, the most moves allow, written with short node numbers), so that a
+#: runaway text is refused before any parser looks at it.
+MAX_ID = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,11 @@ class Ruleset:
     @staticmethod
     def parse(text: str) -> "Ruleset":
         """Parse `game` or `game:key=value,…`; RulesetError on anything wrong."""
+        if not isinstance(text, str):
+            raise RulesetError(f"a ruleset id is text, not {type(text).__name__} ({quoted(repr(text))})")
+        if len(text) > MAX_ID:
+            raise RulesetError(f"the ruleset id {quoted(text)} is longer than any ruleset this pipeline builds "
+                               f"(at most {MAX_ID:,} characters)")
         text = text.strip()
         name, _, rest = text.partition(":")
         game = find_game(name)
@@ -96,15 +106,15 @@ class Ruleset:
             for pair in rest.split(","):
                 key, eq, value = pair.partition("=")
                 if not eq or not key:
-                    raise RulesetError(f"bad parameter {pair!r} in {text!r}: expected key=value")
+                    raise RulesetError(f"bad parameter {quoted(pair)} in {quoted(text)}: expected key=value")
                 if key in given:
-                    raise RulesetError(f"parameter {key!r} given twice in {text!r}")
+                    raise RulesetError(f"parameter {quoted(key)} given twice in {quoted(text)}")
                 given[key] = value
         known = {p.name: p for p in game.params}
         for key in given:
             if key not in known:
                 raise RulesetError(
-                    f"unknown parameter {key!r} for game {name!r} (known: {', '.join(known)})"
+                    f"unknown parameter {quoted(key)} for game {name!r} (known: {', '.join(known)})"
                 )
         values = {p.name: p.parse(given.get(p.name, p.default)) for p in game.params}
         game.validate(values)
@@ -113,16 +123,9 @@ class Ruleset:
 
 def load_ruleset_file(path: Path) -> list[tuple[Ruleset, str]]:
     """The named rulesets of a ruleset file, each with its comment, in file order."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise RulesetError(f"ruleset file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as error:
-        raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
-    entries = data.get("ruleset", [])
     result = []
     seen = set()
-    for entry in entries:
+    for entry in _entries(path, missing_ok=False):
         if "id" not in entry:
             raise RulesetError(f"ruleset file {path}: an entry has no id")
         rules = Ruleset.parse(entry["id"])
@@ -136,14 +139,8 @@ def load_ruleset_file(path: Path) -> list[tuple[Ruleset, str]]:
 def read_comments(path: Path) -> dict[str, str]:
     """The comment of each ruleset of a ruleset file by canonical id, for the pages; {}
     where the file does not exist. An id whose game is not installed is kept as written."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as error:
-        raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
     comments = {}
-    for entry in data.get("ruleset", []):
+    for entry in _entries(path, missing_ok=True):
         if "id" in entry and entry.get("comment"):
             try:
                 ruleset = Ruleset.parse(entry["id"]).id
@@ -151,3 +148,40 @@ def read_comments(path: Path) -> dict[str, str]:
                 ruleset = entry["id"]
             comments[ruleset] = entry["comment"]
     return comments
+
+
+def _entries(path: Path, missing_ok: bool) -> list[dict]:
+    """The [[ruleset]] tables of a ruleset file, each `id` and `comment` a string where
+    given; RulesetError in one line for a file of another shape (TOML takes `id = 5` or a
+    single [ruleset] table as readily as what is meant)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise RulesetError(f"ruleset file {path} does not exist") from None
+    except UnicodeDecodeError as error:
+        raise RulesetError(f"ruleset file {path} is not UTF-8 text (byte {error.start}: "
+                           f"{error.object[error.start:error.start + 1]!r})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
+    entries = data.get("ruleset", [])
+    if not isinstance(entries, list):
+        raise RulesetError(f"ruleset file {path}: `ruleset` is {_kind(entries)}, not a list of tables: "
+                           f"write each ruleset as a [[ruleset]] table")
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise RulesetError(f"ruleset file {path}: ruleset {number} is {_kind(entry)}, not a table: "
+                               f"write each ruleset as a [[ruleset]] table")
+        for key in ("id", "comment"):
+            if key in entry and not isinstance(entry[key], str):
+                raise RulesetError(f"ruleset file {path}: the {key} of ruleset {number} is {_kind(entry[key])}, "
+                                   f"not a string: write it in quotes, {key} = \"…\"")
+    return entries
+
+
+def _kind(value: object) -> str:
+    """What a TOML value is, in TOML's words."""
+    kinds = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
+             dict: "a table"}
+    return next((name for kind, name in kinds.items() if isinstance(value, kind)), "a date or time")

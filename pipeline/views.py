@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 
 from pipeline.db import quote_path
 from pipeline.errors import DataError
-from pipeline.layout import DataDir
+from pipeline.check import trusted_catalog
+from pipeline.layout import DataDir, misplaced
 from pipeline.parquet import atomic_path, read_table, require
 
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
@@ -32,15 +33,23 @@ FOREIGN = ("tablebases.duckdb: catalog.parquet in this folder is not the one the
 
 
 def published_paths(data: Path) -> dict[str, list[str]]:
-    """Each view's files, relative to `data`, from the catalog (DataError if none is built)."""
+    """Each view's files, relative to `data`, from the catalog (DataError if none is built,
+    or if a row names a file anywhere but in its ruleset's folder inside `data`)."""
     store = DataDir(data)
     store.check_layout()
     require(store.catalog, "catalog")
-    catalog = read_table(store.catalog, columns=["tablebase_path", "transitions_path"])
-    if not catalog.num_rows:
+    rows = read_table(store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
+                      ).to_pylist()
+    if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
-    return {"tablebase": catalog["tablebase_path"].to_pylist(),
-            "transitions": catalog["transitions_path"].to_pylist()}
+    for row in rows:
+        problem = misplaced(row)
+        if problem:
+            raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
+        for kind in ("tablebase", "transitions"):
+            store.inside(row[f"{kind}_path"])
+    return {"tablebase": [row["tablebase_path"] for row in rows],
+            "transitions": [row["transitions_path"] for row in rows]}
 
 
 def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = False, guard: str = "") -> None:
@@ -138,16 +147,19 @@ def _check_database(path: Path, data: Path) -> None:
 
 
 def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the views defined.
+    """An in-memory connection with the views defined, once the catalog and every file it
+    names have their recorded checksums (`trusted_catalog`).
 
     `read_only`: the views are Arrow datasets opened here, and the connection then gets
     no file access at all (no read, no write: COPY, even inside EXPLAIN ANALYZE or a CTE,
     fails), no spill directory, and its settings locked."""
+    store = DataDir(data)
+    store.check_layout()
+    trusted_catalog(store)  # what the views read has its recorded checksums
     con = duckdb.connect()
     if not read_only:
         define_views(con, data)
         return con
-    store = DataDir(data)
     paths = published_paths(data)
     con.register("catalog", read_table(store.catalog))
     for name, files in paths.items():

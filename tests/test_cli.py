@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -155,3 +156,14 @@ def test_a_command_does_not_import_pandas(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
     assert (tmp_path / "sticks" / "rows-4" / "tablebase.parquet").exists()
+
+
+def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkeypatch):
+    from pipeline.cli import describe
+
+    monkeypatch.setattr("pipeline.progress.failed_in", ["publish chopsticks"])
+    error = OSError(errno.ENOSPC, "No space left on device", "data/chopsticks/default/positions.parquet", None,
+                    "dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet")
+    message, status = describe(error)
+    assert status == 1 and message.startswith("no space left on the disk during publish chopsticks "
+                                              "(writing dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet)")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -116,6 +118,89 @@ def test_a_build_killed_in_any_stage_leaves_scratch_the_next_build_removes(data,
     assert_intact(data, before)
 
 
+#: `tablebase …` that kills itself (SIGKILL) right after publish's first rename, which puts
+#: the old folder aside in data/.trash/<pid>: the second would move the new one in.
+KILLED_BETWEEN_RENAMES = """
+import os, signal, sys
+from pipeline import cli
+rename = os.rename
+def rename_then_die(source, target):
+    rename(source, target)
+    if ".trash" in str(target):
+        os.kill(os.getpid(), signal.SIGKILL)
+os.rename = rename_then_die
+sys.argv[0] = "tablebase"
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("pid_reused", [False, True], ids=["pid-ended", "pid-reused"])
+@pytest.mark.parametrize("game_folder", ["kept", "gone"])
+def test_a_build_killed_between_the_renames_is_repaired_by_the_next(data, pid_reused, game_folder):
+    before = digests(data)
+    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, "build", "sticks:rows=3", "-q",
+                             "--data", str(data)], capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    [aside] = (data / ".trash").glob("*/sticks/default")  # sticks:rows=3 is sticks' defaults
+    assert not (data / "sticks" / "default").exists()
+    sleeper = subprocess.Popen(["sleep", "600"])
+    try:
+        if pid_reused:  # another process runs with the killed build's PID by now
+            owner = aside.parents[1]
+            owner.rename(owner.with_name(str(sleeper.pid)))
+        if game_folder == "gone":
+            (data / "sticks").rmdir()  # sticks:rows=3 was its only ruleset
+        result = run("build", "sticks:rows=2", "-q", data=data)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert result.returncode == 0, result.stderr
+    assert_intact(data, before)
+    assert set(digests(data)) == {*before, "sticks:rows=2"}
+
+
+def test_scratch_of_an_ended_process_goes_though_its_pid_runs_again(data):
+    sleeper = subprocess.Popen(["sleep", "600"])  # has the PID of a build killed long ago
+    pid = str(sleeper.pid)
+    left = [data / ".staging" / pid / "sticks" / "rows-9" / "positions.parquet",
+            data / ".tmp" / pid / "spill.parquet", data / f".catalog.parquet.{pid}.tmp",
+            data / f".tablebases.duckdb.{pid}.tmp.wal", data / ".locks" / f"process.{pid}.lock"]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"left by a kill")
+    try:
+        result = run("build", "sticks:rows=2", "-q", data=data)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert result.returncode == 0, result.stderr
+    assert [path for path in left if path.exists()] == []
+    assert_intact(data, digests(data))
+
+
+#: A process with scratch in the data folder (argv[1]) until its stdin closes.
+WORKING = """
+import sys
+from pathlib import Path
+from pipeline.layout import DataDir
+(DataDir(Path(sys.argv[1])).temp / "spill.parquet").touch()  # its scratch, made when asked for
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_scratch_of_a_running_process_stays_until_it_ends(data):
+    working = subprocess.Popen([sys.executable, "-c", WORKING, str(data)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert working.stdout.readline() == "ready\n"
+    scratch = data / ".tmp" / str(working.pid)
+    assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
+    assert scratch.is_dir()
+    working.communicate(timeout=60)
+    assert run("build", "sticks:rows=1", "-q", data=data).returncode == 0
+    assert not scratch.exists() and not (data / ".locks" / f"process.{working.pid}.lock").exists()
+
+
 @pytest.mark.parametrize("round_", range(3))
 def test_builds_of_different_rulesets_side_by_side_all_land(data, round_):
     before = digests(data)
@@ -196,6 +281,51 @@ def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_dis
     assert SLOW not in digests(data)
 
 
+def fill_leaving(folder: Path, free: int) -> Path:
+    """Fill `folder`'s file system but `free` bytes; the file written."""
+    filler = folder / "filler"
+    stat = os.statvfs(folder)
+    with open(filler, "wb") as handle:
+        os.posix_fallocate(handle.fileno(), 0, stat.f_bavail * stat.f_frsize - free)
+    return filler
+
+
+@pytest.mark.parametrize("rulesets, said", [
+    (["sticks:rows=7"], "error: no space left on the disk during publish sticks:rows=7: sticks:rows=7 is published"),
+    (["sticks:rows=6", "sticks:rows=7"], "error: no space left on the disk: every ruleset built is published"),
+], ids=["one-ruleset", "several"])
+def test_a_database_the_disk_cannot_hold_fails_the_build_and_says_how_to_finish(small_disk, rulesets, said):
+    data = small_disk / "data"
+    assert run("build", *QUICK, "-q", data=data).returncode == 0
+    filler = fill_leaving(small_disk, 400 << 10)  # the new folders fit, a new tablebases.duckdb (½ MB) not
+    result = run("build", *rulesets, "--no-size-check", "-q", data=data)
+    filler.unlink()
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(said), line
+    assert f"but {data / 'tablebases.duckdb'} could not be rewritten" in line
+    assert set(rulesets) <= set(digests(data))  # published, and the catalog says so
+    command = shlex.split(re.search(r"then run `(tablebase [^`]+)`", line).group(1))
+    finish = subprocess.run([sys.executable, "-m", "pipeline", *command[1:]], capture_output=True, text=True)
+    assert finish.returncode == 0, finish.stderr
+    assert_intact(data, digests(data))
+    assert not list(data.glob(".*.tmp*"))
+
+
+@pytest.mark.parametrize("free", [0, 100 << 10, 300 << 10, 600 << 10])
+def test_publish_onto_a_full_disk_names_the_output(data, small_disk, free):
+    out = small_disk / "dist"
+    filler = fill_leaving(small_disk, free)
+    result = run("publish", "--out", str(out), "-q", data=data)
+    filler.unlink()
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: no space left on the disk of --out {out}: nothing half-written is left there; "
+        f"free some space there and publish again, or publish elsewhere"]
+    assert [path.name for path in out.rglob(".*")] == []
+    assert check(data) == []
+
+
 @pytest.mark.parametrize("statement", [
     "COPY (SELECT 1) TO 'catalog.parquet'",
     "ATTACH 'other.duckdb'",
@@ -209,11 +339,18 @@ def test_a_disk_full_in_any_stage_is_one_line_and_keeps_what_was_built(small_dis
     "SELECT * FROM read_parquet('catalog.parquet')",
 ])
 def test_hostile_sql_is_refused_in_one_line(data, statement):
-    before = {p: p.stat().st_mtime_ns for p in data.rglob("*") if p.is_file()}
+    before = data_files(data)
     result = run("sql", statement, data=data)
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert {p: p.stat().st_mtime_ns for p in data.rglob("*") if p.is_file()} == before
+    assert data_files(data) == before
+
+
+def data_files(data: Path) -> dict[Path, int]:
+    """Every file's mtime but tablebase's own bookkeeping (the checksum cache, the locks),
+    which reading commands write."""
+    return {p: p.stat().st_mtime_ns for p in data.rglob("*")
+            if p.is_file() and p.relative_to(data).parts[0] not in (".cache", ".locks")}
 
 
 def test_output_never_overwrites_the_data_folder(data):
@@ -324,3 +461,29 @@ def test_a_ctrl_c_python_dropped_while_the_commands_load_still_interrupts():
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
         "error: interrupted: a ruleset is published whole or not at all, and what was built before is kept"]
+
+
+LOOP = """
+import sys
+from pathlib import Path
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+data, rules = DataDir(Path(sys.argv[1])), Ruleset.parse(sys.argv[2])
+for _ in range(1000):
+    data.drop(data.staging(rules).dir.parent.parent)
+    data.drop(data.temp)
+"""
+
+
+def test_scratch_made_and_dropped_side_by_side_never_loses_a_folder(tmp_path):
+    """Two processes each make their scratch folders under .staging and .tmp and drop them
+    again, as builds do: the one dropping the last folder removes .staging or .tmp, never
+    between the other's making of it and of its own folder inside."""
+    (tmp_path / "data").mkdir()
+    processes = [subprocess.Popen([sys.executable, "-c", LOOP, str(tmp_path / "data"), ruleset],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for ruleset in ("nim", "chopsticks")]
+    for process in processes:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    assert not [p for p in (".staging", ".tmp") if (tmp_path / "data" / p).exists()]

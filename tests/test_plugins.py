@@ -4,16 +4,20 @@ named in one line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 import pipeline.games as games_module
 from pipeline.check import check
 from pipeline.errors import DataError, RulesetError
-from pipeline.games import all_games, find_game
+from pipeline.games import all_games, broken_plugins, find_game
 from pipeline.games.simple import SimpleGame
 from pipeline.layout import DataDir
 from pipeline.params import IntParam
@@ -70,22 +74,48 @@ class Broken(SimpleGame):
     def moves(self, rules, n):
         if self.bug == "raises" and n == 2:
             raise ZeroDivisionError("oops")
-        return [("take one", n - 1)] if n else []
+        if self.bug == "won and lost ends" and n == 3:
+            return [("take one", 2), ("resign", -1)]  # -1: the opponent resigned, the mover has won
+        return [("take one", n - 1)] if n > 0 else []
 
     def outcome(self, rules, n):
-        return None if self.bug == "no outcome" else "loss"
+        if self.bug == "outcome raises":
+            raise LookupError("no such end")
+        if self.bug == "tied end":
+            return "tie"
+        return None if self.bug == "no outcome" else "win" if n < 0 else "loss"
 
     def text(self, rules, n):
+        if self.bug == "text raises" and n == 2:
+            raise ZeroDivisionError("oops")
+        if self.bug == "text exits" and n == 2:
+            sys.exit(3)
+        if self.bug == "lone surrogate" and n == 2:
+            return "\ud800"
+        if self.bug == "text not str" and n == 2:
+            return 2
         return "same" if self.bug == "same text" else str(n)
 
     def parse(self, rules, text):
         return int(text)
+
+    def rank(self, rules, n):
+        return n * 10**12 if self.bug == "rank beyond 32 bits" else None
 
 
 @pytest.mark.parametrize("bug, message", [
     ("raises", "game broken: moves() failed on 2: ZeroDivisionError: oops"),
     ("no outcome", "game broken: the finished position '0' has outcome None"),
     ("same text", "game broken: two positions have the same text"),
+    ("text raises", "game broken: text() failed on 2: ZeroDivisionError: oops"),
+    ("text exits", "game broken: text() failed on 2: it called sys.exit(3)"),
+    ("outcome raises", "game broken: outcome() failed on 0: LookupError: no such end"),
+    ("lone surrogate", "game broken: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed)"),
+    ("text not str", "game broken: text() of 2 gives int, not str"),
+    ("rank beyond 32 bits", "game broken: rank() of 3 is 3000000000000, not an integer from -2,147,483,648 to "
+                            "2,147,483,647"),
+    ("won and lost ends", "game broken: impartial is True, but finished positions are loss and win"),
+    ("tied end", "game broken: impartial is True, but finished positions are tie"),
 ])
 def test_a_broken_plug_in_is_named_in_one_line(monkeypatch, tmp_path, bug, message):
     registry = {**all_games(), "broken": Broken(bug)}
@@ -96,18 +126,55 @@ def test_a_broken_plug_in_is_named_in_one_line(monkeypatch, tmp_path, bug, messa
     assert not list(tmp_path.rglob("*.parquet"))
 
 
-def test_a_plug_in_that_fails_to_load_is_named(monkeypatch):
+@pytest.mark.parametrize("failure, why", [
+    (ImportError("No module named 'bad_module'"), "ImportError: No module named 'bad_module'"),
+    (SystemExit(3), "it called sys.exit(3)"),
+])
+def test_a_plug_in_that_fails_to_load_is_named_and_the_other_games_work(monkeypatch, failure, why):
     class Entry:
         name, value = "bad", "bad_module:GAME"
 
         def load(self):
-            raise ImportError("No module named 'bad_module'")
+            raise failure
 
     monkeypatch.setattr(metadata, "entry_points", lambda group: [Entry()])
     games_module._registry.cache_clear()
     try:
-        with pytest.raises(RulesetError, match="the game plug-in 'bad' .* failed to load: ImportError"):
-            find_game("chopsticks")
+        assert find_game("chopsticks").name == "chopsticks"
+        reason = f"the game plug-in 'bad' (bad_module:GAME) failed to load: {why}"
+        with pytest.raises(RulesetError) as error:
+            find_game("bad")
+        assert str(error.value) == reason
+        assert broken_plugins() == [reason]
+        from pipeline.gamecheck import check_game
+
+        assert check_game("bad") == [reason] and check_game("sticks", "sticks:rows=2") == []
+    finally:
+        monkeypatch.undo()
+        games_module._registry.cache_clear()
+
+
+def test_plug_ins_that_break_the_contract_or_take_a_name_are_left_out(monkeypatch):
+    class Entry:
+        def __init__(self, name, game):
+            self.name, self.value, self.game = name, f"{name}_module:GAME", game
+
+        def load(self):
+            return self.game
+
+    entries = [Entry("a", Broken("")), Entry("b", Broken("")), Entry("c", object()), Entry("d", find_game("nim"))]
+    monkeypatch.setattr(metadata, "entry_points", lambda group: entries)
+    games_module._registry.cache_clear()
+    try:
+        assert set(all_games()) == {"chopsticks", "sticks", "nim", "hackenbush", "octal", "tictactoe"}
+        assert broken_plugins() == [
+            "the game plug-in 'b' (b_module:GAME) is called 'broken', as the plug-in 'a' is: uninstall one of them",
+            "the game plug-in 'c' (c_module:GAME) breaks the game contract: game 'object': not a pipeline.games.Game",
+            "the game plug-in 'd' (d_module:GAME) is called 'nim', as the built-in game is: uninstall one of them",
+            "two game plug-ins are called 'broken' (a, b): uninstall one",
+        ]
+        with pytest.raises(RulesetError, match="two game plug-ins are called 'broken'"):
+            find_game("broken")
     finally:
         monkeypatch.undo()
         games_module._registry.cache_clear()
@@ -134,3 +201,217 @@ def test_check_game_lists_what_a_simple_plug_in_breaks(monkeypatch):
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
     assert check_game("broken") == ["broken on broken: game broken: two positions have the same text: "
                                     "text() must be unique"]
+
+
+class WideRank(Broken):
+    """A game written the bulk way whose rank needs more than 32 bits (p * 10**12)."""
+
+    def space(self, rules):
+        from pipeline.games.simple import SimpleSpace
+
+        class Space(SimpleSpace):
+            def rank(self):
+                order, _ = self._explore()
+                return np.array([p * 10**12 for p in order], dtype=np.int64)
+
+        return Space(self, rules)
+
+
+@pytest.mark.parametrize("game, problem", [
+    (Broken("won and lost ends"), "broken on broken: impartial is True, but finished positions are loss and win: "
+                                  "an impartial game's finished positions are all lost (normal play) or all won "
+                                  "(misère); a game that ends otherwise is not impartial (impartial = False)"),
+    (Broken("tied end"), "broken on broken: impartial is True, but finished positions are tie"),
+    (Broken("rank beyond 32 bits"), "broken on broken: game broken: rank() of 3 is 3000000000000, not an integer"),
+    (WideRank(""), "broken on broken: rank() goes from 0 to 3000000000000, beyond the 32 bits the pipeline "
+                   "holds it in (-2,147,483,648 to 2,147,483,647)"),
+])
+def test_check_game_finds_what_the_build_would_refuse_or_get_wrong(monkeypatch, tmp_path, game, problem):
+    from pipeline.gamecheck import check_game
+
+    registry = {**all_games(), "broken": game}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    problems = check_game("broken")
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
+    with pytest.raises(DataError):
+        build(Ruleset.parse("broken"), DataDir(tmp_path))
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_a_misere_game_that_only_ends_in_wins_is_impartial(monkeypatch):
+    """Misère nim, octal and sticks end where the mover has won: their Grundy values are the
+    normal-play ones, as the README says."""
+    from pipeline.gamecheck import check_game
+
+    class Misere(Broken):
+        def outcome(self, rules, n):
+            return "win"
+
+    registry = {**all_games(), "broken": Misere("")}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    assert check_game("broken") == []
+
+
+#: A plug-in installed the way pip installs one (a module and its dist-info with the entry
+#: point), with the bug that $HOSTILE_BUG names.
+HOSTILE = '''
+import os
+import os
+import subprocess
+import sys
+
+from pipeline.games.simple import SimpleGame
+from pipeline.params import IntParam, TextParam
+
+BUG = os.environ.get("HOSTILE_BUG", "")
+if BUG == "exit at import":
+    sys.exit(3)
+if BUG == "import fails":
+    import a_module_that_is_not_installed
+
+
+def parse_level(text):
+    if BUG == "parser KeyError":
+        return {}[text]
+    if BUG == "parser recursion":
+        return parse_level(text)
+    return int(text)
+
+
+class Hostile(SimpleGame):
+    name, summary, impartial = "hostile", "a plug-in with the bug HOSTILE_BUG names", True
+    params = (IntParam("n", "3", "tokens", minimum=1),
+              TextParam("level", "1", "a parameter of its own", parser=parse_level, formatter=str, shape="1"))
+
+    def validate(self, values):
+        if BUG == "validate exits":
+            sys.exit(3)
+
+    def size(self, rules):
+        if BUG == "size raises":
+            raise RuntimeError("cannot count")
+        return None
+
+    def initial(self, rules):
+        return rules["n"]
+
+    def moves(self, rules, n):
+        return [("take one", n - 1)] if n else []
+
+    def outcome(self, rules, n):
+        if BUG == "outcome raises":
+            raise LookupError("no such end")
+        return "loss"
+
+    def text(self, rules, n):
+        if BUG == "text raises" and n == 2:
+            raise ZeroDivisionError("oops")
+        if BUG == "lone surrogate" and n == 2:
+            return "\\ud800"
+        return str(n)
+
+    def parse(self, rules, text):
+        return int(text)
+
+    def draw(self, rules, text):
+        if BUG == "draw raises":
+            raise TypeError("no picture")
+        return super().draw(rules, text)
+
+    def sides(self, rules, text):
+        if BUG == "sides raises":
+            raise IndexError("no sides")
+        return None
+
+
+GAME = Hostile()
+'''
+
+
+def hostile(tmp_path: Path, bug: str, *args: str) -> subprocess.CompletedProcess:
+    """`tablebase ARGS` with the hostile plug-in installed, its bug `bug`."""
+    site = tmp_path / "site"
+    if not site.exists():
+        (site / "hostile_game-0.1.dist-info").mkdir(parents=True)
+        (site / "hostile_game.py").write_text(HOSTILE)
+        (site / "hostile_game-0.1.dist-info" / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: hostile-game\nVersion: 0.1\n")
+        (site / "hostile_game-0.1.dist-info" / "entry_points.txt").write_text(
+            "[tablebase.games]\nhostile = hostile_game:GAME\n")
+    env = {**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug}
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+
+
+def one_error(result: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_a_hostile_plug_in_without_a_bug_builds(tmp_path):
+    result = hostile(tmp_path, "", "build", "-q", "hostile", "--data", "data")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "data" / "hostile" / "default" / "tablebase.parquet").exists()
+
+
+@pytest.mark.parametrize("bug, why", [
+    ("exit at import", "failed to load: it called sys.exit(3)"),
+    ("import fails", "failed to load: ModuleNotFoundError: No module named 'a_module_that_is_not_installed'"),
+])
+def test_a_plug_in_that_fails_to_load_is_named_and_blocks_no_other_game(tmp_path, bug, why):
+    reason = f"error: the game plug-in 'hostile' (hostile_game:GAME) {why}"
+    listed = hostile(tmp_path, bug, "games")
+    assert one_error(listed) == reason
+    assert "chopsticks: " in listed.stdout and "takeaway: " in listed.stdout and "hostile" not in listed.stdout
+    assert "hostile_game:GAME" in hostile(tmp_path, bug, "check-game", "hostile").stderr
+    assert one_error(hostile(tmp_path, bug, "build", "hostile", "--data", "data")) == reason
+    built = hostile(tmp_path, bug, "build", "-q", "sticks:rows=2", "--data", "data")
+    assert built.returncode == 0 and built.stderr == "", built.stderr
+    assert hostile(tmp_path, bug, "check-game", "takeaway").returncode == 0
+
+
+@pytest.mark.parametrize("bug, command, line", [
+    ("text raises", ["build", "hostile"], "error: game hostile: text() failed on 2: ZeroDivisionError: oops"),
+    ("outcome raises", ["build", "hostile"], "error: game hostile: outcome() failed on 0: LookupError: no such end"),
+    ("lone surrogate", ["build", "hostile"],
+     "error: game hostile: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed): "
+     "a position's text is written to Parquet as UTF-8"),
+    ("parser KeyError", ["estimate", "hostile:level=2"],
+     "error: the game plug-in 'hostile' failed in parse_level(): KeyError: '2'"),
+    ("parser recursion", ["estimate", "hostile:level=2"],
+     "error: the game plug-in 'hostile' failed in parse_level(): RecursionError: maximum recursion depth exceeded"),
+    ("validate exits", ["estimate", "hostile"], "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)"),
+    ("validate exits", ["build", "hostile"], "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)"),
+    ("size raises", ["estimate", "hostile"], "error: the game plug-in 'hostile' failed in size(): RuntimeError: cannot count"),
+])
+def test_a_plug_in_bug_is_one_line_naming_it_and_nothing_is_published(tmp_path, bug, command, line):
+    result = hostile(tmp_path, bug, *command, "--data", "data")
+    assert one_error(result).startswith(line)
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("bug", ["text raises", "outcome raises", "lone surrogate"])
+def test_check_game_and_build_say_the_same_of_a_plug_in_bug(tmp_path, bug):
+    built = one_error(hostile(tmp_path, bug, "build", "hostile", "--data", "data"))
+    checked = hostile(tmp_path, bug, "check-game", "hostile")
+    assert checked.returncode == 1 and checked.stderr == f"hostile on hostile: {built[len('error: '):]}\n"
+
+
+@pytest.mark.parametrize("bug, command, line", [
+    ("draw raises", ["draw", "-q", "hostile"], "error: the game plug-in 'hostile' failed in draw(): TypeError: no picture"),
+    ("sides raises", ["play", "hostile"], "error: the game plug-in 'hostile' failed in sides(): IndexError: no sides"),
+])
+def test_a_plug_in_bug_after_its_build_is_one_line_naming_it(tmp_path, bug, command, line):
+    assert hostile(tmp_path, "", "build", "-q", "hostile", "--data", "data").returncode == 0
+    before = sorted(p.read_bytes() for p in (tmp_path / "data").rglob("*.parquet"))
+    site = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "pipeline", *command, "--data", "data"], input="quit\n",
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug})
+    # (draw may first warn that Graphviz is missing)
+    errors = [text for text in result.stderr.splitlines() if text.startswith("error: ")]
+    assert result.returncode == 1 and "Traceback" not in result.stderr and len(errors) == 1, result.stderr
+    assert errors[0].startswith(line)
+    assert sorted(p.read_bytes() for p in (tmp_path / "data").rglob("*.parquet")) == before

@@ -3,6 +3,7 @@ whole, `tablebase check` catching every changed byte, `tablebase publish`'s bund
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -112,6 +113,39 @@ def test_a_folder_left_aside_by_a_killed_publish_is_put_back(data):
     assert not store.trash.exists()
 
 
+def test_the_game_folder_is_synced_after_the_new_folder_moves_in(data, monkeypatch):
+    store = DataDir(data)
+    rules = Ruleset.parse("sticks:rows=2")
+    game = store.ruleset(rules).dir.parent
+    catalog = store.catalog.stat().st_mtime_ns
+    synced = []
+
+    def sync(path: Path) -> None:  # what the folder holds, and whether the catalog names it yet
+        synced.append((path, sorted(p.name for p in path.iterdir()), store.catalog.stat().st_mtime_ns == catalog))
+
+    monkeypatch.setattr("pipeline.layout.sync", sync, raising=False)
+    build(rules, store)
+    assert (game, ["rows-2"], True) in synced
+
+
+def test_a_new_folder_that_cannot_move_in_puts_the_old_one_back_at_once(data, monkeypatch):
+    store = DataDir(data)
+    rules = Ruleset.parse("sticks:rows=2")
+    before = sha(store.ruleset(rules).tablebase)
+    rename = os.rename
+
+    def full(source, target):  # the second rename, the new folder into place, fails
+        if ".staging" in str(source):
+            raise OSError(errno.ENOSPC, "No space left on device", str(source), None, str(target))
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", full)
+    with pytest.raises(OSError):
+        build(rules, store)
+    assert sha(store.ruleset(rules).tablebase) == before
+    assert check(data) == [] and not store.trash.exists()
+
+
 def test_a_rebuild_replaces_the_whole_folder_at_once(data):
     store = DataDir(data)
     rules = Ruleset.parse("sticks:rows=2")
@@ -151,7 +185,8 @@ def test_a_missing_or_extra_file_is_reported(data, damage, expected):
 
 
 def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
-    """Rewritten consistently with its checksum, but one value changed: the counts catch it."""
+    """Rewritten consistently with its checksums (catalog, summary, SHA256SUMS), but one
+    value changed: the counts catch it."""
     store = DataDir(data)
     rules = Ruleset.parse("chopsticks")
     path = store.ruleset(rules).tablebase
@@ -169,9 +204,11 @@ def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
                    for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
         index = rows.schema.get_field_index("tablebase_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
+    from pipeline.check import write_sums
     from pipeline.views import write_database
 
     write_database(data)
+    write_sums(store, {"catalog.parquet", "tablebases.duckdb", f"{rules.folder}/summary.parquet"})
     problems = check(data)
     assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
     assert "wins" in problems[0] and "losses" in problems[0]

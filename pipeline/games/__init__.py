@@ -47,6 +47,10 @@ TRANSITION_SCHEMA = pa.schema(
 )
 
 
+#: The range a rank lies in (Space.rank): positions.parquet and the solvers hold it in 32 bits.
+RANKS = (-(2**31), 2**31 - 1)
+
+
 @dataclass(frozen=True)
 class Size:
     """How big a ruleset is, known before building it: `positions` exactly where `exact`,
@@ -78,9 +82,9 @@ class Space:
       rank()      None: moves may return to a position, so the pipeline solves by
                   retrograde analysis. A game whose moves never can returns one integer
                   per row of positions() that every transition strictly lowers (sticks
-                  left, say); enumerate then numbers the positions rank by rank and solve
-                  computes each rank from the one below in a single pass, checking that
-                  the rank did fall.
+                  left, say), within RANKS (32 bits); enumerate then numbers the positions
+                  rank by rank and solve computes each rank from the one below in a
+                  single pass, checking that the rank did fall.
       parts() and transitions_part(part)
                   1 and transitions(): the transitions come in one piece. A game that can
                   generate them in independent parts (each a run of sources) says how
@@ -233,6 +237,18 @@ def check_contract(game: object) -> list[str]:
     return problems
 
 
+def impartial_problem(game: Game, finished: set[str]) -> str | None:
+    """Why the values of the finished positions of one ruleset contradict the game's
+    `impartial`, or None. An impartial game ends the same way wherever it ends: all lost
+    (normal play) or all won (misère); with ties, or wins beside losses, its Grundy values
+    say nothing and would be published, 0 on won positions as on lost ones."""
+    if not game.impartial or (len(finished) <= 1 and "tie" not in finished):
+        return None
+    return (f"impartial is True, but finished positions are {' and '.join(sorted(finished))}: "
+            f"an impartial game's finished positions are all lost (normal play) or all won "
+            f"(misère); a game that ends otherwise is not impartial (impartial = False)")
+
+
 #: The word that names a ruleset's start position wherever a position is taken.
 START = "start"
 
@@ -257,32 +273,106 @@ ENTRY_POINTS = "tablebase.games"
 
 @functools.lru_cache(maxsize=1)
 def _registry() -> dict[str, Game]:
-    """Every game, built in or plug-in, checked against the contract once."""
+    """Every game, built in or plug-in, checked against the contract once. A plug-in that
+    fails to load or breaks the contract is left out and noted in `_broken` (by its name
+    and its game's): one bad plug-in must not take the other games down with it."""
     from pipeline.games import chopsticks, connect, hackenbush, nim, octal, sticks, tictactoe
 
-    games: list[Any] = [chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME,
-                        *_plugins()]
+    _broken.clear()
+    _plugin_modules.clear()
     found: dict[str, Game] = {}
-    for game in games:
+    for game in (chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME):
         problems = check_contract(game)
-        if problems:
+        if problems:  # a built-in game's: our bug, not the user's
             raise RulesetError(problems[0])
-        if game.name in found:
-            raise RulesetError(f"two games are called {game.name!r}: uninstall one of the plug-ins")
         found[game.name] = game
+    claimed: dict[str, str] = {}  # a game name -> the plug-in that declared it
+    for entry, game in _plugins():
+        plugin = f"the game plug-in {entry.name!r} ({entry.value})"
+        try:
+            problems = check_contract(game)
+            name = getattr(game, "name", None)
+        except Exception as error:  # noqa: BLE001 - a property that raises, say
+            problems, name = [failed(error)], None
+        if problems:
+            _broken[entry.name] = f"{plugin} breaks the game contract: {problems[0]}"
+            if isinstance(name, str) and name:
+                _broken.setdefault(name, _broken[entry.name])
+            continue
+        if name in found or name in claimed:
+            other = "the built-in game" if name not in claimed else f"the plug-in {claimed[name]!r}"
+            _broken[entry.name] = f"{plugin} is called {name!r}, as {other} is: uninstall one of them"
+            if name in claimed:  # two plug-ins of one name: neither is the one meant
+                del found[name]
+                _broken[name] = f"two game plug-ins are called {name!r} ({claimed[name]}, {entry.name}): uninstall one"
+            continue
+        claimed[name] = entry.name
+        found[name] = game
+        modules = (entry.value.partition(":")[0].strip(), type(game).__module__)
+        _plugin_modules[entry.name] = {module for module in modules if module.split(".")[0] != "pipeline"}
     return found
 
 
-def _plugins() -> tuple[Any, ...]:
-    """The games installed packages declare in the entry-point group tablebase.games."""
+#: The plug-ins left out, by entry-point name and by game name: why, in one line.
+_broken: dict[str, str] = {}
+#: The modules of each plug-in in use, by entry-point name, to know its code in a traceback.
+_plugin_modules: dict[str, set[str]] = {}
+
+
+def _plugins() -> list[tuple[Any, Any]]:
+    """(entry point, loaded object) for each game installed packages declare in the
+    entry-point group tablebase.games; one that fails to load is noted in `_broken`."""
     games = []
     for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
         try:
-            games.append(entry.load())
-        except Exception as error:  # noqa: BLE001 - a plug-in's bug, named in one line
-            raise RulesetError(f"the game plug-in {entry.name!r} ({entry.value}) failed to load: "
-                               f"{type(error).__name__}: {error}") from None
-    return tuple(games)
+            games.append((entry, entry.load()))
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - a plug-in's bug, named in one line
+            # SystemExit too: a plug-in calling sys.exit() while it loads would end every command
+            _broken[entry.name] = f"the game plug-in {entry.name!r} ({entry.value}) failed to load: {failed(error)}"
+    return games
+
+
+def broken_plugins() -> list[str]:
+    """Why each plug-in that is installed but left out is, one line each."""
+    _registry()
+    return sorted(set(_broken.values()))
+
+
+def broken_plugin(name: str) -> str | None:
+    """Why the plug-in (or plug-in game) called `name` is left out, or None if it is not."""
+    games = _registry()
+    return None if name in games else _broken.get(name)
+
+
+def first_line(error: BaseException) -> str:
+    """An exception's message cut to one line of reasonable length, for an error line."""
+    from pipeline.params import shortened
+
+    text = str(error).strip()
+    return shortened(text.splitlines()[0] if text else "")
+
+
+def failed(error: BaseException) -> str:
+    """What a game's code raised, for an error line: 'ZeroDivisionError: oops'."""
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {first_line(error)}"
+
+
+def plugin_failure(error: BaseException) -> str | None:
+    """'the game plug-in NAME failed in METHOD(): …' where `error` was raised in a plug-in
+    game's code (a frame of its modules in the traceback, the outermost naming the member
+    the pipeline called), else None. SystemExit included: a plug-in may not end a command."""
+    if not _plugin_modules:
+        return None
+    traceback = error.__traceback__
+    while traceback is not None:
+        module = traceback.tb_frame.f_globals.get("__name__", "")
+        for name, modules in _plugin_modules.items():
+            if any(module == m or module.startswith(m + ".") for m in modules):
+                return f"the game plug-in {name!r} failed in {traceback.tb_frame.f_code.co_name}(): {failed(error)}"
+        traceback = traceback.tb_next
+    return None
 
 
 def all_games() -> dict[str, Game]:
@@ -294,5 +384,9 @@ def find_game(name: str) -> Game:
     """The game called `name`; RulesetError if there is none."""
     games = _registry()
     if name not in games:
-        raise RulesetError(f"unknown game {name!r} (known: {', '.join(sorted(games))})")
+        if name in _broken:
+            raise RulesetError(_broken[name])
+        from pipeline.params import quoted
+
+        raise RulesetError(f"unknown game {quoted(name)} (known: {', '.join(sorted(games))})")
     return games[name]

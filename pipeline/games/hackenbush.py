@@ -20,7 +20,7 @@ from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
-from pipeline.params import IntParam, TextParam
+from pipeline.params import IntParam, TextParam, count, quoted, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
@@ -43,38 +43,42 @@ def parse_tree(text: str) -> Tree:
         numbers = [top, *kids.split("/")]
         if not colon or not all(is_number(n) and int(n) > 0 for n in numbers):
             raise ValueError(f"expected parent:child/child;… with node numbers from 1 to "
-                             f"{'9' * MAX_DIGITS}, but got {part!r}")
+                             f"{'9' * MAX_DIGITS}, but got {quoted(part)}")
         for kid in map(int, kids.split("/")):
             if kid in parent:
                 if parent[kid] == int(top):
                     raise ValueError(f"the edge {top}:{kid} is listed twice")
                 raise ValueError(f"node {kid} has two parents, {parent[kid]} and {top}")
             parent[kid] = int(top)
+    root: dict[int, int] = {}  # each node's root, found once: a walk stops where a known one begins
     for node in sorted(parent):
-        path = [node]
-        while path[-1] in parent and parent[path[-1]] not in path:
-            path.append(parent[path[-1]])
-        if path[-1] in parent:
-            cycle = path[path.index(parent[path[-1]]):][::-1]  # parent to child
-            first = cycle.index(min(cycle))
-            cycle = cycle[first:] + cycle[:first + 1]
-            raise ValueError(f"cycle {' → '.join(map(str, cycle))}")
+        if node in root:
+            continue
+        path, at = [node], {node: 0}
+        while True:
+            up = parent.get(path[-1])
+            if up is None or up in root:
+                found = path[-1] if up is None else root[up]
+                break
+            if up in at:
+                cycle = path[at[up]:][::-1]  # parent to child
+                first = cycle.index(min(cycle))
+                cycle = cycle[first:] + cycle[:first + 1]
+                raise ValueError(f"cycle {shortened(' → '.join(map(str, cycle)))}")
+            at[up] = len(path)
+            path.append(up)
+        for step in path:
+            root[step] = found
     roots = sorted({p for p in parent.values() if p not in parent})
     if 1 not in roots:
         raise ValueError("node 1, the root, has no children")
     if len(roots) > 1:
-        lost = sorted(n for n in {*parent, *roots} if _root_of(n, parent) != 1)
+        lost = sorted(n for n in {*parent, *roots} if root.get(n, n) != 1)
         raise ValueError(
-            f"two roots, 1 and {roots[1]}: node{'s' * (len(lost) > 1)} {', '.join(map(str, lost))} "
+            f"two roots, 1 and {roots[1]}: node{'s' * (len(lost) > 1)} {shortened(', '.join(map(str, lost)))} "
             f"{'are' if len(lost) > 1 else 'is'} not connected to the root 1"
         )
     return _preorder(parent)
-
-
-def _root_of(node: int, parent: dict[int, int]) -> int:
-    while node in parent:
-        node = parent[node]
-    return node
 
 
 def _preorder(parent: dict[int, int]) -> Tree:
@@ -150,13 +154,23 @@ class Hackenbush(Game):
             raise RulesetError("hackenbush takes either tree or fib, not both")
         if fib is not None and fib > 10:  # T(10) has 143 nodes and astronomically many positions
             raise RulesetError(f"hackenbush with fib={fib} has far more positions than this pipeline builds")
-        states, moves = subtree_sizes(fibonacci_tree(fib) if fib is not None else values["tree"])
+        tree = fibonacci_tree(fib) if fib is not None else values["tree"]
+        what = f"fib={fib}" if fib is not None else f"tree {shortened(format_tree(tree))}"
+        # Counting works on numbers of as many bits as the tree has edges, so a tree too big
+        # by the least it can have is refused first: n edges leave a position of every
+        # size from n down to 0, and a position of k edges has k moves.
+        edges = sum(len(kids) for _, kids in tree)
+        if edges * (edges + 1) // 2 > MAX_MOVES:
+            raise RulesetError(
+                f"hackenbush with {what} has {edges:,} edges, so at least {edges * (edges + 1) // 2:,} moves, "
+                f"more than this pipeline builds ({MAX_MOVES:,} moves)"
+            )
+        states, moves = subtree_sizes(tree)
         positions = states.get(1, 1)
         if positions > MAX_POSITIONS or moves > MAX_MOVES:
-            what = f"fib={fib}" if fib is not None else f"tree {format_tree(values['tree'])}"
             raise RulesetError(
-                f"hackenbush with {what} has {positions:,} positions and {moves:,} moves, more than this "
-                f"pipeline builds ({MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
+                f"hackenbush with {what} has {count(positions)} positions and {count(moves)} moves, more than "
+                f"this pipeline builds ({MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
             )
 
     def size(self, rules: Ruleset) -> Size:

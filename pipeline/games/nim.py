@@ -11,6 +11,7 @@ moves are generated for whole arrays of positions, one heap index at a time.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
@@ -22,7 +23,7 @@ from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
-from pipeline.params import ChoiceParam, TextParam, is_number
+from pipeline.params import ChoiceParam, TextParam, is_number, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
@@ -68,19 +69,30 @@ class Nim(Game):
 
     def validate(self, values: dict) -> None:
         heaps, variant = values["start"], values["variant"]
+        start = shortened("-".join(map(str, heaps)))
         if variant == "distinct" and len(set(heaps)) != len(heaps):
-            equal = sorted({h for h in heaps if heaps.count(h) > 1})
+            equal = sorted(h for h, n in Counter(heaps).items() if n > 1)
             raise RulesetError(
                 f"nim with variant=distinct needs distinct heap sizes, but start "
-                f"{'-'.join(map(str, heaps))} has equal heaps of {', '.join(map(str, equal))}"
+                f"{start} has equal heaps of {shortened(', '.join(map(str, equal)))}"
+            )
+        states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
+        # Counting the vectors takes time and memory in the largest heap: refuse first what
+        # is too big by a bound that costs nothing, at least k * top + 1 vectors
+        # (HeapRanks.least), so that counting stays within a few million steps.
+        least = HeapRanks.least(heaps)
+        if least * states > MAX_POSITIONS or least * states * sum(heaps) > MAX_MOVES:
+            raise RulesetError(
+                f"nim from {start} is more than this pipeline builds: at least {least * states:,} positions "
+                f"and {least * states * sum(heaps):,} moves (the limits are {MAX_POSITIONS:,} positions, "
+                f"{MAX_MOVES:,} moves)"
             )
         vectors = HeapRanks.count(heaps, limit=MAX_POSITIONS)
-        states = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
         positions, moves = vectors * states, vectors * states * sum(heaps)  # as before: one move per stone count
         if positions > MAX_POSITIONS or moves > MAX_MOVES:
             size = f"over {MAX_POSITIONS:,}" if vectors > MAX_POSITIONS else f"up to {positions:,}"
             raise RulesetError(
-                f"nim from {'-'.join(map(str, heaps))} is more than this pipeline builds: {size} positions "
+                f"nim from {start} is more than this pipeline builds: {size} positions "
                 f"and {moves:,} moves (the limits are {MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
             )
 
@@ -208,9 +220,16 @@ class HeapRanks:
         self.table = table
 
     @staticmethod
+    def least(bound: tuple[int, ...]) -> int:
+        """A lower bound on the number of vectors, in no time: k * top + 1 (bound sorted, all
+        ≥ 1). The zero vector, and (0…0, 1…1, v) with j ones for j < k and 1 ≤ v ≤ top."""
+        return len(bound) * max(bound) + 1
+
+    @staticmethod
     def count(bound: tuple[int, ...], limit: int) -> int:
-        """The number of vectors (at least `limit` + 1 if there are more), without overflow."""
-        if max(bound) > limit:
+        """The number of vectors (at least `limit` + 1 if there are more), without overflow.
+        Its work and memory grow as k * top: above `limit`, not counted."""
+        if HeapRanks.least(bound) > limit:
             return limit + 1
         row = np.ones(max(bound) + 2)
         for b in reversed(bound):

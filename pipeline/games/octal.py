@@ -18,7 +18,7 @@ from pipeline.errors import PositionError, RulesetError
 from pipeline.games import Game, Size, _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import KEY_LIMIT, HeapSpace, Pattern, key_space, size_bound
-from pipeline.params import ChoiceParam, TextParam
+from pipeline.params import ChoiceParam, TextParam, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
     from pipeline.rulesets import Ruleset
@@ -81,7 +81,7 @@ class Octal(Game):
         start = values["start"]
         if max(start) > 10_000 or key_space(start) >= KEY_LIMIT:
             raise RulesetError(
-                f"octal from {'-'.join(map(str, start))} is more than this pipeline builds: its positions "
+                f"octal from {shortened('-'.join(map(str, start)))} is more than this pipeline builds: its positions "
                 f"cannot be numbered in 64 bits (about 37 tokens in one heap, fewer spread over several)")
 
     def size(self, rules: Ruleset) -> Size:

@@ -17,13 +17,13 @@ start, in batches, with progress. Fine up to a few million positions. Moves may 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import DataError, PositionError
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space
+from pipeline.games import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Space, failed
 from pipeline.progress import log
 from pipeline.values import TERMINAL
 
@@ -110,34 +110,47 @@ class SimpleSpace(Space):
         self._found = (order, edges)
         return self._found
 
-    def _moves(self, position: Any) -> list:
+    def _ask(self, member: str, position: Any, call: Callable[[], Any]) -> Any:
+        """call(), the game's `member` on `position`; DataError naming both if it fails.
+        SystemExit too: a plug-in's sys.exit() ends its build with a line, not the command."""
         try:
-            moves = list(self.game.moves(self.rules, position))
-            for label, child in moves:
+            return call()
+        except MemoryError:
+            raise
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - the plug-in's bug, named as such
+            raise DataError(f"game {self.game.name}: {member}() failed on {position!r}: {failed(error)}") from None
+
+    def _moves(self, position: Any) -> list:
+        def moves() -> list:
+            found = list(self.game.moves(self.rules, position))
+            for label, child in found:
                 hash(child)
-        except Exception as error:  # noqa: BLE001 - the plug-in's bug, named as such
-            raise DataError(f"game {self.game.name}: moves() failed on {position!r}: "
-                            f"{type(error).__name__}: {error}") from None
-        return moves
+            return found
+
+        return self._ask("moves", position, moves)
 
     def positions(self) -> pa.Table:
         order, edges = self._explore()
         game, rules = self.game, self.rules
         texts, terminal = [], []
         for position, out in zip(order, edges):
-            texts.append(game.text(rules, position))
+            texts.append(self._ask("text", position, lambda: game.text(rules, position)))
             if out:
                 terminal.append(None)
                 continue
-            value = game.outcome(rules, position)
+            value = self._ask("outcome", position, lambda: game.outcome(rules, position))
             if value not in TERMINAL:
                 raise DataError(f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
                                 f"not {' or '.join(repr(v.value) for v in TERMINAL)}")
             terminal.append(str(value))
+        try:
+            text_column = pa.array(texts, pa.string())
+        except (pa.ArrowException, UnicodeError):
+            raise DataError(_bad_text(game.name, order, texts)) from None
         if len(set(texts)) != len(texts):
             raise DataError(f"game {game.name}: two positions have the same text: text() must be unique")
         return pa.Table.from_arrays(
-            [pa.array(np.arange(len(order), dtype=np.int64)), pa.array(texts, pa.string()),
+            [pa.array(np.arange(len(order), dtype=np.int64)), text_column,
              pa.array(terminal, pa.string())], schema=POSITION_COLUMNS)
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
@@ -154,10 +167,28 @@ class SimpleSpace(Space):
 
     def rank(self) -> Any:
         order, _ = self._explore()
-        ranks = [self.game.rank(self.rules, position) for position in order]
+        ranks = [self._ask("rank", position, lambda: self.game.rank(self.rules, position)) for position in order]
         if any(r is None for r in ranks):
             return None
+        for position, rank in zip(order, ranks):
+            if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not RANKS[0] <= rank <= RANKS[1]:
+                raise DataError(f"game {self.game.name}: rank() of {position!r} is {rank!r}, not an integer "
+                                f"from {RANKS[0]:,} to {RANKS[1]:,}")
         return np.array(ranks, dtype=np.int64)
+
+
+def _bad_text(name: str, order: list, texts: list) -> str:
+    """Why the texts cannot go into the positions' column: the first that is not a str, or
+    not Unicode that UTF-8 can hold (a lone surrogate, '\\ud800')."""
+    for position, text in zip(order, texts):
+        if not isinstance(text, str):
+            return f"game {name}: text() of {position!r} gives {type(text).__name__}, not str"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return (f"game {name}: text() of {position!r} gives {text!r}, which UTF-8 cannot hold "
+                    f"({error.reason}): a position's text is written to Parquet as UTF-8")
+    return f"game {name}: text() gives what the positions' column cannot hold"
 
 
 def _batch(src: list[int], dst: list[int], labels: list[str]) -> pa.RecordBatch:

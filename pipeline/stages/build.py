@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 
 import duckdb
 
-from pipeline.errors import TablebaseError, VerificationError
+from pipeline.check import write_sums
+from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import engine_name
 from pipeline.estimate import require_fit
-from pipeline.layout import DataDir, prune
+from pipeline.layout import DataDir
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -36,7 +38,7 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
     busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
-            data.sweep()
+            recovered = tuple(data.sweep())
             removed = data.remove_old_layout()
         if removed:
             log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
@@ -57,27 +59,28 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
             summary = export(rules, stage, data.temp, engine)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
-                    write_catalog(data, database=False, changed=rules.folder)
+                    write_catalog(data, database=False, changed=rules.folder, exported=recovered)
                 if database:
                     rewrite_database(data, rules.id)
             return summary
         finally:
-            shutil.rmtree(data.temp, ignore_errors=True)
-            prune(data.temp.parent, data.root)
+            data.drop(data.temp)
             if not keep:
-                shutil.rmtree(stage.dir, ignore_errors=True)
-                prune(stage.dir.parent, data.root)
+                data.drop(stage.dir)
 
 
 def rewrite_database(data: DataDir, published: str = "") -> None:
     """Rewrite data/tablebases.duckdb over everything published (under the publish lock).
-    A warning, not an error, if it cannot be written: what is published stays published,
-    and the old database's views refuse to read until it is rewritten. `published`: the
-    ruleset just published, named in the warning."""
+    UnfinishedError if it cannot be written: what is published stays published (the catalog
+    lists it), and the old database's views refuse to read until it is rewritten. `published`:
+    the ruleset just published, named in the error (else: every ruleset built)."""
     try:
         with data.lock("publish"):
             write_database(data.root)
+            write_sums(data, {"tablebases.duckdb"})
     except (TablebaseError, OSError, duckdb.Error) as error:
-        log.warning("%s%s could not be rewritten (%s): run `tablebase export` or build again",
-                    f"{published} is published, but " if published else "", data.database.name,
-                    str(error).splitlines()[0])
+        what = f"{published} is" if published else "every ruleset built is"
+        then = "free some space, then run" if full_disk(error) else "mend that, then run"
+        raise UnfinishedError(
+            f"{what} published and in the catalog, but {data.database} could not be rewritten (its views "
+            f"refuse to read until it is): {then} `tablebase export --data {shlex.quote(str(data.root))}`") from error

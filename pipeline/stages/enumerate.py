@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from pipeline.dataset import POSITIONS, TRANSITIONS, game_fields
 from pipeline.errors import DataError
-from pipeline.games import TRANSITION_SCHEMA, Space
+from pipeline.games import RANKS, TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
 from pipeline.engines import engine_name, open_engine
@@ -326,6 +326,12 @@ class RankNumbering:
     def __init__(self, game_ids: np.ndarray, rank: np.ndarray):
         if rank.shape != game_ids.shape:
             raise DataError(f"the game's rank has {rank.size} entries for {game_ids.size} positions")
+        if rank.size and not np.issubdtype(rank.dtype, np.integer):
+            raise DataError(f"the game's rank is {rank.dtype}, not integers: the game module is wrong")
+        if rank.size and not RANKS[0] <= rank.min() <= rank.max() <= RANKS[1]:
+            # held in 32 bits below: a larger rank would wrap round and seem not to fall
+            raise DataError(f"the game's rank goes from {rank.min()} to {rank.max()}, beyond the 32 bits it is "
+                            f"held in ({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong")
         # the game's ids already 0..n-1 by rank (the heap games'): nothing to renumber
         self.identity = bool(game_ids.size == 0 or (game_ids[0] == 0 and game_ids[-1] == game_ids.size - 1
                                                     and (np.diff(game_ids) == 1).all() and (np.diff(rank) >= 0).all()))

@@ -7,16 +7,19 @@ catalog.parquet: every summary. Columns and types: pipeline/dataset.py.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
+from pipeline.check import forget, listed_sums, remember, write_sums
 from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
 from pipeline.engines import literal, open_engine, run_levels
 from pipeline.errors import DataError
-from pipeline.games import legal_starts
+from pipeline.games import impartial_problem, legal_starts
 from pipeline.layout import DataDir, RulesetFiles
 from pipeline.parquet import read_table, require, sha256, write_table
 from pipeline.progress import Stage, log
@@ -73,12 +76,19 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                           count(*) FILTER (WHERE value = {literal(Value.TIE.value)}),
                           count(*) FILTER (WHERE value = {literal(Value.DRAW.value)}),
                           count(*) FILTER (WHERE reachable),
-                          max(remoteness)
+                          max(remoteness),
+                          {", ".join(f"count(*) FILTER (WHERE reachable AND moves = 0 AND value = {literal(end)})"
+                                     for end in ENDS)}
                    FROM tablebase""")[0]
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
         finally:
             db.close()
         stage.summary = f"{counts[0]:,} positions, {counts[5]:,} reachable"
+    # an impartial game that ends in wins and losses, or ties, would publish Grundy values
+    # that mean nothing (0 on a won position): refused, as the contract says
+    problem = impartial_problem(rules.game, {end for end, seen in zip(ENDS, counts[7:]) if seen})
+    if problem is not None:
+        raise DataError(f"game {rules.game_name}: {problem}")
     summary = {
         "ruleset": rules.id,
         "game": rules.game_name,
@@ -110,6 +120,8 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
 
 
 SUMMARY_SCHEMA = CATALOG.schema()
+#: How a game can end, for the finished positions play reaches.
+ENDS = (Value.WIN.value, Value.LOSS.value, Value.TIE.value)
 
 
 def read_summary_row(summary: Path) -> pa.Table:
@@ -131,22 +143,30 @@ def read_catalog(data: DataDir) -> list[dict]:
     return read_table(data.catalog).to_pylist()
 
 
-def write_catalog(data: DataDir, database: bool = True, changed: str | None = None) -> int:
+def write_catalog(data: DataDir, database: bool = True, changed: str | None = None,
+                  exported: tuple[str, ...] = ()) -> int:
     """Rewrite data/catalog.parquet from every ruleset's summary, and (with `database`) the
-    DuckDB database of views over everything built; return the number of rulesets. Under
-    the data directory's publish lock, so that concurrent builds each find the other's row.
+    DuckDB database of views over everything built, then data/SHA256SUMS; return the
+    number of rulesets. Under the data directory's publish lock, so that concurrent builds
+    each find the other's row.
     `changed`: the one folder (<game>/<slug>) published since the catalog was written; the
-    other rows are kept from the catalog when it lists exactly the other folders there."""
+    other rows are kept from the catalog when it lists exactly the other folders there.
+    `exported`: other folders whose summaries are new (written in place by `tablebase
+    export`, or put in place by a publish that was killed): they are hashed for
+    SHA256SUMS, where every other summary keeps the checksum listed."""
     with data.lock("publish"):
         paths = data.summaries()
         kept = _kept_rows(data, paths, changed) if changed is not None else None
         tables = [kept] if kept is not None else []
+        fresh = {"catalog.parquet", *(f"{folder}/summary.parquet" for folder in (changed, *exported) if folder)}
         for path in paths:
             folder = path.parent.relative_to(data.root).as_posix()
             if kept is not None and folder != changed:
                 continue
             require(path, "catalog row")
             try:
+                if "ties" not in pq.read_schema(path).names:
+                    fresh.add(f"{folder}/summary.parquet")  # brought up to date in place below
                 row = read_summary_row(path)
             except (OSError, pa.ArrowException, KeyError) as error:  # KeyError: a column missing
                 raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
@@ -159,21 +179,67 @@ def write_catalog(data: DataDir, database: bool = True, changed: str | None = No
                 log.warning("%s is not the folder of the ruleset it names: left out of the catalog", path.parent)
         catalog = pa.concat_tables(tables) if tables else SUMMARY_SCHEMA.empty_table()
         catalog = catalog.sort_by("ruleset")
-        write_table(catalog, data.catalog)
+        # the old catalog comes back if SHA256SUMS cannot follow it (a full disk): a
+        # catalog and its checksums change together, and `publishing` puts the old folder back
+        aside = data.root / f".{data.catalog.name}.old.{os.getpid()}.tmp"
+        aside.unlink(missing_ok=True)
+        existed = data.catalog.exists()
+        if existed:
+            try:
+                os.link(data.catalog, aside)
+            except OSError:  # a file system without hard links
+                shutil.copyfile(data.catalog, aside)
+        try:
+            write_catalog_table(catalog, data.catalog)
+            write_sums(data, fresh)
+        except BaseException:
+            if existed:
+                os.replace(aside, data.catalog)
+            else:
+                data.catalog.unlink(missing_ok=True)
+            raise
+        finally:
+            aside.unlink(missing_ok=True)
+        if changed is not None:
+            _remember(data, catalog, changed)
         if database and catalog.num_rows:
             write_database(data.root)
+            write_sums(data, {"tablebases.duckdb"})
         return catalog.num_rows
 
 
+def write_catalog_table(catalog: pa.Table, path: Path) -> None:
+    """Write catalog rows to `path` in the catalog's one form: rows read back from Parquet
+    name the map's entries after the column (`params`), rows made here `entries`, and the
+    name is in the file's bytes, so every catalog is cast to the schema and made one chunk
+    first. The same rows give the same bytes however they were gathered."""
+    write_table(catalog.combine_chunks().cast(SUMMARY_SCHEMA), path)
+
+
+def _remember(data: DataDir, catalog: pa.Table, folder: str) -> None:
+    """Tell the checksum cache what export hashed of the folder just published: the
+    replaced folder's entries go, and its tablebase and transitions are not hashed again
+    on the first read."""
+    forget(data, folder)
+    for row in catalog.select(["folder", "tablebase_sha256", "transitions_sha256"]).to_pylist():
+        if row["folder"] == folder:
+            remember(data, {data.root / folder / f"{kind}.parquet": row[f"{kind}_sha256"]
+                            for kind in ("tablebase", "transitions")})
+
+
 def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | None:
-    """The catalog's rows but `changed`'s, if the catalog is of this version and lists every
-    other published folder and no more, each row written after its summary; else None."""
+    """The catalog's rows but `changed`'s, if the catalog is of this version, the one
+    SHA256SUMS records, and lists every other published folder and no more, each row
+    written after its summary; else None."""
     try:
         catalog = read_table(data.catalog)
         if catalog.schema != SUMMARY_SCHEMA:
             return None
     except (OSError, pa.ArrowException):
         return None
+    listed = listed_sums(data.root).get("catalog.parquet")
+    if listed is not None and sha256(data.catalog) != listed:
+        return None  # not the catalog SHA256SUMS records: rebuilt from the summaries
     folders = {path.parent.relative_to(data.root).as_posix(): path for path in paths}
     listed = catalog["folder"].to_pylist()
     others = [folder for folder in folders if folder != changed]
