@@ -57,13 +57,17 @@ class Size:
     else an upper bound; `transitions` (distinct position pairs) an upper bound. `ranked`
     where the game has a rank (Space.rank), `by_rank` where it also generates its moves
     rank by rank (Space.transitions_from): what the build holds in memory and on disk
-    depends on both (pipeline/estimate.py); unsure, leave them False."""
+    depends on both (pipeline/estimate.py); unsure, leave them False. `window` for a space
+    streamed part by part."""
 
     positions: int
     transitions: int
     exact: bool = False
     ranked: bool = False
     by_rank: bool = False
+    #: Where the space lists its positions part by part (Space.positions_part): a bound on
+    #: the positions a stage holds at once, the widest rank and the ranks its moves lead to.
+    window: int | None = None
 
 
 class Space:

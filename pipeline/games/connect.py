@@ -89,8 +89,10 @@ class Connect(Game):
             )
 
     def size(self, rules: Ruleset) -> Size:
-        positions, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
-        return Size(positions, transitions, ranked=True, by_rank=True)
+        plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
+        # every move leads to the next ply: a stage holds two plies at a time
+        window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
+        return Size(sum(plies), transitions, ranked=True, by_rank=True, window=window)
 
     def space(self, rules: Ruleset) -> "ConnectSpace":
         return ConnectSpace(rules["cols"], rules["rows"], rules["k"])
@@ -218,9 +220,9 @@ def _playable(stacks: list[str]) -> bool:
         sys.setrecursionlimit(limit)
 
 
-def size_bound(cols: int, rows: int, k: int) -> tuple[int, int]:
-    """(positions, transitions) bounds without building: boards whose columns stand on the
-    ground, x holding as many discs as o or one more, where no column holds k of one
+def size_bound(cols: int, rows: int, k: int) -> tuple[list[int], int]:
+    """(positions by ply, transitions) bounds without building: boards whose columns stand
+    on the ground, x holding as many discs as o or one more, where no column holds k of one
     player in a row except at its top (the game stops at the first line), and one move per
     column that is not full."""
     per_column = _column_counts(rows, k)
@@ -236,12 +238,13 @@ def size_bound(cols: int, rows: int, k: int) -> tuple[int, int]:
                         old = new.get(key, (0, 0))
                         new[key] = (old[0] + boards * count, old[1] + (moves + boards * open_) * count)
         ways = new
-    positions = transitions = 0
+    plies = [0] * (cols * rows + 1)
+    transitions = 0
     for (discs, xs), (boards, moves) in ways.items():
         if xs == (discs + 1) // 2:
-            positions += boards
+            plies[discs] += boards
             transitions += moves
-    return positions, transitions
+    return plies, transitions
 
 
 def _column_counts(rows: int, k: int) -> list[list[int]]:
@@ -311,7 +314,7 @@ class ConnectSpace(Space):
         large and the pipeline gave a scratch folder, written there and read back as needed."""
         if self._sizes is not None:
             return
-        spill = self.scratch is not None and size_bound(self.cols, self.rows, self.k)[0] > SPILL
+        spill = self.scratch is not None and sum(size_bound(self.cols, self.rows, self.k)[0]) > SPILL
         sizes = []
         frontier = np.array([self.bottom], dtype=np.int64)
         for ply in range(self.cells + 1):
