@@ -96,9 +96,10 @@ class Engine(Protocol):
 
     def solver(self, impartial: bool) -> Solver: ...
 
-    def facts(self, impartial: bool) -> Iterator[None]:
+    def facts(self, impartial: bool) -> Iterator[int]:
         """The view `facts` (pipeline/stages/verify.py's checks read it), a part of the
-        positions each time the iterator stops: the checks run on each part in turn."""
+        positions each time the iterator gives how many it holds: the checks run on each
+        part in turn."""
 
     def reach(self, starts: list[int]) -> Steps: ...
 

@@ -54,13 +54,13 @@ class DuckDBEngine:
     def solver(self, impartial: bool) -> "DuckDBSolver":
         return DuckDBSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> Iterator[None]:
+    def facts(self, impartial: bool) -> Iterator[int]:
         """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
         positions at a time: ids are indexes."""
         for part in arrays.verify_parts(self.paths["positions"], self.paths["transitions"],
                                         self.paths["solution"], impartial):
             self.con.register("facts", part)
-            yield
+            yield part.num_rows
             self.con.unregister("facts")
 
     def reach(self, starts: list[int]) -> "Reached":
@@ -184,9 +184,11 @@ class DuckDBSolver:
         run_sql(self.con, "rank_moves")
         child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
         needed = [held.source for held in self.held if held.last >= child_lo]
-        if needed:
-            self.con.execute("CREATE OR REPLACE TEMP VIEW children AS "
-                             + " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed))
+        # no rank held: the view as rank_setup.sql makes it, empty (never a dropped table)
+        self.con.execute("CREATE OR REPLACE TEMP VIEW children AS " + (
+            " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed) if needed
+            else "SELECT NULL::INTEGER AS id, NULL::INTEGER AS score, NULL::INTEGER AS grundy, "
+                 "NULL::INTEGER AS height WHERE false"))
         self.con.execute(self._level_sql)
         self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
         yield from self.con.sql(sql_text("rank_solution")).to_arrow_reader(1 << 20)

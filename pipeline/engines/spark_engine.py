@@ -265,10 +265,10 @@ class SparkEngine:
     def solver(self, impartial: bool) -> "SparkSolver":
         return SparkSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> Iterator[None]:
+    def facts(self, impartial: bool) -> Iterator[int]:
         """Every position's facts at once: Spark spreads the work itself."""
         self.view("facts", self.sql("verify", impartial=impartial))
-        yield
+        yield self.rows("SELECT count(*) FROM positions")[0][0]
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         return by_id_join(views)

@@ -83,21 +83,23 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool
         try:
             for view in ("positions", "transitions", "solution"):
                 db.register(view, getattr(files, view))
-            columns = ", ".join(
-                f"count(*) FILTER (WHERE {cond.format(**codes)}), min(id) FILTER (WHERE {cond.format(**codes)})"
-                for _, _, cond in CHECKS
-            )
+            conditions = [cond.format(**codes) for _, _, cond in CHECKS]
+            # the rows failing some check only: nearly always none, and a scan with one
+            # condition is ten times quicker than fifteen filtered aggregates over every row
+            failing = " OR ".join(f"({cond})" for cond in conditions)
+            columns = ", ".join(f"count(*) FILTER (WHERE {cond}), min(id) FILTER (WHERE {cond})" for cond in conditions)
             # per check: positions failing it, and the least failing id, over every part
             row: list = [0, None] * len(CHECKS)
+            done = 0
             stage.phase("checking", 1.0)  # the bar counts the positions checked, part by part
-            for _ in db.facts(impartial):
-                part = db.rows(f"SELECT {columns}, max(id) FROM facts")[0]
+            for held in db.facts(impartial):
+                part = db.rows(f"SELECT {columns} FROM facts WHERE {failing}")[0]
                 for i in range(len(CHECKS)):
                     row[2 * i] += part[2 * i]
                     least = [id_ for id_ in (row[2 * i + 1], part[2 * i + 1]) if id_ is not None]
                     row[2 * i + 1] = min(least, default=None)
-                if part[-1] is not None:
-                    stage.count(int(part[-1]) + 1, positions)
+                done += held
+                stage.count(done, positions)
             first = [id_ for id_ in row[1::2] if id_ is not None]
             texts = dict(db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})")
                          if first else [])
