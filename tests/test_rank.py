@@ -238,3 +238,21 @@ def test_a_transitions_file_that_cannot_be_written_leaves_no_scratch_moves(tmp_p
     with pytest.raises(OSError, match="No space"):
         enumerated(tmp_path, "nim:start=2-3-4")
     assert not list(tmp_path.rglob(".moves-*"))
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "connect:cols=4,k=3,rows=3"])
+def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, ruleset):
+    """A wide rank is solved in parts of PART positions (a billion positions' widest ranks
+    ran out of memory whole): parts of 100 positions give the same bytes, also where the
+    ranks' results are kept in scratch files (LOAD_ROWS 0)."""
+    from pipeline.engines import duckdb_engine
+
+    data, files = enumerated(tmp_path, ruleset)
+    solve(files, data.temp)
+    whole = files.solution.read_bytes()
+    monkeypatch.setattr(duckdb_engine, "PART", 100)
+    solve(files, data.temp)
+    assert files.solution.read_bytes() == whole
+    monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
+    solve(files, data.temp)
+    assert files.solution.read_bytes() == whole

@@ -130,6 +130,11 @@ class Levels:
         return self.frontier.num_rows
 
 
+#: A rank of more positions than this is solved in parts of this many: each part's moves
+#: are grouped by source into an array indexed by id (rank_setup.sql's perfect_ht_threshold),
+#: and its join and grouping stay within DuckDB's memory (a rank of 135 M positions, 5×6
+#: Connect-Four's widest, ran out of 4 GB whole).
+PART = 1 << 24
 #: Solving rank by rank, positions and transitions files of at most this many rows are read
 #: once into memory (128 MB as two INTEGER columns) rather than a rank at a time:
 #: sticks:rows=10's 56 ranks read their moves in 0.2 s instead of 0.6.
@@ -137,7 +142,7 @@ LOAD_ROWS = 1 << 24
 
 
 class Held(NamedTuple):
-    """One rank's results, held while a later rank's moves may lead into them."""
+    """One rank's results (or a part's), held while a later rank's moves may lead into them."""
 
     first: int
     last: int
@@ -180,10 +185,22 @@ class DuckDBSolver:
         return self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
 
     def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        for first in range(lo, hi + 1, PART):
+            yield from self._part(first, min(hi, first + PART - 1), lo)
+        floor = self._floor(hi)
+        while self.held and self.held[0].last < floor:  # no later rank's move leads there
+            dropped = self.held.pop(0)
+            if dropped.path is None:
+                self.con.execute(f"DROP TABLE {dropped.source}")
+            else:
+                dropped.path.unlink()
+
+    def _part(self, lo: int, hi: int, rank_lo: int) -> Iterator[pa.RecordBatch]:
+        """Solve the positions lo..hi of the rank from `rank_lo` and give their rows."""
         set_variables(self.con, lo=lo, hi=hi)
         run_sql(self.con, "rank_moves")
         child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
-        needed = [held.source for held in self.held if held.last >= child_lo]
+        needed = [held.source for held in self.held if held.last >= child_lo and held.first < rank_lo]
         # no rank held: the view as rank_setup.sql makes it, empty (never a dropped table)
         self.con.execute("CREATE OR REPLACE TEMP VIEW children AS " + (
             " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed) if needed
@@ -201,13 +218,6 @@ class DuckDBSolver:
             self.con.execute(f"COPY rank_result TO {quote_path(path)} (FORMAT parquet)")
             self.con.execute("DROP TABLE rank_result")
             self.held.append(Held(lo, hi, f"read_parquet({quote_path(path)})", path))
-        floor = self._floor(hi)
-        while self.held and self.held[0].last < floor:  # no later rank's move leads there
-            dropped = self.held.pop(0)
-            if dropped.path is None:
-                self.con.execute(f"DROP TABLE {dropped.source}")
-            else:
-                dropped.path.unlink()
 
     def _floor(self, hi: int) -> int:
         """The least id a move out of a position above `hi` may lead to."""
