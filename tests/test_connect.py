@@ -177,3 +177,34 @@ def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
     columns = ["id", "value", "remoteness"]
     assert (pq.read_table(streamed.ruleset(rules).solution, columns=columns)
             == pq.read_table(kept.ruleset(rules).solution, columns=columns))
+
+
+@pytest.mark.parametrize("failing", ["positions", "transitions"])
+def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, monkeypatch, failing):
+    """The positions and the moves are written by threads of their own: a write failing in
+    either ends enumerate with that error (no wait for ever on the other), and no file is
+    left half written."""
+    import errno
+
+    from pipeline.stages import enumerate as enumerate_stage
+
+    real = enumerate_stage.write_batches
+
+    def write_batches(batches, path, schema, delta=()):
+        if path.name.startswith(failing):
+            def failing_batches():
+                for number, batch in enumerate(batches):
+                    if number == 3:
+                        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+                    yield batch
+            return real(failing_batches(), path, schema, delta)
+        return real(batches, path, schema, delta)
+
+    monkeypatch.setattr(enumerate_stage, "write_batches", write_batches)
+    monkeypatch.setattr(connect.ConnectSpace, "_step", lambda self: 500)  # many parts, many batches
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    files = DataDir(tmp_path / "data").ruleset(rules)
+    files.dir.mkdir(parents=True)
+    with pytest.raises(OSError, match="No space left"):
+        enumerate_ruleset(rules, files, tmp_path / "scratch")
+    assert not list(files.dir.glob("*.parquet")) and not list(files.dir.glob(".*"))

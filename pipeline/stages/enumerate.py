@@ -167,6 +167,9 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             if n and (ids[0] != next_id or (n > 1 and not (np.diff(ids) == 1).all())):
                 raise DataError("the game's positions_part gave ids that do not follow on from the part before: "
                                 "the game module is wrong")
+            if not RANKS[0] <= part_rank <= RANKS[1]:
+                raise DataError(f"the game's rank {part_rank:,} is beyond the 32 bits the positions file holds "
+                                f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong")
             if rank is None or part_rank > rank:
                 rank, rank_first = part_rank, next_id
             elif part_rank < rank:
@@ -193,9 +196,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                 schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
                 written = writer.submit(write_batches, _until_done(positions_out), out.positions, schema,
                                         ("id", "text"))
-            if written.done():
-                written.result()  # its error (a full disk): no use making the rest
-            positions_out.put(table.cast(schema))
+            _hand(positions_out, table.cast(schema), written)
             next_id += n
         if not next_id:
             raise DataError("the game listed no position, not even the start: the game module is wrong")
@@ -203,11 +204,12 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
 
     try:
         write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
-        positions_out.put(_DONE)
         assert written is not None
+        _hand(positions_out, _DONE, written)
         written.result()
     except BaseException:
-        positions_out.put(_FAILED)
+        if written is not None and not written.done():
+            _hand(positions_out, _FAILED, written)
         raise
     finally:
         writer.shutdown(wait=True)
@@ -216,6 +218,22 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
 
 
 _DONE, _FAILED = object(), object()
+
+
+def _hand(items: queue.Queue, item: object, written: Future) -> None:
+    """Put `item` for the positions' writer; its error (a full disk) if it stopped, rather
+    than waiting for ever on a queue nobody empties."""
+    while True:
+        if written.done():
+            written.result()
+            if item is _FAILED or item is _DONE:
+                return
+            raise DataError("the positions file's writer stopped before its last rows")
+        try:
+            items.put(item, timeout=0.5)
+            return
+        except queue.Full:
+            continue
 
 
 def _until_done(items: queue.Queue) -> Iterator[pa.Table]:
