@@ -152,8 +152,8 @@ def test_plies_kept_in_scratch_give_the_same_files(tmp_path, monkeypatch):
 
 def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
     """Every move leads one rank down: solving rank by rank from files read a rank at a
-    time, each rank's results are dropped once the rank above is solved, and the values
-    are those of a solve that keeps every rank."""
+    time, each rank's results (in a scratch file) are dropped once the rank above is
+    solved, and the values are those of a solve that keeps every rank."""
     rules = Ruleset.parse("connect:cols=4,rows=4")
     kept = DataDir(tmp_path / "kept")
     build(rules, kept)
@@ -163,9 +163,11 @@ def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
     def rank(self, lo, hi):
         yield from original(self, lo, hi)
         held.append(sum(rank.last - rank.first + 1 for rank in self.held))
+        assert all(rank.path is not None and rank.path.exists() for rank in self.held)  # scratch files
 
     monkeypatch.setattr(duckdb_engine.DuckDBSolver, "rank", rank)
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
+    monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 4096)  # many row groups: floors by statistics
     streamed = DataDir(tmp_path / "streamed")
     build(rules, streamed)

@@ -244,7 +244,7 @@ def test_a_transitions_file_that_cannot_be_written_leaves_no_scratch_moves(tmp_p
 def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, ruleset):
     """A wide rank is solved in parts of PART positions (a billion positions' widest ranks
     ran out of memory whole): parts of 100 positions give the same bytes, also where the
-    ranks' results are kept in scratch files (LOAD_ROWS 0)."""
+    ranks' results are kept in scratch files (HELD_IN_MEMORY 0)."""
     from pipeline.engines import duckdb_engine
 
     data, files = enumerated(tmp_path, ruleset)
@@ -254,5 +254,6 @@ def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, r
     solve(files, data.temp)
     assert files.solution.read_bytes() == whole
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
+    monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
     solve(files, data.temp)
     assert files.solution.read_bytes() == whole

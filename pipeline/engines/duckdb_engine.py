@@ -135,6 +135,9 @@ class Levels:
 #: and its join and grouping stay within DuckDB's memory (a rank of 135 M positions, 5×6
 #: Connect-Four's widest, ran out of 4 GB whole).
 PART = 1 << 24
+#: Ranks' results are held as tables where at most this many are held at once (a few
+#: hundred MB); more are written to a scratch file a rank (5×6 Connect-Four holds 268 M).
+HELD_IN_MEMORY = 1 << 26
 #: Solving rank by rank, positions and transitions files of at most this many rows are read
 #: once into memory (128 MB as two INTEGER columns) rather than a rank at a time:
 #: sticks:rows=10's 56 ranks read their moves in 0.2 s instead of 0.6.
@@ -177,12 +180,26 @@ class DuckDBSolver:
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
         rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
-        self.in_memory = rows <= LOAD_ROWS
-        if self.in_memory:
+        if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
         self._level_sql = sql_text("rank_level")
         self.floors = child_floors(self.paths["transitions"])
-        return self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+        ranks = self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+        self.in_memory = self._most_held(ranks) <= HELD_IN_MEMORY
+        return ranks
+
+    def _most_held(self, ranks: list[tuple[int, int, int, int]]) -> int:
+        """The most results `rank` will hold at once, ranks kept as long as a later rank's
+        moves may lead into them."""
+        held: list[tuple[int, int]] = []  # (last id, positions)
+        most = 0
+        for _, lo, hi, count in ranks:
+            held.append((hi, count))
+            most = max(most, sum(size for _, size in held))
+            floor = self._floor(hi)
+            while held and held[0][0] < floor:
+                held.pop(0)
+        return most
 
     def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
         for first in range(lo, hi + 1, PART):
