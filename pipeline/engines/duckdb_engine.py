@@ -182,7 +182,7 @@ class DuckDBSolver:
         rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
         if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
-        self._level_sql = sql_text("rank_level")
+        self._level_sql = sql_text("rank_level" if self.impartial else "rank_values")
         self.floors = child_floors(self.paths["transitions"])
         ranks = self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
         self.in_memory = self._most_held(ranks) <= HELD_IN_MEMORY

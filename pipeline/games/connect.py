@@ -46,12 +46,11 @@ HELD = 3
 #: rows of `rows` characters) stays small; taller columns are written cell by cell.
 TABLE_BITS = 16
 MARKS = "xo"
-#: Directions a line runs in, as the shift between neighbouring cells' bits: up a column,
-#: along a row (to the next column), and the two diagonals.
-DIRECTIONS = ("vertical", "horizontal", "rising", "falling")
 
 
 def shifts(rows: int) -> tuple[int, ...]:
+    """The directions a line runs in, as the shift between neighbouring cells' bits: up a
+    column, along a row (to the next column), and the two diagonals."""
     field = rows + 1
     return (1, field, field + 1, field - 1)
 

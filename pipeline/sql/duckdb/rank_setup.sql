@@ -17,6 +17,20 @@ SELECT src, dst FROM read_parquet(getvariable('transitions'));
 CREATE TEMP VIEW pos AS
 SELECT id, terminal, moves, rank FROM read_parquet(getvariable('positions'));
 
+-- A position's score (see below) where the game is over, and where its best child scores
+-- `best` (the highest score among its children): a lost child makes it won, one ply after
+-- the fastest; else a tied child makes it tied, one ply after the fastest; else (every
+-- child won) it is lost, one ply after the slowest.
+CREATE OR REPLACE TEMP MACRO terminal_score(terminal) AS
+    CASE terminal WHEN getvariable('value_names')[getvariable('win')] THEN 0            -- won in 0
+                  WHEN getvariable('value_names')[getvariable('tie')] THEN 2 * getvariable('band') - 1
+                  ELSE 3 * getvariable('band') - 1 END;                                  -- lost in 0
+CREATE OR REPLACE TEMP MACRO parent_score(best) AS
+    CASE WHEN best >= 2 * getvariable('band')                          -- a lost child in r:
+              THEN getvariable('band') - best % getvariable('band')     --   won in r + 1
+         WHEN best >= getvariable('band') THEN best - 1                -- a tied child: tied in r + 1
+         ELSE 3 * getvariable('band') - 2 - best END;                  -- all won, at most in r: lost in r + 1
+
 -- Each rank's results go to a table of their own (rank_level.sql), kept while a later
 -- rank's moves may lead into it: `children` is the union of those a rank needs. score
 -- packs value and remoteness so that a parent's best move is the child with the highest
