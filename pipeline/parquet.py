@@ -178,10 +178,14 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
         return pa.array([], column.type)
     if len(chunks) == 1 and len(chunks[0].dictionary) == 1:
         return chunks[0]  # one string (the ruleset's name): as the steps below would give it
+    if len(chunks[0].dictionary) == 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks):
+        return pa.concat_arrays(chunks)  # one string in every chunk: as the steps below would give it
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
-    # each chunk's codes as positions in `strings`
-    to_string = pc.index_in(dictionaries, value_set=strings).to_numpy().astype(np.int64)
+    # each chunk's codes as positions in `strings` (a dict: pc.index_in spends ~9 ms a call
+    # building its hash table, more than the rest of a row group's work)
+    position = {string: at for at, string in enumerate(strings.to_pylist())}
+    to_string = np.array([position[string] for string in dictionaries.to_pylist()], dtype=np.int64)
     offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
     parts = [(to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
              for offset, chunk in zip(offsets, chunks)]

@@ -31,6 +31,7 @@ from pipeline.errors import PositionError, RulesetError
 from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher
 from pipeline.params import IntParam
+from pipeline.threads import in_order
 from pipeline.values import Value
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
@@ -42,6 +43,8 @@ KEY_BITS = 63
 #: the pipeline gives (Space.scratch), and only HELD plies in memory at a time.
 SPILL = 1 << 27
 HELD = 3
+#: Parts a ply is expanded in, on two threads.
+GENERATE_PARTS = 4
 #: A column's cells are written by one table lookup of its bits while the table (2**F
 #: rows of `rows` characters) stays small; taller columns are written cell by cell.
 TABLE_BITS = 16
@@ -310,33 +313,30 @@ class ConnectSpace(Space):
     def _generate(self) -> None:
         """Every ply's keys (ascending) and which are won by the player who just moved,
         found from the empty board forwards; each ply kept in memory, or where the board is
-        large and the pipeline gave a scratch folder, written there and read back as needed."""
+        large and the pipeline gave a scratch folder, written there and read back as needed.
+        A ply is expanded in parts on two threads; their children are merged."""
         if self._sizes is not None:
             return
         spill = self.scratch is not None and sum(size_bound(self.cols, self.rows, self.k)[0]) > SPILL
         sizes = []
         frontier = np.array([self.bottom], dtype=np.int64)
         for ply in range(self.cells + 1):
-            x, discs = self.split(frontier)
-            # after an odd number of discs x moved last
-            done = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(1, dtype=bool)
             sizes.append(frontier.size)
+            cuts = range(0, frontier.size, max(1, -(-frontier.size // GENERATE_PARTS)))
+            found = list(in_order(lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),
+                                  cuts))
+            done = np.concatenate([won for won, _ in found])
             if spill:
                 assert self.scratch is not None
                 np.save(self.scratch / f"keys-{ply}.npy", frontier)
                 np.save(self.scratch / f"won-{ply}.npy", done)
             else:
                 self._held[ply] = (frontier, done)
-            if ply == self.cells:
+            children = np.concatenate([part for _, part in found])
+            del found
+            if ply == self.cells or not children.size:  # the board is full, or every game of this ply won (k=1)
                 break
-            open_keys, open_discs = frontier[~done], discs[~done]
-            del x, discs
-            if not open_keys.size:  # every board of this ply is won (k=1): nothing follows
-                break
-            # the children through one column of ascending parents ascend: the runs are
-            # merged (a stable sort of sorted runs), then repeats dropped
-            children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
-            del open_keys, open_discs
+            # each part's children ascend: the runs are merged (a stable sort), then repeats dropped
             children.sort(kind="stable")
             keep = np.ones(children.size, dtype=bool)
             keep[1:] = children[1:] != children[:-1]
@@ -368,16 +368,33 @@ class ConnectSpace(Space):
         assert self._sizes is not None
         return self._sizes
 
+    def _expand(self, keys: np.ndarray, ply: int) -> tuple[np.ndarray, np.ndarray]:
+        """(which of a ply's `keys` are won by the player who just moved, their children's
+        keys ascending with repeats)."""
+        x, discs = self.split(keys)
+        # after an odd number of discs x moved last
+        won = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(keys.size, dtype=bool)
+        if ply == self.cells:
+            return won, np.zeros(0, dtype=np.int64)
+        open_keys, open_discs = keys[~won], discs[~won]
+        # the children through one column of ascending parents ascend: the runs are merged
+        children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
+        children.sort(kind="stable")
+        return won, children
+
     def _children(self, keys: np.ndarray, discs: np.ndarray, ply: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(column, which keys can drop there, child keys) for each column."""
-        twice = ply % 2 == 0  # x to move: x's disc keeps the old marker's bit
         for c in range(self.cols):
-            top = np.int64(1) << (c * self.field + self.rows - 1)
-            free = (discs & top) == 0
-            # the marker of column c is the bit above its discs
-            marker = ((discs[free] >> (c * self.field)) & self.column_bits) + 1
-            marker <<= c * self.field
-            yield c, free, keys[free] + (marker << 1 if twice else marker)
+            yield c, *self._column(keys, discs, ply, c)
+
+    def _column(self, keys: np.ndarray, discs: np.ndarray, ply: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """(which keys can drop a disc into column c, their children's keys)."""
+        top = np.int64(1) << (c * self.field + self.rows - 1)
+        free = (discs & top) == 0
+        # the marker of column c is the bit above its discs
+        marker = ((discs[free] >> (c * self.field)) & self.column_bits) + 1
+        marker <<= c * self.field
+        return free, keys[free] + (marker << 1 if ply % 2 == 0 else marker)  # x's disc keeps the old marker's bit
 
     # -- parts: blocks of one ply's positions, in id order ---------------------------------
 
@@ -480,7 +497,10 @@ class ConnectSpace(Space):
         dst = np.full((block.size, self.cols), -1, dtype=np.int64)
         following, base = self.ply(ply + 1)[0], self._first[ply + 1]
         for c, free, child in self._children(block[live], discs, ply):
-            dst[live[free], c] = base + np.searchsorted(following, child)
+            if child.size:  # searched in the slice of the next ply they fall in: in cache
+                first = int(np.searchsorted(following, child[0]))
+                last = int(np.searchsorted(following, child[-1], side="right"))
+                dst[live[free], c] = base + first + np.searchsorted(following[first:last], child)
         flat = dst.reshape(-1)
         valid = flat >= 0
         src = np.repeat(np.arange(self._first[ply] + lo, self._first[ply] + lo + block.size, dtype=np.int64),
