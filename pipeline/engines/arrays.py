@@ -442,17 +442,29 @@ def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: 
     window = _Window(solution, impartial)
     moves = _Moves(transitions)
     pos = pq.ParquetFile(positions)
-    for group in range(pos.num_row_groups):
-        part = pos.read_row_group(group, columns=["id", "terminal", "moves"])
-        ids = part["id"].to_numpy()
-        lo, hi = window.own_start, window.own_start + ids.size
-        if ids.size and (ids[0] != lo or ids[-1] != hi - 1 or (np.diff(ids) != 1).any()):
-            raise DataError(f"{positions}: ids are not 0, 1, 2, … in order")
-        own = window.own(ids.size)
-        src, dst = moves.upto(hi)
-        later = moves.floor()
-        window.cover(int(dst.max()) if dst.size else lo, min(int(dst.min()), later) if dst.size else later)
-        yield _part_facts(part, own, src - lo, dst, window, impartial, normal_play)
+    missing = len(values.WORDS) + 1
+
+    def gathered() -> Iterator[tuple]:
+        """Each part's positions, own stored values, moves (sources as indexes into the
+        part) and children's stored values, in turn: the window moves on as they are read."""
+        for group in range(pos.num_row_groups):
+            part = pos.read_row_group(group, columns=["id", "terminal", "moves"])
+            ids = part["id"].to_numpy()
+            lo, hi = window.own_start, window.own_start + ids.size
+            if ids.size and (ids[0] != lo or ids[-1] != hi - 1 or (np.diff(ids) != 1).any()):
+                raise DataError(f"{positions}: ids are not 0, 1, 2, … in order")
+            own = window.own(ids.size)
+            src, dst = moves.upto(hi)
+            later = moves.floor()
+            window.cover(int(dst.max()) if dst.size else lo, min(int(dst.min()), later) if dst.size else later)
+            children = {"code": window.child("code", dst, missing),  # 0: no value; missing: no position
+                        "remoteness": window.child("remoteness", dst, NO_MIN)}
+            if "grundy" in window.columns:
+                children |= {"grundy": window.child("grundy", dst, -1), "height": window.child("height", dst, -1)}
+            yield part, own, src - lo, children
+
+    # the facts of a part are made on two threads while the next parts are read
+    yield from in_order(lambda args: _part_facts(*args, impartial, normal_play), gathered())
 
 
 def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
@@ -631,16 +643,15 @@ class _Window:
         return np.where(inside, column.gather(np.where(inside, at, 0)), missing)
 
 
-def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, dst: np.ndarray, window: _Window,
+def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[str, np.ndarray],
                 impartial: bool, normal_play: bool | None) -> pa.Table:
     """The facts of one part's positions (verify_facts' columns) from their moves: `src` as
-    indexes into the part, ascending; `dst` as ids."""
+    indexes into the part, ascending; `children_` the stored values of each move's child."""
     loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
     n = part.num_rows
     missing = len(values.WORDS) + 1
-    code = window.child("code", dst, missing)  # 0: a child without a value; missing: no position
-    rem = window.child("remoteness", dst, NO_MIN)
-    has_grundy = window.child("grundy", dst, -1) if "grundy" in window.columns else None
+    code, rem = children_["code"], children_["remoteness"]
+    has_grundy = children_.get("grundy")
     starts = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1]))) if src.size else np.zeros(0, np.int64)
     here = src[starts]
     kinds = missing + 1
@@ -674,7 +685,7 @@ def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, dst: np.ndarray,
     max_height = np.full(n, NO_MAX, dtype=np.int32)
     if has_grundy is not None:
         child_grundy = has_grundy
-        child_height = window.child("height", dst, -1)
+        child_height = children_["height"]
         with_value = child_grundy >= 0
         if src.size:
             grundy_children[here] = np.add.reduceat(with_value.astype(np.int32), starts)
