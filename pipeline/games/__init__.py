@@ -184,6 +184,11 @@ class Game:
     params: tuple["Param", ...]
     columns: Mapping[str, str]
     impartial: bool
+    #: Optional: whether every position text has the same length, a board written cell by
+    #: cell (tictactoe, connect). Such texts are stored as they are, which zstd compresses
+    #: better and quicker than the prefix each shares with the one before (stored so for
+    #: the other games' texts: chopsticks' take a third of the space that way).
+    fixed_texts: bool = False
 
     def space(self, rules: "Ruleset") -> Space:
         raise NotImplementedError

@@ -66,6 +66,7 @@ class Connect(Game):
     name = "connect"
     summary = "Connect-Four on any board: drop discs into columns in turn; k in a line wins, a full board ties"
     impartial = False
+    fixed_texts = True
     params = (
         IntParam("cols", "7", "board width (columns)", minimum=1),
         IntParam("rows", "6", "board height (rows)", minimum=1),

@@ -119,7 +119,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                     count = moves[lo:hi] if ids is None else moves[ids[lo:hi]]
                     yield from _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
 
-            write_batches(parts(), out.positions, schema, delta=("id", "text"))
+            write_batches(parts(), out.positions, schema, delta=text_delta(rules))
 
         engine_session = open_engine(engine, scratch)
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -195,7 +195,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             if schema is None:
                 schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
                 written = writer.submit(write_batches, _until_done(positions_out), out.positions, schema,
-                                        ("id", "text"))
+                                        text_delta(rules))
             _hand(positions_out, table.cast(schema), written)
             next_id += n
         if not next_id:
@@ -243,6 +243,12 @@ def _until_done(items: queue.Queue) -> Iterator[pa.Table]:
         if item is _FAILED:
             raise DataError("enumerate stopped: the positions file is not written")
         yield from item.to_batches()
+
+
+def text_delta(rules: Ruleset) -> tuple[str, ...]:
+    """The positions file's delta-encoded columns: the ids, and the texts unless the game's
+    are all of one length (Game.fixed_texts)."""
+    return ("id",) if rules.game.fixed_texts else ("id", "text")
 
 
 def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.Table:
