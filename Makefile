@@ -7,7 +7,7 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims dist clean install java chromium pages-shots enumerate solve verify export build
+.PHONY: all test bench claims dist clean install java chromium pages-shots enumerate solve verify export build big billion
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
@@ -75,6 +75,16 @@ $(DATA)/claims.md: $(DATA)/catalog.parquet $(wildcard queries/*.sql)
 # What goes on a download page: the dataset folder, zip archives and SHA256SUMS, in dist/.
 dist: $(DATA)/catalog.parquet $(DATA)/pages/index.html $(DATA)/claims.md
 	$(BIN)/tablebase publish --data $(DATA) --out dist
+
+# Connect-Four's boards of 10^7 to 10^8 positions (rulesets-big.toml) into data/, beside the
+# others: a few minutes each (BENCHMARKS.md).
+big: $(VENV)/.installed
+	$(BIN)/tablebase build --all --rulesets rulesets-big.toml --data $(DATA)
+
+# connect:cols=5,rows=6, a billion positions, into data/: out of core, under an hour on 2 cores
+# (BENCHMARKS.md has its time, memory and disk).
+billion: $(VENV)/.installed
+	$(BIN)/tablebase build connect:cols=5,rows=6 --data $(DATA)
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

@@ -501,12 +501,15 @@ LIMIT = Path(os.environ.get("TABLEBASE_LIMIT", ROOT.parent / "shared" / "limit")
 
 def limit_argv(rules) -> list[str] | None:
     """The compiled limit's command for `rules`, or None where it does not have that game
-    or variant (it knows chopsticks with attacks only and sticks with whole rows taken)."""
+    or variant (it knows chopsticks with attacks only, sticks with whole rows taken and
+    connect)."""
     changed = dict(rules.changed)
     if rules.game_name == "chopsticks" and set(changed) <= {"fingers", "hands"}:
         program, args = "chopsticks", [str(rules["fingers"]), str(rules["hands"])]
     elif rules.game_name == "sticks" and set(changed) <= {"rows", "play"}:
         program, args = "sticks", [str(rules["rows"]), str(rules["play"])]
+    elif rules.game_name == "connect":
+        program, args = "connect4", [str(rules["cols"]), str(rules["rows"]), str(rules["k"])]
     else:
         return None
     binary = limit_bin() / program

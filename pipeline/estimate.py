@@ -47,6 +47,13 @@ PER_POSITION_SQL = 16
 #: search where moves can cycle (4 B), and a row group in flight.
 ARRAYS_PER_POSITION = 320
 ARRAYS_PER_TRANSITION = 4
+#: A space streamed part by part (Size.window): per position of the window, what the game
+#: holds while it makes its positions (connect: a ply's keys, its children and their sort)
+#: and what verify holds of each child (its value and remoteness, a Grundy value and height);
+#: per position of the ruleset, export's mark of what is reachable.
+WINDOW_GAME = 32
+WINDOW_ARRAYS = 16
+REACH_PER_POSITION = 1
 #: Disk while building: the moves spilled in rank order (12 B, not where the game makes
 #: them rank by rank), transitions.parquet (measured 1.2-1.7 B) and DuckDB's spill files,
 #: per transition; the position files.
@@ -95,6 +102,11 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
 
         return Estimate(rules, size, enumerating + local_heap(), disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
+    if size.window is not None:
+        # streamed rank by rank: the stages hold a window of ranks, DuckDB spills beyond its cap
+        enumerating = BASE + WINDOW_GAME * size.window + MOVE_BATCHES
+        checking = BASE + MOVE_BATCHES + WINDOW_ARRAYS * size.window + REACH_PER_POSITION * size.positions
+        return Estimate(rules, size, max(enumerating, BASE + duckdb, checking), disk)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions
     # the children held for a breadth-first search only where there is no rank
     held = 0 if size.ranked else ARRAYS_PER_TRANSITION * size.transitions

@@ -178,10 +178,14 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
         return pa.array([], column.type)
     if len(chunks) == 1 and len(chunks[0].dictionary) == 1:
         return chunks[0]  # one string (the ruleset's name): as the steps below would give it
+    if len(chunks[0].dictionary) == 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks):
+        return pa.concat_arrays(chunks)  # one string in every chunk: as the steps below would give it
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
-    # each chunk's codes as positions in `strings`
-    to_string = pc.index_in(dictionaries, value_set=strings).to_numpy().astype(np.int64)
+    # each chunk's codes as positions in `strings` (a dict: pc.index_in spends ~9 ms a call
+    # building its hash table, more than the rest of a row group's work)
+    position = {string: at for at, string in enumerate(strings.to_pylist())}
+    to_string = np.array([position[string] for string in dictionaries.to_pylist()], dtype=np.int64)
     offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
     parts = [(to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
              for offset, chunk in zip(offsets, chunks)]
@@ -189,9 +193,8 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     first = np.full(len(strings), rows, dtype=np.int64)  # each string's first row
     row = 0
     for strings_of, codes in parts:
-        seen = np.full(strings_of.size, rows, dtype=np.int64)
-        np.minimum.at(seen, codes, np.arange(row, row + codes.size))
-        np.minimum.at(first, strings_of, seen)
+        seen = _first_rows(codes, strings_of.size)
+        np.minimum.at(first, strings_of, np.where(seen < codes.size, seen + row, rows))
         row += codes.size
     used = np.flatnonzero(first < rows)
     order = used[np.argsort(first[used], kind="stable")]
@@ -202,6 +205,29 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     dtype = np.dtype(f"int{index_type.bit_width}")
     codes = np.concatenate([renumber[strings_of].astype(dtype)[codes] for strings_of, codes in parts])
     return pa.DictionaryArray.from_arrays(pa.array(codes, index_type), strings.take(pa.array(order)))
+
+
+#: Rows looked through at a time for codes not seen yet.
+_SCAN = 1 << 12
+
+
+def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
+    """The first row of each code 0..count-1 in `codes` (codes.size where it is absent):
+    blocks are looked through until every code that occurs is found, which for a
+    dictionary column is mostly in its first rows."""
+    first = np.full(count, codes.size, dtype=np.int64)
+    missing = np.bincount(codes, minlength=count) > 0  # occurs, and not found yet
+    left = int(missing.sum())
+    for lo in range(0, codes.size, _SCAN):
+        if not left:
+            break
+        block = codes[lo : lo + _SCAN]
+        here = np.unique(block)
+        for code in here[missing[here]].tolist():
+            first[code] = lo + int(np.argmax(block == code))
+            missing[code] = False
+            left -= 1
+    return first
 
 
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:

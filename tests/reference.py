@@ -10,7 +10,7 @@ parameters take their default values):
 
 - ``solve(game, params)``: position text -> (value, remoteness, grundy); value 'win',
   'loss', 'tie' or 'draw' for the player to move; grundy None where a cycle is reachable
-  and everywhere in a game that is not impartial (tictactoe)
+  and everywhere in a game that is not impartial (tictactoe, connect)
 - ``moves(game, params)``: position text -> set of child position texts
 - ``start(game, params)``: start position text
 """
@@ -31,6 +31,7 @@ DEFAULTS = {
     "hackenbush": {"tree": "1:2/3;2:4/5;4:7;3:6", "fib": "none"},
     "octal": {"code": "0.77", "start": "10", "play": "normal"},
     "tictactoe": {"rows": "3", "cols": "3", "k": "3"},
+    "connect": {"cols": "7", "rows": "6", "k": "4"},
 }
 
 
@@ -438,6 +439,50 @@ def _tictactoe(p):
     return _Game([start], children, no_move, text, start, impartial=False)
 
 
+# --------------------------------------------------------------------------- connect
+# position = tuple of columns, each a string of discs from the bottom up: 'x' or 'o'
+
+
+def _connect(p):
+    cols = _int(p["cols"], "cols", 1)
+    rows = _int(p["rows"], "rows", 1)
+    k = _int(p["k"], "k", 1)
+    if k > max(rows, cols):
+        raise ValueError(f"k={k} does not fit on a {cols}x{rows} board")
+
+    def cell(pos, c, h):
+        return pos[c][h] if 0 <= c < cols and 0 <= h < len(pos[c]) else None
+
+    def has_line(pos, mark):
+        for c in range(cols):
+            for h in range(rows):
+                for dc, dh in ((1, 0), (0, 1), (1, 1), (1, -1)):
+                    if all(cell(pos, c + i * dc, h + i * dh) == mark for i in range(k)):
+                        return True
+        return False
+
+    def discs(pos):
+        return sum(len(column) for column in pos)
+
+    def last_mover(pos):
+        return "o" if discs(pos) % 2 == 0 else "x"
+
+    def children(pos):
+        if discs(pos) and has_line(pos, last_mover(pos)):
+            return []
+        mark = "x" if discs(pos) % 2 == 0 else "o"
+        return [pos[:c] + (pos[c] + mark,) + pos[c + 1:] for c in range(cols) if len(pos[c]) < rows]
+
+    def no_move(pos):
+        return "loss" if discs(pos) and has_line(pos, last_mover(pos)) else "tie"
+
+    def text(pos):
+        return "/".join("".join(cell(pos, c, h) or "." for c in range(cols)) for h in reversed(range(rows)))
+
+    start = ("",) * cols
+    return _Game([start], children, no_move, text, start, impartial=False)
+
+
 _GAMES = {
     "chopsticks": _chopsticks,
     "sticks": _sticks,
@@ -445,6 +490,7 @@ _GAMES = {
     "hackenbush": _hackenbush,
     "octal": _octal,
     "tictactoe": _tictactoe,
+    "connect": _connect,
 }
 
 

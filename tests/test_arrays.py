@@ -142,3 +142,34 @@ def test_reachable_matches_breadth_first_search(tmp_path, seed, ranked, sparse, 
     starts = [positions["id"][-1], positions["id"][len(positions["id"]) // 2]]
     seen = arrays.reachable(paths[0], paths[1], np.array(starts))
     assert {i for i, s in zip(positions["id"], seen) if s} == _reachable(positions, moves, starts)
+
+
+@pytest.mark.parametrize("seed, ranked", [(seed, ranked) for seed in range(4) for ranked in (True, False)])
+def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
+    """Where the files are as the stages write them (ids 0..n-1, a value for each, moves
+    by source), verify's facts are made part by part, a window of children held: the same
+    rows as made whole, with odd stored values, large Grundy values and moves that lead up
+    as well as down (ranked or not)."""
+    rng = random.Random(seed)
+    positions, _, moves = _graph(seed, 3000, ranked, False, False)
+    ids = positions["id"]
+    words = WORDS + ["bogus", None]
+    solution = {"id": ids, "value": [rng.choice(words) for _ in ids],
+                "remoteness": [rng.choice([None, 0, 1, 2, 5, 7]) for _ in ids],
+                "grundy": [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in ids],
+                "grundy_height": [rng.choice([None, 0, 1, 4]) for _ in ids]}
+    moves = [move for move in moves if move[1] < len(ids)]
+    paths = _write(tmp_path, positions, solution, moves, 97)
+    for path in (paths[0], paths[2]):  # positions and solution in row groups of 500
+        pq.write_table(pq.read_table(path), path, row_group_size=500)
+    assert arrays._streamable(*paths)
+    parts = list(arrays.verify_parts(*paths, impartial=True))
+    assert len(parts) == 6
+    assert pa.concat_tables(parts).to_pylist() == arrays.verify_facts(*paths, impartial=True).to_pylist()
+
+
+def test_verify_parts_checks_files_not_in_the_stages_order_whole(tmp_path):
+    positions, solution, moves = _graph(1, 300, True, True, False)  # sparse ids
+    paths = _write(tmp_path, positions, solution, moves, 7)
+    assert not arrays._streamable(*paths)
+    assert [part.num_rows for part in arrays.verify_parts(*paths, impartial=True)] == [300]

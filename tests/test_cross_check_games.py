@@ -1,4 +1,4 @@
-"""sticks, nim, hackenbush, octal and tictactoe against the independent reference solver (tests/reference.py).
+"""sticks, nim, hackenbush, octal, tictactoe and connect against the independent reference solver (tests/reference.py).
 
 Every ruleset below is compared on its spaces (position texts, the move graph, the start);
 a few are also built by the pipeline and compared position by position on value,
@@ -46,6 +46,10 @@ SPACES = [
     # tictactoe: the 3×3 game, wins, ties, k=1, one row, one column, a line on the long side only
     "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
     "tictactoe:rows=1", "tictactoe:k=1", "tictactoe:cols=1,k=3,rows=4", "tictactoe:cols=4,k=4,rows=2",
+    # connect: three in a row on 3×3 and 4×3, k=1 and 2, one column, one row, a line only upwards
+    "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=3,k=1,rows=2",
+    "connect:cols=3,k=2,rows=2", "connect:cols=1,k=3,rows=5", "connect:cols=5,k=3,rows=1",
+    "connect:cols=2,k=3,rows=4",
 ]
 
 BUILT = [
@@ -57,6 +61,8 @@ BUILT = [
     # ties and no Grundy values
     "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
     "tictactoe:rows=1", "tictactoe:cols=4,k=4,rows=2",
+    "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=3,k=2,rows=2",
+    "connect:cols=1,k=3,rows=5", "connect:cols=2,k=3,rows=4",
 ]
 
 

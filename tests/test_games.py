@@ -44,6 +44,10 @@ SMALL = {
         "tictactoe", "tictactoe:rows=1", "tictactoe:cols=2,k=2,rows=2", "tictactoe:cols=1,k=1,rows=1",
         "tictactoe:k=1", "tictactoe:cols=4,k=2,rows=1", "tictactoe:cols=2,k=2,rows=4",
     ],
+    "connect": [
+        "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=1,k=1,rows=1",
+        "connect:cols=3,k=1,rows=2", "connect:cols=5,k=2,rows=1", "connect:cols=1,k=4,rows=6",
+    ],
     # the example plug-in (examples/takeaway), installed by `make install`
     "takeaway": ["takeaway", "takeaway:take=1,tokens=5", "takeaway:play=misere,tokens=7"],
 }

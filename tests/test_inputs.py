@@ -71,6 +71,8 @@ TOO_BIG = [
     ("sticks:max_take=9999999999", "expected an integer"),
     ("tictactoe:rows=999999999,cols=999999999", "more than this pipeline builds"),
     ("tictactoe:k=999999999", "no line of 999999999 fits"),
+    ("connect:cols=999999999,rows=999999999", "63-bit keys"),
+    ("connect:k=999999999", "no line of 999999999 fits"),
     ("chopsticks:fingers=" + "9" * 100_000, "expected an integer"),
 ]
 

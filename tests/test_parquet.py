@@ -53,3 +53,19 @@ def test_dictionary_columns_are_written_without_min_max(tmp_path):
     group = pq.read_metadata(tmp_path / "t.parquet").row_group(0)
     assert (group.column(0).statistics.min, group.column(0).statistics.max) == (1, 3)
     assert group.column(1).statistics is None or not group.column(1).statistics.has_min_max
+
+
+def test_first_rows_are_each_codes_first_occurrence():
+    """A dictionary column's strings go in the order they first occur: found block by block."""
+    from pipeline.parquet import _first_rows
+
+    rng = np.random.default_rng(7)
+    for size, count in [(0, 3), (1, 1), (10_000, 5), (50_000, 300), (9_000, 9_000)]:
+        codes = rng.integers(0, count, size)
+        if size > 8:  # a code seen only at the end
+            codes[codes == count - 1] = 0
+            codes[-3:] = count - 1
+        expected = np.full(count, size)
+        for row, code in reversed(list(enumerate(codes.tolist()))):
+            expected[code] = row
+        assert _first_rows(codes, count).tolist() == expected.tolist()

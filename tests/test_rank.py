@@ -137,14 +137,14 @@ def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypat
 
 
 def test_moves_read_rank_by_rank_from_the_file_solve_as_loaded_ones(tmp_path, monkeypatch):
-    """Small transitions files are loaded once (LOAD_MOVES); larger ones are read a rank at
-    a time. Both give the same solution."""
+    """Small positions and transitions files are loaded once (LOAD_ROWS); larger ones are
+    read a rank at a time. Both give the same solution."""
     from pipeline.engines import duckdb_engine
 
     data, files = enumerated(tmp_path, "sticks:rows=5")
     solve(files, data.temp)
     loaded = files.solution.read_bytes()
-    monkeypatch.setattr(duckdb_engine, "LOAD_MOVES", 0)
+    monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
     solve(files, data.temp)
     assert files.solution.read_bytes() == loaded
 
@@ -238,3 +238,22 @@ def test_a_transitions_file_that_cannot_be_written_leaves_no_scratch_moves(tmp_p
     with pytest.raises(OSError, match="No space"):
         enumerated(tmp_path, "nim:start=2-3-4")
     assert not list(tmp_path.rglob(".moves-*"))
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "connect:cols=4,k=3,rows=3"])
+def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, ruleset):
+    """A wide rank is solved in parts of PART positions (a billion positions' widest ranks
+    ran out of memory whole): parts of 100 positions give the same bytes, also where the
+    ranks' results are kept in scratch files (HELD_IN_MEMORY 0)."""
+    from pipeline.engines import duckdb_engine
+
+    data, files = enumerated(tmp_path, ruleset)
+    solve(files, data.temp)
+    whole = files.solution.read_bytes()
+    monkeypatch.setattr(duckdb_engine, "PART", 100)
+    solve(files, data.temp)
+    assert files.solution.read_bytes() == whole
+    monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
+    monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
+    solve(files, data.temp)
+    assert files.solution.read_bytes() == whole

@@ -263,9 +263,11 @@ ALL_RULESETS = NORMAL_PLAY_RULESETS + [
     ("tictactoe", {}),
     ("tictactoe", {"rows": "1", "cols": "5", "k": "3"}),
     ("tictactoe", {"rows": "2", "cols": "3", "k": "2"}),
+    ("connect", {"rows": "3", "cols": "3", "k": "3"}),
+    ("connect", {"rows": "2", "cols": "4", "k": "2"}),
 ]
 #: Games without Grundy values: the reference gives None everywhere.
-PARTISAN = {"tictactoe"}
+PARTISAN = {"tictactoe", "connect"}
 
 
 def _id(ruleset):

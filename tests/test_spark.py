@@ -30,6 +30,7 @@ RULESETS = [
     "sticks:rows=3",                        # rank by rank, misère
     "chopsticks:fingers=3,split=any",       # cycles: draws, Grundy values only where no cycle is reachable
     "tictactoe:cols=3,k=3,rows=1",          # ties, no Grundy values
+    "connect:cols=3,k=3,rows=2",            # positions listed part by part (streamed on DuckDB)
     "nim:start=1-2-2,variant=arrow",        # several legal starts
     "octal:code=0.07,play=misere,start=5",
     "hackenbush:fib=3",

@@ -11,7 +11,7 @@ engine in pipeline/sql/<engine>/:
                      part by part on Spark's executors
   solver(impartial)  the solve stage's steps (Solver below), over views positions and
                      transitions
-  facts(impartial)   the verifier's view `facts`: one row per position with what its
+  facts(impartial)   the verifier's view `facts`, part by part: one row per position with what its
                      children say (pipeline/stages/verify.py holds the checks over it)
   reach(starts)      the view `reach` (id, seen): what play from the starts can reach
 
@@ -54,8 +54,10 @@ class Solver(Protocol):
     def ranks(self) -> list[tuple[int, int, int, int]]:
         """(rank, first id, last id, positions) of every rank, lowest first."""
 
-    def rank(self, lo: int, hi: int) -> None:
-        """Solve the positions lo..hi (one rank; every child of theirs is solved)."""
+    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        """Solve the positions lo..hi (one rank; every child of theirs is solved), and
+        give the solution's rows that are final now, in id order (none, for an engine
+        that gives every row at the end)."""
 
     def values(self) -> Steps:
         """Retrograde analysis of wins and losses: level k decides remoteness k."""
@@ -66,8 +68,9 @@ class Solver(Protocol):
     def grundy(self) -> Steps:
         """Grundy values from the positions without moves up."""
 
-    def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
-        """The solution: id, value, remoteness, grundy, grundy_height, in id order."""
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        """The solution's rows not given yet (id, value, remoteness, grundy,
+        grundy_height), in id order, after the last rank or level."""
 
 
 class Engine(Protocol):
@@ -93,7 +96,10 @@ class Engine(Protocol):
 
     def solver(self, impartial: bool) -> Solver: ...
 
-    def facts(self, impartial: bool) -> None: ...
+    def facts(self, impartial: bool) -> Iterator[int]:
+        """The view `facts` (pipeline/stages/verify.py's checks read it), a part of the
+        positions each time the iterator gives how many it holds: the checks run on each
+        part in turn."""
 
     def reach(self, starts: list[int]) -> Steps: ...
 

@@ -250,11 +250,55 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     })
 
 
+def dense_ids(path: Path) -> int | None:
+    """n if the file's `id` column holds 0, 1, …, n - 1 in order, else None; read a row
+    group at a time."""
+    file = pq.ParquetFile(path)
+    n = 0
+    for group in range(file.num_row_groups):
+        ids = file.read_row_group(group, columns=["id"])["id"].to_numpy()
+        if ids.size and (ids[0] != n or ids[-1] != n + ids.size - 1 or (np.diff(ids) != 1).any()):
+            return None
+        n += ids.size
+    return n
+
+
+def rank_starts(positions: Path) -> np.ndarray | None:
+    """The first id of each rank, where positions have the ids 0..n-1 numbered rank by rank
+    (each rank a run of ids, ranks ascending); else None. Read a row group at a time."""
+    if dense_ids(positions) is None:
+        return None
+    file = pq.ParquetFile(positions)
+    starts, last, at = [], None, 0
+    for group in range(file.num_row_groups):
+        rank = file.read_row_group(group, columns=["rank"])["rank"]
+        if rank.null_count:
+            return None
+        rank = rank.to_numpy()
+        if not rank.size:
+            continue
+        if (last is not None and rank[0] < last) or (np.diff(rank) < 0).any():
+            return None
+        new = np.flatnonzero(np.diff(np.concatenate(([rank[0] - 1 if last is None else last], rank))))
+        starts.append(new + at)
+        last, at = rank[-1], at + rank.size
+    return np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+
+
 def reachable(positions: Path, transitions: Path, starts: np.ndarray) -> np.ndarray:
     """Whether play from the positions with ids `starts` reaches each position (in the
     positions file's order). Where every position has a rank and every move lowers it,
     one pass over the moves from the highest rank down (a position's parents all come
-    before it); otherwise breadth first over the moves held in memory (4 bytes a move)."""
+    before it): one byte a position, a row group of moves at a time. Otherwise breadth
+    first over the moves held in memory (4 bytes a move)."""
+    first = rank_starts(positions)
+    if first is not None:
+        n = pq.read_metadata(positions).num_rows
+        seen = np.zeros(n + 1, dtype=bool)
+        starts = np.asarray(starts, dtype=np.int64)
+        seen[starts[(starts >= 0) & (starts < n)]] = True
+        if n and _by_rank_downwards(transitions, n, first, seen):
+            return seen[:-1]
     pos = read_table(positions, columns=["id", "rank"])
     ids = Ids(pos["id"].to_numpy())
     seen = np.zeros(ids.n + 1, dtype=bool)  # the last: "no position"
@@ -289,6 +333,27 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
             return False  # sources by id must go up in rank
         ends = np.concatenate((bounds, [src.size]))
         for lo, hi in zip(np.concatenate(([0], bounds))[::-1], ends[::-1]):
+            seen[dst[lo:hi][seen[src[lo:hi]]]] = True
+    return True
+
+
+def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.ndarray) -> bool:
+    """_downwards for ids 0..n-1 numbered rank by rank (`first`: each rank's first id): a
+    move lowers the rank where it leads below its source's rank's first id."""
+    reader = pq.ParquetFile(transitions)
+    below = None  # the lowest source so far
+    for group in reversed(range(reader.num_row_groups)):
+        batch = reader.read_row_group(group, columns=["src", "dst"])
+        src, dst = batch["src"].to_numpy(), batch["dst"].to_numpy()
+        if not src.size:
+            continue
+        rank = np.searchsorted(first, src, side="right") - 1
+        if ((src[1:] < src[:-1]).any() or (below is not None and src[-1] > below) or src[0] < 0
+                or src[-1] >= n or dst.min() < 0 or (dst >= first[rank]).any()):
+            return False
+        below = src[0]
+        bounds = np.flatnonzero(rank[1:] != rank[:-1]) + 1
+        for lo, hi in zip(np.concatenate(([0], bounds))[::-1], np.concatenate((bounds, [src.size]))[::-1]):
             seen[dst[lo:hi][seen[src[lo:hi]]]] = True
     return True
 
@@ -336,3 +401,334 @@ def _sorted_by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarr
     del table
     order = np.argsort(src, kind="stable")
     return np.searchsorted(src[order], np.arange(ids.n + 2)), dst[order]
+
+
+def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(each row group's greatest source, the least child of that row group and every later
+    one) from the transitions file's statistics: moves out of a source above a row group's
+    greatest lead no lower than the next row group's floor. Without statistics, floors of 0:
+    every rank's results are kept."""
+    meta = pq.read_metadata(transitions)
+    names = meta.schema.to_arrow_schema().names
+    src, dst = names.index("src"), names.index("dst")
+    src_max, dst_min = [], []
+    for group in range(meta.num_row_groups):
+        row_group = meta.row_group(group)
+        src_stats, dst_stats = row_group.column(src).statistics, row_group.column(dst).statistics
+        if not row_group.num_rows:  # an empty row group: no move, no child
+            src_max.append(src_max[-1] if src_max else -1)
+            dst_min.append(np.iinfo(np.int64).max)
+            continue
+        known = src_stats is not None and src_stats.has_min_max and dst_stats is not None and dst_stats.has_min_max
+        src_max.append(src_stats.max if known else np.iinfo(np.int64).max)
+        dst_min.append(dst_stats.min if known else 0)
+    floor = np.minimum.accumulate(np.array(dst_min, dtype=np.int64)[::-1])[::-1]
+    return np.array(src_max, dtype=np.int64), floor
+
+
+def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: bool) -> Iterator[pa.Table]:
+    """verify_facts' table part by part (one row group of positions each), in id order,
+    without ever holding every position: where the files are as the stages write them
+    (ids 0..n-1 in both files, moves by ascending source), each part's moves are read
+    from the transitions file as the sources come, and their children's stored values
+    looked up in a window of the solution, from the least child any later move may lead
+    to (the transitions' statistics) to the greatest child met so far. Moves that all lead
+    one rank down (Connect-Four) keep two ranks in the window. Files not in that order are
+    checked whole (verify_facts)."""
+    if not _streamable(positions, transitions, solution):
+        yield verify_facts(positions, transitions, solution, impartial)
+        return
+    normal_play = _normal_play(positions)
+    window = _Window(solution, impartial)
+    moves = _Moves(transitions)
+    pos = pq.ParquetFile(positions)
+    missing = len(values.WORDS) + 1
+
+    def gathered() -> Iterator[tuple]:
+        """Each part's positions, own stored values, moves (sources as indexes into the
+        part) and children's stored values, in turn: the window moves on as they are read."""
+        for group in range(pos.num_row_groups):
+            part = pos.read_row_group(group, columns=["id", "terminal", "moves"])
+            ids = part["id"].to_numpy()
+            lo, hi = window.own_start, window.own_start + ids.size
+            if ids.size and (ids[0] != lo or ids[-1] != hi - 1 or (np.diff(ids) != 1).any()):
+                raise DataError(f"{positions}: ids are not 0, 1, 2, … in order")
+            own = window.own(ids.size)
+            src, dst = moves.upto(hi)
+            later = moves.floor()
+            window.cover(int(dst.max()) if dst.size else lo, min(int(dst.min()), later) if dst.size else later)
+            children = {"code": window.child("code", dst, missing),  # 0: no value; missing: no position
+                        "remoteness": window.child("remoteness", dst, NO_MIN)}
+            if "grundy" in window.columns:
+                children |= {"grundy": window.child("grundy", dst, -1), "height": window.child("height", dst, -1)}
+            yield part, own, src - lo, children
+
+    # the facts of a part are made on two threads while the next parts are read
+    yield from in_order(lambda args: _part_facts(*args, impartial, normal_play), gathered())
+
+
+def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
+    """Whether positions and solution hold the ids 0..n-1 in order, row group by row group,
+    and the moves' row groups come by ascending source, by their statistics."""
+    def runs(path: Path, column: str) -> list[tuple[int, int, int]] | None:
+        meta = pq.read_metadata(path)
+        index = meta.schema.to_arrow_schema().names.index(column)
+        found = []
+        for group in range(meta.num_row_groups):
+            row_group = meta.row_group(group)
+            stats = row_group.column(index).statistics
+            if row_group.num_rows and (stats is None or not stats.has_min_max):
+                return None
+            if row_group.num_rows:
+                found.append((stats.min, stats.max, row_group.num_rows))
+        return found
+
+    own = [runs(positions, "id"), runs(solution, "id")]
+    for found in own:
+        if found is None or any(high - low + 1 != rows for low, high, rows in found) or any(
+                later[0] != earlier[1] + 1 for earlier, later in zip(found, found[1:])) or (found and found[0][0] != 0):
+            return False
+    if [run[:2] for run in own[0]] and own[0][-1][1] != (own[1][-1][1] if own[1] else -1):
+        return False
+    moves = runs(transitions, "src")
+    return moves is not None and all(later[0] >= earlier[1] for earlier, later in zip(moves, moves[1:]))
+
+
+def _normal_play(positions: Path) -> bool | None:
+    """Whether every finished position is lost by the mover (None: no game is over), read
+    row group by row group."""
+    file = pq.ParquetFile(positions, read_dictionary=["terminal"])
+    finished = False
+    for group in range(file.num_row_groups):
+        terminal = file.read_row_group(group, columns=["terminal"])["terminal"]
+        codes = _codes(terminal)[terminal.is_valid().to_numpy(zero_copy_only=False)]
+        if codes.size and not (codes == values.Value.LOSS.code).all():
+            return False
+        finished |= bool(codes.size)
+    return True if finished else None
+
+
+class _Moves:
+    """The transitions file's (src, dst) read forwards, by ascending source."""
+
+    def __init__(self, path: Path):
+        self.file = pq.ParquetFile(path)
+        self.group = 0
+        self.held = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.floors = child_floors(path)[1]
+
+    def upto(self, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """The moves out of sources below `hi` not given yet, by source."""
+        src, dst = self.held
+        parts_src, parts_dst = [src], [dst]
+        while (not src.size or src[-1] < hi) and self.group < self.file.num_row_groups:
+            batch = self.file.read_row_group(self.group, columns=["src", "dst"])
+            self.group += 1
+            src, dst = batch["src"].to_numpy(), batch["dst"].to_numpy()
+            if src.size > 1 and (src[1:] < src[:-1]).any():
+                order = np.argsort(src, kind="stable")
+                src, dst = src[order], dst[order]
+            parts_src.append(src)
+            parts_dst.append(dst)
+        src = np.concatenate(parts_src) if len(parts_src) > 1 else parts_src[0]
+        dst = np.concatenate(parts_dst) if len(parts_dst) > 1 else parts_dst[0]
+        cut = int(np.searchsorted(src, hi))
+        self.held = src[cut:], dst[cut:]
+        return src[:cut], dst[:cut]
+
+    def floor(self) -> int:
+        """The least child a move not given yet may lead to."""
+        later = int(self.floors[self.group]) if self.group < self.floors.size else np.iinfo(np.int64).max
+        return min(int(self.held[1].min()), later) if self.held[1].size else later
+
+
+class _Column:
+    """An array that grows at its end and is dropped from its start, copied only when the
+    dropped part outgrows what is held (so each entry is copied a few times at most)."""
+
+    def __init__(self, dtype: np.dtype):
+        self.data = np.zeros(0, dtype=dtype)
+        self.start = self.end = 0
+
+    def append(self, values_: np.ndarray) -> None:
+        if self.end + values_.size > self.data.size:
+            held = self.data[self.start : self.end]
+            size = max(2 * held.size, held.size + values_.size)
+            if size > self.data.size or self.start:
+                data = np.empty(max(size, self.data.size), dtype=self.data.dtype)
+                data[: held.size] = held
+                self.data, self.start, self.end = data, 0, held.size
+        self.data[self.end : self.end + values_.size] = values_
+        self.end += values_.size
+
+    def drop(self, count: int) -> None:
+        self.start += count
+
+    def gather(self, at: np.ndarray) -> np.ndarray:
+        return self.data[self.start + at]
+
+
+class _Window:
+    """Each position's stored values as a child (value code, remoteness, Grundy value,
+    height) for the ids from `base` to `top`, read from the solution as far as needed and
+    dropped below the least child still to come; and each position's own stored values,
+    read in step with the positions."""
+
+    def __init__(self, solution: Path, impartial: bool):
+        self.path = solution
+        self.file = pq.ParquetFile(solution, read_dictionary=["value"])
+        self.group = 0
+        self.base = self.top = 0  # ids base..top-1 are held as children
+        self.own_start = 0  # the next position whose own values are asked for
+        self.columns = {"code": _Column(np.dtype(np.int8)), "remoteness": _Column(np.dtype(np.int32))}
+        if impartial or self._any_grundy():
+            self.columns |= {"grundy": _Column(np.dtype(np.int32)), "height": _Column(np.dtype(np.int32))}
+        self.pending: list[pa.Table] = []  # rows read, not yet given as positions' own
+        self.given = 0  # rows of pending[0] given already
+
+    def _any_grundy(self) -> bool:
+        """Whether the solution holds a Grundy value or height anywhere (its statistics)."""
+        meta = self.file.metadata
+        names = meta.schema.to_arrow_schema().names
+        for group in range(meta.num_row_groups):
+            for name in ("grundy", "grundy_height"):
+                column = meta.row_group(group).column(names.index(name))
+                if column.statistics is None or column.statistics.null_count != column.num_values:
+                    return True
+        return False
+
+    def _read(self) -> None:
+        rows = self.file.read_row_group(self.group, columns=["id", "value", "remoteness", "grundy", "grundy_height"])
+        self.group += 1
+        ids = rows["id"].to_numpy()
+        if ids.size and (ids[0] != self.top or ids[-1] != self.top + ids.size - 1):
+            raise DataError(f"{self.path}: ids are not 0, 1, 2, … in order")
+        read = {"code": _codes(rows["value"]), "remoteness": _int(rows["remoteness"], NO_MIN),
+                "grundy": _int(rows["grundy"], -1), "height": _int(rows["grundy_height"], -1)}
+        for name, column in self.columns.items():
+            column.append(read[name])
+        self.top += ids.size
+        self.pending.append(rows)
+
+    def own(self, count: int) -> pa.Table:
+        """The solution's next `count` rows: the stored values of the next positions."""
+        while sum(t.num_rows for t in self.pending) - self.given < count and self.group < self.file.num_row_groups:
+            self._read()
+        table = pa.concat_tables(self.pending).slice(self.given, count)
+        self.given += count
+        while self.pending and self.given >= self.pending[0].num_rows:
+            self.given -= self.pending.pop(0).num_rows
+        self.own_start += count
+        return table
+
+    def cover(self, upto: int, floor: int) -> None:
+        """Hold the ids up to `upto`; drop those below `floor` (no move left leads there)."""
+        while self.top <= upto and self.group < self.file.num_row_groups:
+            self._read()
+        drop = min(floor, self.top) - self.base
+        if drop > 0:
+            for column in self.columns.values():
+                column.drop(drop)
+            self.base += drop
+
+    def child(self, name: str, dst: np.ndarray, missing: int) -> np.ndarray:
+        """Column `name` of each child, `missing` where it is no position."""
+        at = dst - self.base
+        inside = (at >= 0) & (at < self.top - self.base)
+        column = self.columns[name]
+        if inside.all():
+            return column.gather(at)
+        if dst.size and ((dst >= 0) & (dst < self.base)).any():
+            raise AssertionError("a child below the window: its floor was wrong")
+        return np.where(inside, column.gather(np.where(inside, at, 0)), missing)
+
+
+def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[str, np.ndarray],
+                impartial: bool, normal_play: bool | None) -> pa.Table:
+    """The facts of one part's positions (verify_facts' columns) from their moves: `src` as
+    indexes into the part, ascending; `children_` the stored values of each move's child."""
+    loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
+    n = part.num_rows
+    missing = len(values.WORDS) + 1
+    code, rem = children_["code"], children_["remoteness"]
+    has_grundy = children_.get("grundy")
+    starts = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1]))) if src.size else np.zeros(0, np.int64)
+    here = src[starts]
+    kinds = missing + 1
+    tally = np.zeros((n, kinds), dtype=np.int32)
+    if src.size:
+        tally[here] = np.bincount(np.repeat(np.arange(starts.size), np.diff(np.append(starts, src.size))) * kinds
+                                  + code, minlength=starts.size * kinds).reshape(starts.size, kinds)
+
+    def reduce(kind: int, reducer, empty: int) -> np.ndarray:
+        out = np.full(n, empty, dtype=np.int32)
+        if src.size:
+            out[here] = reducer.reduceat(np.where(code == kind, rem, empty), starts)
+        return out
+
+    min_loss, min_tie = reduce(loss, np.minimum, NO_MIN), reduce(tie, np.minimum, NO_MIN)
+    win_rem = np.where(rem == NO_MIN, NO_MAX, rem)
+    max_win = np.full(n, NO_MAX, dtype=np.int32)
+    if src.size:
+        max_win[here] = np.maximum.reduceat(np.where(code == win, win_rem, NO_MAX), starts)
+    children = tally.sum(axis=1)
+    unknown = tally[:, missing]
+
+    own_code = _codes(own["value"])
+    solved = np.ones(n, dtype=bool)
+    terminal = part["terminal"]
+    terminal_code = _codes(terminal)
+    grundy = _int(own["grundy"], -1)
+    grundy_children = np.zeros(n, dtype=np.int32)
+    taken = np.zeros(n, dtype=bool)
+    below = np.zeros(n, dtype=np.int32)
+    max_height = np.full(n, NO_MAX, dtype=np.int32)
+    if has_grundy is not None:
+        child_grundy = has_grundy
+        child_height = children_["height"]
+        with_value = child_grundy >= 0
+        if src.size:
+            grundy_children[here] = np.add.reduceat(with_value.astype(np.int32), starts)
+            max_height[here] = np.maximum.reduceat(np.where(child_height >= 0, child_height, NO_MAX), starts)
+            # a child's value is taken where it equals the parent's; distinct values below it counted
+            parent_grundy = np.repeat(grundy[here], np.diff(np.append(starts, src.size)))
+            mine = with_value & (parent_grundy >= 0)
+            equal = mine & (child_grundy == parent_grundy)
+            taken[here] = np.logical_or.reduceat(equal, starts)
+            lower = mine & (child_grundy < parent_grundy)
+            if lower.any():  # distinct (source, child value) pairs, as one integer each
+                width = int(child_grundy[lower].max()) + 1
+                pairs = np.unique(src[lower].astype(np.int64) * width + child_grundy[lower])
+                below += np.bincount(pairs // width, minlength=n).astype(np.int32)
+
+    def nullable(array: np.ndarray, absent: np.ndarray, wide: bool = False) -> pa.Array:
+        return pa.array(array.astype(np.int64) if wide else array, mask=absent)
+
+    by_kind = {c: tally[:, c] for c in (loss, win, tie, draw)}
+    return pa.table({
+        "id": part["id"],
+        "terminal": terminal.cast(pa.string()),
+        "terminal_code": nullable(terminal_code.astype(np.int32), terminal_code == 0),
+        "moves": part["moves"],
+        "value": own["value"].cast(pa.string()),
+        "code": nullable(own_code.astype(np.int32), own_code == 0),
+        "remoteness": own["remoteness"],
+        "solved": solved,
+        "children": children,
+        "known_children": children - unknown,
+        "loss_children": by_kind[loss],
+        "min_loss": nullable(min_loss, min_loss == NO_MIN, wide=True),
+        "win_children": by_kind[win],
+        "max_win": nullable(max_win, max_win == NO_MAX, wide=True),
+        "tie_children": by_kind[tie],
+        "min_tie": nullable(min_tie, min_tie == NO_MIN, wide=True),
+        "draw_children": by_kind[draw],
+        "grundy": own["grundy"],
+        "grundy_height": own["grundy_height"],
+        "grundy_children": grundy_children,
+        "grundy_taken": pa.array(taken, mask=grundy < 0),
+        "grundy_below": below,
+        "max_child_height": nullable(max_height, max_height == NO_MAX, wide=True),
+        "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
+        "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
+    })

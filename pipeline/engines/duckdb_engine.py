@@ -10,7 +10,7 @@ an id is an index there, where SQL hash-joins every move.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from pipeline import values
 from pipeline.engines import arrays, by_id_join
+from pipeline.engines.arrays import child_floors
 from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
 from pipeline.parquet import read_table, write_select
 
@@ -27,6 +28,7 @@ class DuckDBEngine:
     name = "duckdb"
 
     def __init__(self, temp_dir: Path):
+        self.temp_dir = temp_dir
         self.con = connect(temp_dir)
         self.paths: dict[str, Path] = {}
         set_variables(self.con, **values.sql_variables())
@@ -52,23 +54,38 @@ class DuckDBEngine:
     def solver(self, impartial: bool) -> "DuckDBSolver":
         return DuckDBSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> None:
-        """Verify's facts by NumPy passes (pipeline/engines/arrays.py): ids are indexes."""
-        self.con.register("facts", arrays.verify_facts(
-            self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial))
+    def facts(self, impartial: bool) -> Iterator[int]:
+        """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
+        positions at a time: ids are indexes."""
+        for part in arrays.verify_parts(self.paths["positions"], self.paths["transitions"],
+                                        self.paths["solution"], impartial):
+            self.con.register("facts", part)
+            yield part.num_rows
+            self.con.unregister("facts")
 
     def reach(self, starts: list[int]) -> "Reached":
-        """The table `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py)."""
+        """The view `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py). Where
+        the positions' ids are 0..n-1 they are a range beside the marks, not an array."""
         seen = arrays.reachable(self.paths["positions"], self.paths["transitions"], np.array(starts, np.int64))
-        ids = read_table(self.paths["positions"], columns=["id"])["id"]
-        self.con.register("reach", pa.table({"id": ids, "seen": seen}))
+        self.con.register("reach_seen", pa.table({"seen": seen}))
+        if arrays.dense_ids(self.paths["positions"]) is not None:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW reach AS SELECT r.range AS id, s.seen "
+                             f"FROM range({seen.size}) AS r POSITIONAL JOIN reach_seen AS s")
+        else:
+            self.con.register("reach_ids", read_table(self.paths["positions"], columns=["id"]))
+            self.con.execute("CREATE OR REPLACE TEMP VIEW reach AS SELECT i.id, s.seen "
+                             "FROM reach_ids AS i POSITIONAL JOIN reach_seen AS s")
         return Reached(int(seen.sum()))
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """Side by side row for row (POSITIONAL JOIN: no hash join, no sort) where every
-        view holds the same ids in the same ascending order, as the stages write them."""
-        ids = [self.con.sql(f"SELECT id FROM {view}").to_arrow_table()["id"].to_numpy() for view in views.values()]
-        if all(np.array_equal(ids[0], other) for other in ids[1:]) and np.all(ids[0][1:] > ids[0][:-1]):
+        view holds the ids 0..n-1 in order, as the stages write them (the files' ids read a
+        row group at a time; reach's are a range where the positions' are)."""
+        dense = {view: arrays.dense_ids(self.paths[view]) if view in self.paths else None
+                 for view in views.values()}
+        if "reach" in views.values() and self.paths.get("positions"):
+            dense["reach"] = arrays.dense_ids(self.paths["positions"])
+        if None not in dense.values() and len(set(dense.values())) == 1:
             (first, positions), *others = views.items()
             return positions + " AS " + first + "".join(f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others), ""
         return by_id_join(views)
@@ -113,34 +130,118 @@ class Levels:
         return self.frontier.num_rows
 
 
-#: Solving rank by rank, transitions files of at most this many moves are read once into
-#: memory (128 MB as two INTEGER columns) rather than a rank at a time: sticks:rows=10's
-#: 56 ranks read their moves in 0.2 s instead of 0.6.
-LOAD_MOVES = 1 << 24
+#: A rank of more positions than this is solved in parts of this many: each part's moves
+#: are grouped by source into an array indexed by id (rank_setup.sql's perfect_ht_threshold),
+#: and its join and grouping stay within DuckDB's memory (a rank of 135 M positions, 5×6
+#: Connect-Four's widest, ran out of 4 GB whole).
+PART = 1 << 24
+#: Ranks' results are held as tables where at most this many are held at once (a few
+#: hundred MB); more are written to a scratch file a rank (5×6 Connect-Four holds 268 M).
+HELD_IN_MEMORY = 1 << 26
+#: Solving rank by rank, positions and transitions files of at most this many rows are read
+#: once into memory (128 MB as two INTEGER columns) rather than a rank at a time:
+#: sticks:rows=10's 56 ranks read their moves in 0.2 s instead of 0.6.
+LOAD_ROWS = 1 << 24
+
+
+class Held(NamedTuple):
+    """One rank's results (or a part's), held while a later rank's moves may lead into them."""
+
+    first: int
+    last: int
+    source: str  # how SQL reads them: a table, or read_parquet of a scratch file
+    path: Path | None = None  # the scratch file
 
 
 class DuckDBSolver:
     """sql/duckdb/rank_*.sql where positions have a rank, else solve_*.sql (values, then
-    ties) and grundy_*.sql."""
+    ties) and grundy_*.sql.
+
+    Rank by rank, each rank's results are kept while a later rank's moves may lead into
+    them: a rank's moves lead no lower than the least child of the transitions' row groups
+    from it on (their min/max), so what lies below that is dropped once its rows are in the
+    solution. Connect-Four's moves all lead one rank down: two ranks are held, never every
+    position. A small ruleset's results are held as tables; a large one's are written to a
+    scratch file a rank, read back where a later rank's moves lead (DuckDB's memory holds a
+    rank's join and grouping, which spill to disk where they must, not every result)."""
 
     def __init__(self, engine: DuckDBEngine, impartial: bool):
         self.con = engine.con
         self.paths = engine.paths
+        self.scratch = engine.temp_dir
         self.impartial = impartial
         set_variables(self.con, impartial=impartial)
         self._level_sql = None
         self._setup = False
+        self.held: list[Held] = []  # each rank's results held, lowest first
+        self.floors: tuple[np.ndarray, np.ndarray] | None = None
+        self.in_memory = True
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
-        if pq.read_metadata(self.paths["transitions"]).num_rows <= LOAD_MOVES:
+        rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
+        if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
-        self._level_sql = sql_text("rank_level")
-        return self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+        self._level_sql = sql_text("rank_level" if self.impartial else "rank_values")
+        self.floors = child_floors(self.paths["transitions"])
+        ranks = self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+        self.in_memory = self._most_held(ranks) <= HELD_IN_MEMORY
+        return ranks
 
-    def rank(self, lo: int, hi: int) -> None:
+    def _most_held(self, ranks: list[tuple[int, int, int, int]]) -> int:
+        """The most results `rank` will hold at once, ranks kept as long as a later rank's
+        moves may lead into them."""
+        held: list[tuple[int, int]] = []  # (last id, positions)
+        most = 0
+        for _, lo, hi, count in ranks:
+            held.append((hi, count))
+            most = max(most, sum(size for _, size in held))
+            floor = self._floor(hi)
+            while held and held[0][0] < floor:
+                held.pop(0)
+        return most
+
+    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        for first in range(lo, hi + 1, PART):
+            yield from self._part(first, min(hi, first + PART - 1), lo)
+        floor = self._floor(hi)
+        while self.held and self.held[0].last < floor:  # no later rank's move leads there
+            dropped = self.held.pop(0)
+            if dropped.path is None:
+                self.con.execute(f"DROP TABLE {dropped.source}")
+            else:
+                dropped.path.unlink()
+
+    def _part(self, lo: int, hi: int, rank_lo: int) -> Iterator[pa.RecordBatch]:
+        """Solve the positions lo..hi of the rank from `rank_lo` and give their rows."""
         set_variables(self.con, lo=lo, hi=hi)
+        run_sql(self.con, "rank_moves")
+        child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
+        needed = [held.source for held in self.held if held.last >= child_lo and held.first < rank_lo]
+        # no rank held: the view as rank_setup.sql makes it, empty (never a dropped table)
+        self.con.execute("CREATE OR REPLACE TEMP VIEW children AS " + (
+            " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed) if needed
+            else "SELECT NULL::INTEGER AS id, NULL::INTEGER AS score, NULL::INTEGER AS grundy, "
+                 "NULL::INTEGER AS height WHERE false"))
         self.con.execute(self._level_sql)
+        self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
+        yield from self.con.sql(sql_text("rank_solution")).to_arrow_reader(1 << 20)
+        if self.in_memory:
+            self.con.execute(f"ALTER TABLE rank_result RENAME TO res_{lo}")
+            self.held.append(Held(lo, hi, f"res_{lo}"))
+        else:
+            self.scratch.mkdir(parents=True, exist_ok=True)
+            path = self.scratch / f"rank-{lo}.parquet"
+            self.con.execute(f"COPY rank_result TO {quote_path(path)} (FORMAT parquet)")
+            self.con.execute("DROP TABLE rank_result")
+            self.held.append(Held(lo, hi, f"read_parquet({quote_path(path)})", path))
+
+    def _floor(self, hi: int) -> int:
+        """The least id a move out of a position above `hi` may lead to."""
+        assert self.floors is not None
+        src_max, floor = self.floors
+        at = int(np.searchsorted(src_max, hi, side="right"))
+        return int(floor[at]) if at < floor.size else hi + 1
 
     def _retrograde(self) -> None:
         if not self._setup:
@@ -168,20 +269,12 @@ class DuckDBSolver:
 
         return Levels(self.con, first, "grundy_level", lambda t: pc.is_valid(t["grundy"]))
 
-    def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        """Rank by rank every row was given already; else the retrograde analysis's state,
+        decoded (sql/duckdb/solve_solution.sql)."""
         if ranked:
-            select = """
-                SELECT id, getvariable('value_names')[CASE score // getvariable('band') WHEN 0 THEN getvariable('win')
-                                                        WHEN 1 THEN getvariable('tie') ELSE getvariable('loss') END],
-                       CASE score // getvariable('band') WHEN 0 THEN score
-                            WHEN 1 THEN 2 * getvariable('band') - 1 - score
-                            ELSE 3 * getvariable('band') - 1 - score END,
-                       grundy, height
-                FROM res  -- in id order already (sql/duckdb/rank_level.sql)"""
-        else:
-            # st and gst keep the positions file's order (by id): no sort needed
-            grundy = "gst.grundy, gst.height FROM st POSITIONAL JOIN gst" if self.impartial else "NULL, NULL FROM st"
-            select = f"""
-                SELECT st.id, getvariable('value_names')[CASE st.val WHEN 0 THEN getvariable('draw') ELSE st.val END],
-                       st.rem, {grundy}"""
-        write_select(self.con, select, path, schema, delta=("id",))
+            return iter(())
+        if not self.impartial:  # no Grundy values were computed: the solution's are NULL
+            self.con.execute("CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, "
+                             "NULL::INTEGER AS height FROM st")
+        return self.con.sql(sql_text("solve_solution")).to_arrow_reader(1 << 20)

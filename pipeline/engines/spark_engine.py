@@ -220,17 +220,17 @@ class SparkEngine:
     def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
-        parts = self.temp_dir / f"spark-{path.stem}"
+        return write_batches(self.batches(sql, path.stem), path, schema, delta)
+
+    def batches(self, sql: str, name: str) -> Iterator[pa.RecordBatch]:
+        """A query's rows in order: Spark writes them as part files into the scratch
+        folder, read back batch by batch and removed once read."""
+        parts = self.temp_dir / f"spark-{name}"
         shutil.rmtree(parts, ignore_errors=True)
         self.spark.sql(sql).write.mode("overwrite").parquet(str(parts))
         try:
-            files = sorted(parts.glob("part-*.parquet"))
-
-            def batches():
-                for part in files:
-                    yield from pq.ParquetFile(part).iter_batches(batch_size=1 << 16)
-
-            return write_batches(batches(), path, schema, delta)
+            for part in sorted(parts.glob("part-*.parquet")):
+                yield from pq.ParquetFile(part).iter_batches(batch_size=1 << 16)
         finally:
             shutil.rmtree(parts, ignore_errors=True)
 
@@ -265,8 +265,10 @@ class SparkEngine:
     def solver(self, impartial: bool) -> "SparkSolver":
         return SparkSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> None:
+    def facts(self, impartial: bool) -> Iterator[int]:
+        """Every position's facts at once: Spark spreads the work itself."""
         self.view("facts", self.sql("verify", impartial=impartial))
+        yield self.rows("SELECT count(*) FROM positions")[0][0]
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         return by_id_join(views)
@@ -398,10 +400,12 @@ class SparkSolver:
             union = union.unionByName(frame)
         self.engine.view("res", union)
 
-    def rank(self, lo: int, hi: int) -> None:
+    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        """Solve lo..hi; its rows are given with every rank's at the end (`rest`)."""
         self._solved()
         done = self.engine.sql("rank_level", lo=lo, hi=hi, impartial=self.impartial)
         self.results.append(done.localCheckpoint(eager=True))
+        return iter(())
 
     def values(self) -> Levels:
         return Levels(self.engine, "st", lambda: self.engine.sql("solve_setup"), "solve_level",
@@ -416,7 +420,8 @@ class SparkSolver:
         return Levels(self.engine, "gst", lambda: self.engine.sql("grundy_setup"), "grundy_level",
                       lambda level: f"height = {level}", "id, grundy")
 
-    def write(self, path: Path, schema: pa.Schema, ranked: bool) -> None:
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        """The whole solution, in id order."""
         words = ", ".join(f"'{value.value}'" for value in values.Value)
         if ranked:
             self._solved()
@@ -434,4 +439,4 @@ class SparkSolver:
             select = f"""
                 SELECT st.id, element_at(array({words}), CASE st.val WHEN 0 THEN {values.Value.DRAW.code} ELSE st.val END),
                        st.rem, {grundy} ORDER BY st.id"""
-        self.engine.write(select, path, schema, delta=("id",))
+        return self.engine.batches(select, "solution")

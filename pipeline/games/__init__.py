@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.errors import RulesetError
 from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pipeline.params import Param
     from pipeline.rulesets import Ruleset
 
@@ -54,13 +57,17 @@ class Size:
     else an upper bound; `transitions` (distinct position pairs) an upper bound. `ranked`
     where the game has a rank (Space.rank), `by_rank` where it also generates its moves
     rank by rank (Space.transitions_from): what the build holds in memory and on disk
-    depends on both (pipeline/estimate.py); unsure, leave them False."""
+    depends on both (pipeline/estimate.py); unsure, leave them False. `window` for a space
+    streamed part by part."""
 
     positions: int
     transitions: int
     exact: bool = False
     ranked: bool = False
     by_rank: bool = False
+    #: Where the space lists its positions part by part (Space.positions_part): a bound on
+    #: the positions a stage holds at once, the widest rank and the ranks its moves lead to.
+    window: int | None = None
 
 
 class Space:
@@ -89,6 +96,16 @@ class Space:
                   order; the Spark engine then generates the parts on its executors, each
                   from a Space of its own, so no process holds every move. A game giving
                   parts need not write transitions(): by default it is every part in order.
+      positions_part(part) and part_rank(part)
+                  not offered: positions() gives every position at once. A space too big
+                  for that lists them part by part, in the parts of transitions_part:
+                  part i's positions are the sources of part i's moves (it may have none),
+                  ids ascending and consecutive from 0 across the parts, each part all of
+                  one rank, part_rank(i), and the ranks never falling from one part to the
+                  next: numbered rank by rank already. Enumerate then streams the parts,
+                  holding one part's positions and moves at a time, never every position
+                  (connect:cols=5,rows=6 has a billion). positions() and rank() default to
+                  every part's, for check-game and the Spark engine's driver.
       transitions_from(ids)
                   None: not offered. A game with a rank that can generate the moves of
                   any positions it is given (ids: an ascending array of ids) yields the
@@ -98,7 +115,23 @@ class Space:
                   3×10^9 moves would need 36 GB).
     """
 
+    #: A folder for the space's own scratch files, set by enumerate before it asks for
+    #: anything (None: keep everything in memory); removed when enumerate ends.
+    scratch: "Path | None" = None
+
     def positions(self) -> pa.Table:
+        if type(self).positions_part is Space.positions_part:
+            raise NotImplementedError
+        return pa.concat_tables([self.positions_part(part) for part in range(self.parts())])
+
+    def streams(self) -> bool:
+        """Whether the space lists its positions part by part (positions_part)."""
+        return type(self).positions_part is not Space.positions_part
+
+    def positions_part(self, part: int) -> pa.Table:
+        raise NotImplementedError
+
+    def part_rank(self, part: int) -> int:
         raise NotImplementedError
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
@@ -108,6 +141,9 @@ class Space:
             yield from self.transitions_part(part)
 
     def rank(self) -> Any:
+        if type(self).positions_part is not Space.positions_part:
+            return np.concatenate([np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
+                                   for part in range(self.parts())])
         return None
 
     def parts(self) -> int:
@@ -148,6 +184,11 @@ class Game:
     params: tuple["Param", ...]
     columns: Mapping[str, str]
     impartial: bool
+    #: Optional: whether every position text has the same length, a board written cell by
+    #: cell (tictactoe, connect). Such texts are stored as they are, which zstd compresses
+    #: better and quicker than the prefix each shares with the one before (stored so for
+    #: the other games' texts: chopsticks' take a third of the space that way).
+    fixed_texts: bool = False
 
     def space(self, rules: "Ruleset") -> Space:
         raise NotImplementedError
@@ -244,12 +285,12 @@ def _registry() -> dict[str, Game]:
     """Every game, built in or plug-in, checked against the contract once. A plug-in that
     fails to load or breaks the contract is left out and noted in `_broken` (by its name
     and its game's): one bad plug-in must not take the other games down with it."""
-    from pipeline.games import chopsticks, hackenbush, nim, octal, sticks, tictactoe
+    from pipeline.games import chopsticks, connect, hackenbush, nim, octal, sticks, tictactoe
 
     _broken.clear()
     _plugin_modules.clear()
     found: dict[str, Game] = {}
-    for game in (chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME):
+    for game in (chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME):
         problems = check_contract(game)
         if problems:  # a built-in game's: our bug, not the user's
             raise RulesetError(problems[0])

@@ -76,6 +76,7 @@ class TicTacToe(Game):
     name = "tictactoe"
     summary = "the m,n,k-game: x and o mark cells in turn; k in a line wins, a full board ties"
     impartial = False
+    fixed_texts = True
     params = (
         IntParam("rows", "3", "board height", minimum=1),
         IntParam("cols", "3", "board width", minimum=1),

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import errno
 import os
+import queue
 import shutil
 import sys
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -35,10 +36,11 @@ from pipeline.errors import DataError
 from pipeline.games import RANKS, TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.layout import RulesetFiles
-from pipeline.engines import open_engine
+from pipeline.engines import engine_name, open_engine
 from pipeline.parquet import ROW_GROUP_ROWS, write_batches
 from pipeline.progress import Stage, log
 from pipeline.rulesets import Ruleset
+from pipeline.threads import in_order
 
 #: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
 PUBLISHED_TRANSITIONS = pa.schema([
@@ -62,6 +64,11 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
     executors, part by part)."""
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
+        if space.streams() and engine_name(engine) == "duckdb":
+            (temp_dir or out.dir).mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=".space-", dir=temp_dir or out.dir) as folder:
+                space.scratch = Path(folder)
+                return _streamed(rules, space, out, stage)
         positions = space.positions()
         log.debug("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
@@ -112,7 +119,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
                     count = moves[lo:hi] if ids is None else moves[ids[lo:hi]]
                     yield from _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
 
-            write_batches(parts(), out.positions, schema, delta=("id", "text"))
+            write_batches(parts(), out.positions, schema, delta=text_delta(rules))
 
         engine_session = open_engine(engine, scratch)
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -134,6 +141,114 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
             aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
     return Enumerated(positions.num_rows, transitions)
+
+
+def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> Enumerated:
+    """Enumerate a space that lists its positions part by part, numbered rank by rank
+    (Space.positions_part): two threads make the parts, in order, each part's positions
+    and moves; the moves are counted per position and checked to leave the part's
+    positions for a lower rank; the positions and the moves go to their files, each
+    written by a thread of its own. One part at a time is held, never every position."""
+    ruleset = pa.array([rules.id])
+    positions_out: queue.Queue = queue.Queue(maxsize=2)
+    writer = ThreadPoolExecutor(max_workers=1)
+    written: Future | None = None
+    counts = {"positions": 0, "transitions": 0}
+
+    def make(part: int) -> tuple[pa.Table, int, list[pa.RecordBatch]]:
+        return space.positions_part(part), space.part_rank(part), list(space.transitions_part(part))
+
+    def moves() -> Iterator[pa.RecordBatch]:
+        nonlocal written
+        next_id, rank, rank_first, schema = 0, None, 0, None
+        for positions, part_rank, batches in in_order(make, range(space.parts())):
+            n = positions.num_rows
+            ids = positions["id"].to_numpy()
+            if n and (ids[0] != next_id or (n > 1 and not (np.diff(ids) == 1).all())):
+                raise DataError("the game's positions_part gave ids that do not follow on from the part before: "
+                                "the game module is wrong")
+            if not RANKS[0] <= part_rank <= RANKS[1]:
+                raise DataError(f"the game's rank {part_rank:,} is beyond the 32 bits the positions file holds "
+                                f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong")
+            if rank is None or part_rank > rank:
+                rank, rank_first = part_rank, next_id
+            elif part_rank < rank:
+                raise DataError("the game's part_rank fell from one part to the next: the game module is wrong")
+            made = np.zeros(n, dtype=np.int32)
+            for batch in batches:
+                src, dst = batch.column(0).to_numpy(), batch.column(1).to_numpy()
+                if not src.size:
+                    continue
+                if src[0] < next_id or src[-1] >= next_id + n or (src[1:] < src[:-1]).any():
+                    raise DataError("the game's transitions_part gave moves out of positions of another part, or "
+                                    "out of order: the game module is wrong")
+                if dst.min() < 0 or dst.max() >= rank_first:  # ids go rank by rank: below this rank's first
+                    at = int(np.flatnonzero((dst < 0) | (dst >= rank_first))[0])
+                    raise DataError(f"the game's rank does not fall along the move from position {src[at]} to "
+                                    f"{dst[at]}, or it leads to no position: the game module is wrong")
+                made += np.bincount(src - next_id, minlength=n).astype(np.int32)
+                name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
+                yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
+                counts["transitions"] += batch.num_rows
+                stage.count(counts["transitions"])
+            table = _with_counts(positions, made, pa.array(np.full(n, part_rank, dtype=np.int32)))
+            if schema is None:
+                schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
+                written = writer.submit(write_batches, _until_done(positions_out), out.positions, schema,
+                                        text_delta(rules))
+            _hand(positions_out, table.cast(schema), written)
+            next_id += n
+        if not next_id:
+            raise DataError("the game listed no position, not even the start: the game module is wrong")
+        counts["positions"] = next_id
+
+    try:
+        write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
+        assert written is not None
+        _hand(positions_out, _DONE, written)
+        written.result()
+    except BaseException:
+        if written is not None and not written.done():
+            _hand(positions_out, _FAILED, written)
+        raise
+    finally:
+        writer.shutdown(wait=True)
+    stage.summary = f"{counts['positions']:,} positions, {counts['transitions']:,} transitions"
+    return Enumerated(counts["positions"], counts["transitions"])
+
+
+_DONE, _FAILED = object(), object()
+
+
+def _hand(items: queue.Queue, item: object, written: Future) -> None:
+    """Put `item` for the positions' writer; its error (a full disk) if it stopped, rather
+    than waiting for ever on a queue nobody empties."""
+    while True:
+        if written.done():
+            written.result()
+            if item is _FAILED or item is _DONE:
+                return
+            raise DataError("the positions file's writer stopped before its last rows")
+        try:
+            items.put(item, timeout=0.5)
+            return
+        except queue.Full:
+            continue
+
+
+def _until_done(items: queue.Queue) -> Iterator[pa.Table]:
+    """The tables put into `items` until _DONE; an error at _FAILED, so that the file
+    being written is dropped."""
+    while (item := items.get()) is not _DONE:
+        if item is _FAILED:
+            raise DataError("enumerate stopped: the positions file is not written")
+        yield from item.to_batches()
+
+
+def text_delta(rules: Ruleset) -> tuple[str, ...]:
+    """The positions file's delta-encoded columns: the ids, and the texts unless the game's
+    are all of one length (Game.fixed_texts)."""
+    return ("id",) if rules.game.fixed_texts else ("id", "text")
 
 
 def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.Table:

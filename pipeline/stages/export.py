@@ -66,7 +66,8 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                 db.write(f"""
                   SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
                          s.value, s.remoteness, s.grundy, r.seen AS reachable
-                  FROM {source} {order}""", files.tablebase, schema, delta=("id", "position"))
+                  FROM {source} {order}""", files.tablebase, schema,
+                  delta=("id",) if rules.game.fixed_texts else ("id", "position"))
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
             counts = db.rows(

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
+
+import pyarrow as pa
 
 from pipeline import dataset, values
 from pipeline.engines import Steps, open_engine, run_levels
 from pipeline.errors import DataError
 from pipeline.layout import RulesetFiles
-from pipeline.parquet import require
+from pipeline.parquet import require, write_batches
 from pipeline.progress import Stage, log
 
 
@@ -70,11 +73,14 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
                 raise DataError(f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value")
             solver = db.solver(impartial)
             if ranked:
-                solved = _by_rank(stage, solver, files, label, total, impartial)
+                ranks = _ranks(solver, files)
+                # each rank's rows are written as soon as it is solved
+                write_batches(_by_rank(stage, solver, ranks, label, total), files.solution, SOLUTION, delta=("id",))
+                solved = Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
             else:
                 solved = _retrograde(stage, solver, label, total, impartial)
-            stage.phase("writing", 0.05)
-            solver.write(files.solution, SOLUTION, ranked)
+                stage.phase("writing", 0.05)
+                write_batches(solver.rest(ranked), files.solution, SOLUTION, delta=("id",))
             stage.summary = (f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}"
                              + (f", {solved.grundy_known:,} Grundy values" if impartial else ""))
         finally:
@@ -82,7 +88,9 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
     return solved
 
 
-def _by_rank(stage: Stage, solver, files: RulesetFiles, label: str, total: int, impartial: bool) -> Solved:
+def _ranks(solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
+    """(rank, first id, last id, positions) of every rank, lowest first, checked to be
+    numbered rank by rank."""
     ranks = solver.ranks()
     if any(hi - lo + 1 != count for _, lo, hi, count in ranks) or any(
         later[1] <= earlier[2] for earlier, later in zip(ranks, ranks[1:])
@@ -90,14 +98,20 @@ def _by_rank(stage: Stage, solver, files: RulesetFiles, label: str, total: int, 
         raise DataError(f"{files.positions} is not numbered rank by rank")
     if len(ranks) >= values.BAND - 1:  # remoteness < ranks must fit in one band of the packed scores
         raise DataError(f"{files.positions} has {len(ranks):,} ranks, more than this solver handles ({values.BAND - 2:,})")
+    return ranks
+
+
+def _by_rank(stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label: str,
+             total: int) -> Iterator[pa.RecordBatch]:
+    """Solve rank by rank, giving the solution's rows as they are final, and then the rest."""
     done = 0
     stage.phase("by rank", 0.95)
     for rank, lo, hi, count in ranks:
-        solver.rank(lo, hi)
+        yield from solver.rank(lo, hi)
         done += count
         stage.count(done, total)
         log.debug("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
-    return Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
+    yield from solver.rest(True)  # the rows an engine gives only once every rank is solved
 
 
 def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -> Solved:

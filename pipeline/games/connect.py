@@ -1,0 +1,510 @@
+"""Connect-Four on any board (gravity m,n,k): drop discs into columns; k in a line wins.
+
+A position is John Tromp's key (tromp.github.io/c4/c4.html): column c owns the F = rows + 1
+bits from c·F, holding the first player's (x's) discs of that column plus a marker bit
+just above its top disc. The key of the empty board is one marker per column (`bottom`);
+distinct positions have distinct keys. The spare bit at the top of every column keeps a
+line from running from one column into the next, so a line of k is found for all
+positions at once with k - 1 shifts and ANDs per direction.
+
+Dropping a disc into column c moves the column's marker up one cell: the key grows by
+the marker's bit (o's disc) or twice it (x's disc, which keeps the old marker's bit).
+Every move adds one disc, so positions are found ply by ply from the empty board, each
+ply's keys sorted. Ids number them by rank (empty cells: every move fills one), so the
+last ply comes first, then by key: the published order, which needs no renumbering. A
+position's children through columns left to right have ascending keys, hence ascending
+ids; a child's id is its index in the next ply's keys, found by a binary search with
+the sorted needles of one column at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.errors import PositionError, RulesetError
+from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.games._bulk import BATCH_ROWS, Batcher
+from pipeline.params import IntParam
+from pipeline.threads import in_order
+from pipeline.values import Value
+
+if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
+    from pipeline.rulesets import Ruleset
+
+#: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
+KEY_BITS = 63
+#: Boards of more positions than this (by size_bound) keep their plies in the scratch folder
+#: the pipeline gives (Space.scratch), and only HELD plies in memory at a time.
+SPILL = 1 << 27
+HELD = 3
+#: Parts a ply is expanded in, on two threads.
+GENERATE_PARTS = 4
+#: A column's cells are written by one table lookup of its bits while the table (2**F
+#: rows of `rows` characters) stays small; taller columns are written cell by cell.
+TABLE_BITS = 16
+MARKS = "xo"
+
+
+def shifts(rows: int) -> tuple[int, ...]:
+    """The directions a line runs in, as the shift between neighbouring cells' bits: up a
+    column, along a row (to the next column), and the two diagonals."""
+    field = rows + 1
+    return (1, field, field + 1, field - 1)
+
+
+def column_name(column: int) -> str:
+    return chr(ord("a") + column) if column < 26 else f"c{column + 1}"
+
+
+class Connect(Game):
+    name = "connect"
+    summary = "Connect-Four on any board: drop discs into columns in turn; k in a line wins, a full board ties"
+    impartial = False
+    fixed_texts = True
+    params = (
+        IntParam("cols", "7", "board width (columns)", minimum=1),
+        IntParam("rows", "6", "board height (rows)", minimum=1),
+        IntParam("k", "4", "discs in a line (row, column or diagonal) that win; at most max(rows, cols)",
+                 minimum=1),
+    )
+    columns = {
+        "to_move": "whose turn it is: 'x' (the first player) or 'o'",
+        "discs": "discs on the board (int8)",
+    }
+
+    def validate(self, values: dict) -> None:
+        rows, cols, k = values["rows"], values["cols"], values["k"]
+        if cols * (rows + 1) > KEY_BITS:
+            raise RulesetError(
+                f"connect on a {cols}×{rows} board needs {cols * (rows + 1)} bits a position, more than "
+                f"this pipeline's {KEY_BITS}-bit keys hold: cols × (rows + 1) must be at most {KEY_BITS}"
+            )
+        if k > max(rows, cols):
+            raise RulesetError(
+                f"connect with k={k} on a {cols}×{rows} board: no line of {k} fits, "
+                f"k must be at most max(rows, cols) = {max(rows, cols)}"
+            )
+
+    def size(self, rules: Ruleset) -> Size:
+        plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
+        # every move leads to the next ply: a stage holds two plies at a time
+        window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
+        return Size(sum(plies), transitions, ranked=True, by_rank=True, window=window)
+
+    def space(self, rules: Ruleset) -> "ConnectSpace":
+        return ConnectSpace(rules["cols"], rules["rows"], rules["k"])
+
+    def start(self, rules: Ruleset) -> str:
+        return "/".join(["." * rules["cols"]] * rules["rows"])
+
+    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+        """The discs: x moves when both have as many, o when x has one more."""
+        return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
+
+    def canonical_position(self, rules: Ruleset, text: str) -> str:
+        """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
+        the rows do not matter. PositionError for a board play cannot reach: a disc over
+        an empty cell, counts x moving first cannot give, or lines the game would have
+        stopped at."""
+        rows, cols, k = rules["rows"], rules["cols"], rules["k"]
+        lines = [line.strip().lower() for line in text.strip().split("/")]
+        if len(lines) != rows or any(len(line) != cols or set(line) - set("xo.") for line in lines):
+            raise PositionError(
+                f"malformed connect position {text!r}: expected {rows} row(s) of {cols} cell(s), each x, o "
+                f"or '.', top row first, joined by '/' (the empty board is {self.start(rules)})"
+            )
+        canonical = "/".join(lines)
+        # each column bottom up
+        stacks = ["".join(lines[rows - 1 - h][c] for h in range(rows)) for c in range(cols)]
+        for c, stack in enumerate(stacks):
+            if "." in stack.rstrip("."):
+                raise PositionError(f"impossible connect position {text!r}: column {column_name(c)} has a disc "
+                                    f"above an empty cell, but discs fall to the lowest empty cell")
+        xs, os = canonical.count("x"), canonical.count("o")
+        if xs not in (os, os + 1):
+            raise PositionError(f"impossible connect position {text!r}: x has {xs} disc(s) and o {os}; x moves "
+                                f"first, so x has as many discs as o or one more")
+        problem = unreachable([stack.rstrip(".") for stack in stacks], k)
+        if problem:
+            raise PositionError(f"impossible connect position {text!r}: {problem}")
+        return canonical
+
+    def draw(self, rules: Ruleset, text: str) -> str:
+        """The board standing up: x's discs blue, o's orange, whose turn it is beneath."""
+        lines = text.split("/")
+        cell, pad = 22, 4
+        cols, rows = len(lines[0]), len(lines)
+        width, height = cols * cell + 2 * pad, rows * cell + 2 * pad + 16
+        parts = [f'<rect x="{pad}" y="{pad}" width="{cols * cell}" height="{rows * cell}" rx="3" '
+                 f'fill="#eceff1" stroke="{_svg.INK}"/>']
+        fill = {"x": _svg.MOVER, "o": _svg.OTHER, ".": "#fff"}
+        for r, line in enumerate(lines):
+            for c, mark in enumerate(line):
+                x, y = pad + c * cell + cell / 2, pad + r * cell + cell / 2
+                parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="8" fill="{fill[mark]}" stroke="{_svg.FAINT}"/>')
+        mover = "x" if text.count("x") == text.count("o") else "o"
+        parts.append(_svg.text(width / 2, height - 4, f"{mover} to move", 10))
+        return _svg.svg(width, height, parts, f"board {text}, {mover} to move")
+
+
+GAME = Connect()
+
+
+def unreachable(stacks: list[str], k: int) -> str | None:
+    """Why play from the empty board cannot reach the columns `stacks` (each bottom up,
+    x moving first, play stopping at a line of k), or None if it can. Gravity and the
+    counts are checked already."""
+    lines = {mark: _lines_of(stacks, mark, k) for mark in MARKS}
+    xs = sum(stack.count("x") for stack in stacks)
+    os = sum(stack.count("o") for stack in stacks)
+    last, other = ("x", "o") if xs > os else ("o", "x")
+    if lines["x"] and lines["o"]:
+        return f"both x and o have {k} in a line"
+    if lines[other]:
+        return f"{other} has {k} in a line, but {last} moved after it, and the game ends at a line"
+    if not lines[last]:
+        return None if _playable(stacks) else "no order of moves, x first and taking turns, builds its columns"
+    # the last move completed every line of the last mover: a top disc that all of them hold
+    for c, stack in enumerate(stacks):
+        top = (len(stack) - 1, c)
+        if stack and stack[-1] == last and all(top in line for line in lines[last]):
+            before = [s[:-1] if i == c else s for i, s in enumerate(stacks)]
+            if not _lines_of(before, last, k) and _playable(before):
+                return None
+    return f"{last} has lines of {k} that no last move could have made together"
+
+
+def _lines_of(stacks: list[str], mark: str, k: int) -> list[set[tuple[int, int]]]:
+    """Every line of k cells (height, column) that `mark` holds."""
+    cols = len(stacks)
+    height = max((len(s) for s in stacks), default=0)
+    found = []
+    for c in range(cols):
+        for h in range(height):
+            for dh, dc in ((1, 0), (0, 1), (1, 1), (-1, 1)):
+                cells = [(h + i * dh, c + i * dc) for i in range(k)]
+                if all(0 <= cc < cols and 0 <= hh < len(stacks[cc]) and stacks[cc][hh] == mark for hh, cc in cells):
+                    found.append(set(cells))
+    return found
+
+
+def _playable(stacks: list[str]) -> bool:
+    """Whether the columns (bottom up) can be dropped in turn, x first: a search over how
+    far each column is built, remembering the states that led nowhere."""
+    total = sum(len(s) for s in stacks)
+    dead: set[tuple[int, ...]] = set()
+
+    def search(built: tuple[int, ...], placed: int) -> bool:
+        if placed == total:
+            return True
+        if built in dead:
+            return False
+        mark = MARKS[placed % 2]
+        for c, stack in enumerate(stacks):
+            if built[c] < len(stack) and stack[built[c]] == mark:
+                if search(built[:c] + (built[c] + 1,) + built[c + 1:], placed + 1):
+                    return True
+        dead.add(built)
+        return False
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, total + 100))
+    try:
+        return search(tuple(0 for _ in stacks), 0)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def size_bound(cols: int, rows: int, k: int) -> tuple[list[int], int]:
+    """(positions by ply, transitions) bounds without building: boards whose columns stand
+    on the ground, x holding as many discs as o or one more, where no column holds k of one
+    player in a row except at its top (the game stops at the first line), and one move per
+    column that is not full."""
+    per_column = _column_counts(rows, k)
+    ways: dict[tuple[int, int], tuple[int, int]] = {(0, 0): (1, 0)}  # (discs, x's) -> (boards, open columns)
+    for _ in range(cols):
+        new: dict[tuple[int, int], tuple[int, int]] = {}
+        for (discs, xs), (boards, moves) in ways.items():
+            for height in range(rows + 1):
+                open_ = 1 if height < rows else 0
+                for x_here, count in enumerate(per_column[height]):
+                    if count:
+                        key = (discs + height, xs + x_here)
+                        old = new.get(key, (0, 0))
+                        new[key] = (old[0] + boards * count, old[1] + (moves + boards * open_) * count)
+        ways = new
+    plies = [0] * (cols * rows + 1)
+    transitions = 0
+    for (discs, xs), (boards, moves) in ways.items():
+        if xs == (discs + 1) // 2:
+            plies[discs] += boards
+            transitions += moves
+    return plies, transitions
+
+
+def _column_counts(rows: int, k: int) -> list[list[int]]:
+    """counts[h][j]: columns of h discs, j of them x's, with no k in a row below the top."""
+    counts = [[0] * (rows + 1) for _ in range(rows + 1)]
+    counts[0][0] = 1
+    states: dict[tuple[int, int, int], int] = {(0, -1, 0): 1}  # (x's, last disc, its run) -> columns
+    for height in range(1, rows + 1):
+        new: dict[tuple[int, int, int], int] = {}
+        for (xs, last, run), count in states.items():
+            if run >= k:
+                continue  # a line of k with a disc above it: play had stopped
+            for disc in (0, 1):
+                key = (xs + disc, disc, run + 1 if disc == last else 1)
+                new[key] = new.get(key, 0) + count
+        states = new
+        for (xs, _, _), count in states.items():
+            counts[height][xs] += count
+    return counts
+
+
+class ConnectSpace(Space):
+    def __init__(self, cols: int, rows: int, k: int):
+        self.cols, self.rows, self.k = cols, rows, k
+        self.cells = cols * rows
+        self.field = rows + 1
+        self.bottom = np.int64(sum(1 << (c * self.field) for c in range(cols)))
+        self.column_bits = np.int64((1 << self.field) - 1)
+        # clear the bits that a right shift by s brings into a column from the next one
+        self.keep = {}
+        for s in (1, 2, 4, 8, 16, 32):
+            if s < self.field:
+                mask = (1 << (cols * self.field)) - 1
+                for c in range(cols):
+                    for j in range(s):
+                        mask &= ~(1 << ((c + 1) * self.field - 1 - j))
+                self.keep[s] = np.int64(mask)
+        self._sizes: list[int] | None = None
+        self._held: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._spilled = False
+        self._lock = threading.Lock()
+
+    # -- keys --------------------------------------------------------------------------
+
+    def split(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x's discs, every disc) as bit masks: each column's marker is its highest bit,
+        found by smearing every bit down its column."""
+        smeared = keys.copy()
+        for s, keep in self.keep.items():
+            smeared |= (smeared >> s) & keep
+        markers = smeared ^ ((smeared >> 1) & self.keep[1]) if 1 in self.keep else smeared
+        return keys - markers, smeared - markers
+
+    def won(self, discs: np.ndarray) -> np.ndarray:
+        """Whether each mask of one player's discs holds k in a line."""
+        found = np.zeros(discs.shape, dtype=bool)
+        for step in shifts(self.rows):
+            run = discs.copy()
+            for i in range(1, self.k):
+                run &= discs >> (i * step)
+            found |= run != 0
+        return found
+
+    def _generate(self) -> None:
+        """Every ply's keys (ascending) and which are won by the player who just moved,
+        found from the empty board forwards; each ply kept in memory, or where the board is
+        large and the pipeline gave a scratch folder, written there and read back as needed.
+        A ply is expanded in parts on two threads; their children are merged."""
+        if self._sizes is not None:
+            return
+        spill = self.scratch is not None and sum(size_bound(self.cols, self.rows, self.k)[0]) > SPILL
+        sizes = []
+        frontier = np.array([self.bottom], dtype=np.int64)
+        for ply in range(self.cells + 1):
+            sizes.append(frontier.size)
+            cuts = range(0, frontier.size, max(1, -(-frontier.size // GENERATE_PARTS)))
+            found = list(in_order(lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),
+                                  cuts))
+            done = np.concatenate([won for won, _ in found])
+            if spill:
+                assert self.scratch is not None
+                np.save(self.scratch / f"keys-{ply}.npy", frontier)
+                np.save(self.scratch / f"won-{ply}.npy", done)
+            else:
+                self._held[ply] = (frontier, done)
+            children = np.concatenate([part for _, part in found])
+            del found
+            if ply == self.cells or not children.size:  # the board is full, or every game of this ply won (k=1)
+                break
+            # each part's children ascend: the runs are merged (a stable sort), then repeats dropped
+            children.sort(kind="stable")
+            keep = np.ones(children.size, dtype=bool)
+            keep[1:] = children[1:] != children[:-1]
+            frontier = children[keep]
+            del children, keep
+        self._spilled = spill
+        self._sizes = sizes
+
+    def ply(self, ply: int) -> tuple[np.ndarray, np.ndarray]:
+        """One ply's keys, ascending, and which are won by the player who just moved."""
+        self._generate()
+        if not self._spilled:
+            return self._held[ply]
+        with self._lock:
+            found = self._held.get(ply)
+            if found is None:
+                assert self.scratch is not None
+                found = np.load(self.scratch / f"keys-{ply}.npy"), np.load(self.scratch / f"won-{ply}.npy")
+                self._held[ply] = found
+                while len(self._held) > HELD:  # parts go down the plies: the highest is done with
+                    self._held.pop(max(self._held))
+            return found
+
+    @property
+    def sizes(self) -> list[int]:
+        """Positions in each ply, from the empty board on (fewer than cells + 1 plies where
+        every game is over before the board is full)."""
+        self._generate()
+        assert self._sizes is not None
+        return self._sizes
+
+    def _expand(self, keys: np.ndarray, ply: int) -> tuple[np.ndarray, np.ndarray]:
+        """(which of a ply's `keys` are won by the player who just moved, their children's
+        keys ascending with repeats)."""
+        x, discs = self.split(keys)
+        # after an odd number of discs x moved last
+        won = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(keys.size, dtype=bool)
+        if ply == self.cells:
+            return won, np.zeros(0, dtype=np.int64)
+        open_keys, open_discs = keys[~won], discs[~won]
+        # the children through one column of ascending parents ascend: the runs are merged
+        children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
+        children.sort(kind="stable")
+        return won, children
+
+    def _children(self, keys: np.ndarray, discs: np.ndarray, ply: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(column, which keys can drop there, child keys) for each column."""
+        for c in range(self.cols):
+            yield c, *self._column(keys, discs, ply, c)
+
+    def _column(self, keys: np.ndarray, discs: np.ndarray, ply: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """(which keys can drop a disc into column c, their children's keys)."""
+        top = np.int64(1) << (c * self.field + self.rows - 1)
+        free = (discs & top) == 0
+        # the marker of column c is the bit above its discs
+        marker = ((discs[free] >> (c * self.field)) & self.column_bits) + 1
+        marker <<= c * self.field
+        return free, keys[free] + (marker << 1 if ply % 2 == 0 else marker)  # x's disc keeps the old marker's bit
+
+    # -- parts: blocks of one ply's positions, in id order ---------------------------------
+
+    @functools.cached_property
+    def _first(self) -> list[int]:
+        """The first id of each ply (ids run from the last ply to the first)."""
+        first, at = [0] * len(self.sizes), 0
+        for ply in reversed(range(len(self.sizes))):
+            first[ply] = at
+            at += self.sizes[ply]
+        return first
+
+    @functools.cached_property
+    def _blocks(self) -> list[tuple[int, int]]:
+        """(ply, first row) of each part: at most `_step()` positions of one ply, by id."""
+        step = self._step()
+        return [(ply, lo) for ply in reversed(range(len(self.sizes))) for lo in range(0, self.sizes[ply], step)]
+
+    def _step(self) -> int:
+        """Positions a part: their moves fill about one batch."""
+        return max(1, BATCH_ROWS // max(1, self.cols))
+
+    def parts(self) -> int:
+        return len(self._blocks)
+
+    def part_rank(self, part: int) -> int:
+        """Empty cells: every move fills one."""
+        return self.cells - self._blocks[part][0]
+
+    def positions_part(self, part: int) -> pa.Table:
+        ply, lo = self._blocks[part]
+        keys, won = self.ply(ply)
+        hi = lo + self._step()
+        return self._positions(keys[lo:hi], won[lo:hi], ply, self._first[ply] + lo)
+
+    def _positions(self, keys: np.ndarray, won: np.ndarray, ply: int, first: int) -> pa.Table:
+        x, discs = self.split(keys)
+        n = keys.size
+        code = np.where(won, 0, 1 if ply == self.cells else -1)  # 0 loss, 1 tie, -1 not over
+        terminal = pc.take(pa.array([Value.LOSS.value, Value.TIE.value]), pa.array(code, mask=code < 0))
+        return pa.Table.from_arrays(
+            [pa.array(np.arange(first, first + n, dtype=np.int64)), self._texts(x, discs), terminal,
+             pa.repeat(pa.scalar(MARKS[ply % 2]), n), pa.array(np.full(n, ply, dtype=np.int8))],
+            schema=self.schema)
+
+    @functools.cached_property
+    def schema(self) -> pa.Schema:
+        return POSITION_COLUMNS.append(pa.field("to_move", pa.string())).append(pa.field("discs", pa.int8()))
+
+    def _texts(self, x: np.ndarray, discs: np.ndarray) -> pa.Array:
+        """The position texts: rows top to bottom joined by '/', written as bytes cell by
+        cell from one table lookup of each column's bits, into a text a row each (every
+        write contiguous), turned into one text a position at the end."""
+        rows, cols, n = self.rows, self.cols, x.size
+        width = rows * (cols + 1) - 1
+        text = np.empty((width, n), dtype=np.uint8)
+        text[cols :: cols + 1] = ord("/")
+        for c in range(cols):
+            shift = c * self.field
+            column = ((x >> shift) & self.column_bits) | (((discs >> shift) & self.column_bits) + 1)
+            if self.field <= TABLE_BITS:  # the column's bits, as in the key: x's discs and the marker
+                for h in range(rows):
+                    text[(rows - 1 - h) * (cols + 1) + c] = self._column_chars[h][column]
+            else:
+                for h in range(rows):
+                    bit = np.int64(1) << (shift + h)
+                    text[(rows - 1 - h) * (cols + 1) + c] = np.where(
+                        (discs & bit) == 0, ord("."), np.where((x & bit) != 0, ord("x"), ord("o")))
+        offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
+        return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(text.T)))
+
+    @functools.cached_property
+    def _column_chars(self) -> np.ndarray:
+        """chars[h, bits]: the cell at height h of a column with these bits (x's discs and
+        the marker above the top disc)."""
+        table = np.full((self.rows, 1 << min(self.field, TABLE_BITS)), ord("."), dtype=np.uint8)
+        for bits in range(1, table.shape[1]):
+            height = bits.bit_length() - 1
+            for h in range(min(height, self.rows)):
+                table[h, bits] = ord("x") if bits >> h & 1 else ord("o")
+        return table
+
+    # -- moves -------------------------------------------------------------------------
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
+        ply, lo = self._blocks[part]
+        if ply + 1 >= len(self.sizes):  # the last ply: every game is over
+            return
+        batcher = Batcher([column_name(c) for c in range(self.cols)])
+        yield from batcher.add(*self._moves(ply, lo, lo + self._step()))
+        yield from batcher.finish()
+
+    def _moves(self, ply: int, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(src, dst, column) of the moves out of rows lo..hi of a ply, by source then
+        column, so by ascending child."""
+        keys, won = self.ply(ply)
+        block = keys[lo:hi]
+        live = np.flatnonzero(~won[lo:hi])
+        _, discs = self.split(block[live])
+        dst = np.full((block.size, self.cols), -1, dtype=np.int64)
+        following, base = self.ply(ply + 1)[0], self._first[ply + 1]
+        for c, free, child in self._children(block[live], discs, ply):
+            if child.size:  # searched in the slice of the next ply they fall in: in cache
+                first = int(np.searchsorted(following, child[0]))
+                last = int(np.searchsorted(following, child[-1], side="right"))
+                dst[live[free], c] = base + first + np.searchsorted(following[first:last], child)
+        flat = dst.reshape(-1)
+        valid = flat >= 0
+        src = np.repeat(np.arange(self._first[ply] + lo, self._first[ply] + lo + block.size, dtype=np.int64),
+                        self.cols)[valid]
+        column = np.tile(np.arange(self.cols, dtype=np.int32), block.size)[valid]
+        return src, flat[valid], column

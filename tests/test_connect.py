@@ -1,0 +1,212 @@
+"""Connect-Four's small boards (the connect game): John Tromp's published counts and results,
+position texts, impossible boards, and the stages that stream a ruleset rank by rank.
+
+The boards above 10^7 positions (4×6, 5×5, 6×4, 5×6) are measured by `make big`
+(BENCHMARKS.md), not here.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import parquet
+from pipeline.engines import duckdb_engine
+from pipeline.errors import PositionError, RulesetError
+from pipeline.games import connect
+from pipeline.layout import DataDir
+from pipeline.rulesets import Ruleset
+from pipeline.stages.build import build
+from pipeline.stages.enumerate import enumerate_ruleset
+from tests import reference
+
+#: tromp.github.io/c4/c4.html: width × height, positions (the empty board included) and
+#: the start's value for the first player.
+TROMP = {
+    "connect:cols=4,rows=4": (161_029, "tie"),
+    "connect:cols=5,rows=4": (3_945_711, "tie"),
+    "connect:cols=4,rows=5": (1_706_255, "tie"),
+}
+
+
+@pytest.fixture(scope="module")
+def tromp(tmp_path_factory) -> Path:
+    logging.getLogger("tablebase").setLevel(logging.WARNING)
+    data = tmp_path_factory.mktemp("connect")
+    for ruleset in TROMP:
+        build(Ruleset.parse(ruleset), DataDir(data))
+    return data
+
+
+@pytest.mark.parametrize("ruleset", list(TROMP))
+def test_small_boards_have_tromps_counts_and_results(tromp, ruleset):
+    rules = Ruleset.parse(ruleset)
+    summary = pq.read_table(DataDir(tromp).ruleset(rules).summary).to_pylist()[0]
+    positions, value = TROMP[ruleset]
+    assert (summary["positions"], summary["reachable"], summary["start_value"]) == (positions, positions, value)
+    # every tie ends on the full board
+    assert summary["start_remoteness"] == rules["cols"] * rules["rows"]
+
+
+def test_4x4_every_value_is_the_references(tromp):
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    table = pq.read_table(DataDir(tromp).ruleset(rules).tablebase, columns=["position", "value", "remoteness"])
+    expected = reference.solve("connect", {"cols": "4", "rows": "4"})
+    got = {p: (v, r) for p, v, r in zip(*(table[c].to_pylist() for c in table.column_names))}
+    assert got == {text: (value, remoteness) for text, (value, remoteness, _) in expected.items()}
+
+
+# -- positions as users type them ---------------------------------------------------------
+
+
+def test_position_texts_read_back_in_any_case_and_spacing():
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    assert connect.GAME.canonical_position(rules, " ..../..../..../.XO. ") == "..../..../..../.xo."
+    assert rules.game.start(rules) == "..../..../..../...."
+
+
+@pytest.mark.parametrize("text, why", [
+    ("..../..../.x../....", "column b has a disc above an empty cell"),
+    ("..../..../..../xx..", "x has 2 disc(s) and o 0"),
+    ("..../..../..../o...", "x has 0 disc(s) and o 1"),
+    ("x.../x.../xo../xooo", "x has 4 in a line, but o moved after it"),
+    ("xo../xo../xo../xo..", "both x and o have 4 in a line"),
+    ("..../..../..../..x", "expected 4 row(s) of 4 cell(s)"),
+    ("..../..../..../..a.", "expected 4 row(s) of 4 cell(s)"),
+])
+def test_impossible_boards_are_refused_in_one_line(text, why):
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    with pytest.raises(PositionError) as error:
+        connect.GAME.canonical_position(rules, text)
+    assert why in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_board_no_alternating_order_builds_is_refused():
+    """One column, o under x: x moves first, so the bottom disc is x's."""
+    rules = Ruleset.parse("connect:cols=1,k=3,rows=4")
+    with pytest.raises(PositionError, match="no order of moves"):
+        connect.GAME.canonical_position(rules, "././x/o")
+    assert connect.GAME.canonical_position(rules, "././o/x") == "././o/x"
+
+
+def test_lines_a_last_move_completes_together_are_a_position():
+    # x's last disc, in the middle of the bottom row, completes three lines of 3 at once
+    rules = Ruleset.parse("connect:cols=5,k=3,rows=3")
+    assert connect.GAME.canonical_position(rules, "...../oo.oo/xxxxx") == "...../oo.oo/xxxxx"
+    # the bottom row's last disc could be any but the first column's, under o's discs
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    assert connect.GAME.canonical_position(rules, "o.../o.../o.../xxxx") == "o.../o.../o.../xxxx"
+    with pytest.raises(PositionError, match="no last move could have made together"):
+        # a row and a column of x's that share no top disc
+        connect.GAME.canonical_position(Ruleset.parse("connect:cols=3,k=3,rows=3"), "xoo/xoo/xxx")
+
+
+@pytest.mark.parametrize("ruleset, why", [
+    ("connect:cols=9,rows=7", "63-bit"),
+    ("connect:cols=4,k=5,rows=4", "no line of 5 fits"),
+])
+def test_boards_beyond_the_keys_or_lines_that_cannot_fit_are_refused(ruleset, why):
+    with pytest.raises(RulesetError, match=why):
+        Ruleset.parse(ruleset)
+
+
+def test_the_size_bounds_what_is_built():
+    for ruleset in ["connect:cols=4,rows=4", "connect:cols=3,k=3,rows=3", "connect:cols=5,k=2,rows=1"]:
+        rules = Ruleset.parse(ruleset)
+        space = rules.game.space(rules)
+        size = rules.game.size(rules)
+        moves = sum(batch.num_rows for part in range(space.parts()) for batch in space.transitions_part(part))
+        assert size.positions >= sum(space.sizes) and size.transitions >= moves
+
+
+# -- the stages streaming a ruleset rank by rank ----------------------------------------------
+
+
+@pytest.mark.parametrize("ruleset", ["connect:cols=4,rows=4", "connect:cols=3,k=1,rows=2"])
+def test_streamed_enumerate_writes_the_bytes_of_the_whole_table_way(tmp_path, monkeypatch, ruleset):
+    rules = Ruleset.parse(ruleset)
+    streamed = DataDir(tmp_path / "streamed").ruleset(rules)
+    streamed.dir.mkdir(parents=True)
+    enumerate_ruleset(rules, streamed, tmp_path / "scratch")
+    whole = DataDir(tmp_path / "whole").ruleset(rules)
+    whole.dir.mkdir(parents=True)
+    monkeypatch.setattr(connect.ConnectSpace, "streams", lambda self: False)
+    enumerate_ruleset(rules, whole, tmp_path / "scratch")
+    for kind in ("positions", "transitions"):
+        assert getattr(streamed, kind).read_bytes() == getattr(whole, kind).read_bytes(), kind
+
+
+def test_plies_kept_in_scratch_give_the_same_files(tmp_path, monkeypatch):
+    rules = Ruleset.parse("connect:cols=4,k=3,rows=3")
+    memory = build(Ruleset.parse(rules.id), DataDir(tmp_path / "memory"))
+    monkeypatch.setattr(connect, "SPILL", 0)
+    monkeypatch.setattr(connect, "HELD", 2)
+    spilled = build(Ruleset.parse(rules.id), DataDir(tmp_path / "spilled"))
+    assert {k: v for k, v in memory.items() if k.endswith("sha256")} == \
+           {k: v for k, v in spilled.items() if k.endswith("sha256")}
+    assert not list((tmp_path / "spilled").rglob("keys-*.npy"))
+
+
+def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
+    """Every move leads one rank down: solving rank by rank from files read a rank at a
+    time, each rank's results (in a scratch file) are dropped once the rank above is
+    solved, and the values are those of a solve that keeps every rank."""
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    kept = DataDir(tmp_path / "kept")
+    build(rules, kept)
+    held = []
+    original = duckdb_engine.DuckDBSolver.rank
+
+    def rank(self, lo, hi):
+        yield from original(self, lo, hi)
+        held.append(sum(rank.last - rank.first + 1 for rank in self.held))
+        assert all(rank.path is not None and rank.path.exists() for rank in self.held)  # scratch files
+
+    monkeypatch.setattr(duckdb_engine.DuckDBSolver, "rank", rank)
+    monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
+    monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
+    monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 4096)  # many row groups: floors by statistics
+    streamed = DataDir(tmp_path / "streamed")
+    build(rules, streamed)
+    plies = rules.game.space(rules).sizes
+    widest = max(a + b for a, b in zip(plies, plies[1:]))
+    # two ranks, and where ranks share a row group of moves, what its statistics cannot tell apart
+    assert len(held) == len(plies) and max(held) <= widest + 2 * 4096, (held, widest)
+    assert held[-1] == 0  # the start's rank: no rank above needs anything
+    columns = ["id", "value", "remoteness"]
+    assert (pq.read_table(streamed.ruleset(rules).solution, columns=columns)
+            == pq.read_table(kept.ruleset(rules).solution, columns=columns))
+
+
+@pytest.mark.parametrize("failing", ["positions", "transitions"])
+def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, monkeypatch, failing):
+    """The positions and the moves are written by threads of their own: a write failing in
+    either ends enumerate with that error (no wait for ever on the other), and no file is
+    left half written."""
+    import errno
+
+    from pipeline.stages import enumerate as enumerate_stage
+
+    real = enumerate_stage.write_batches
+
+    def write_batches(batches, path, schema, delta=()):
+        if path.name.startswith(failing):
+            def failing_batches():
+                for number, batch in enumerate(batches):
+                    if number == 3:
+                        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+                    yield batch
+            return real(failing_batches(), path, schema, delta)
+        return real(batches, path, schema, delta)
+
+    monkeypatch.setattr(enumerate_stage, "write_batches", write_batches)
+    monkeypatch.setattr(connect.ConnectSpace, "_step", lambda self: 500)  # many parts, many batches
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    files = DataDir(tmp_path / "data").ruleset(rules)
+    files.dir.mkdir(parents=True)
+    with pytest.raises(OSError, match="No space left"):
+        enumerate_ruleset(rules, files, tmp_path / "scratch")
+    assert not list(files.dir.glob("*.parquet")) and not list(files.dir.glob(".*"))
