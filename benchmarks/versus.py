@@ -2,7 +2,7 @@
 it is now, back to back with the compiled limit, in the same run (the machine is shared and
 noisy: only figures measured together compare).
 
-    .venv/bin/python benchmarks/versus.py --before REV RULESET...
+    .venv/bin/python benchmarks/versus.py [--before REV] RULESET...
 
 For each, the fastest of --repeat runs (before and now alternating): wall seconds, the peak memory of the process tree, the peak size of the data
 folder (published files and scratch) and the ratio to the limit's wall seconds. Each build
@@ -72,22 +72,25 @@ def timed(argv: list[str], code: Path | None, data: Path | None) -> tuple[float,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", required=True, help="the commit to compare with (git rev)")
+    parser.add_argument("--before", help="the commit to compare with (git rev); without it, only this checkout "
+                                         "against the limit")
     parser.add_argument("--repeat", type=int, default=2,
                         help="runs of each, before and now alternating; the fastest is reported (default 2)")
     parser.add_argument("rulesets", nargs="+")
     args = parser.parse_args(argv)
     print(build_limit())
-    before = checkout(args.before, OUT / f"code-{args.before}")
-    rows = ["| ruleset | limit s | before s | peak | disk | × limit | now s | peak | disk | × limit |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    codes = ([checkout(args.before, OUT / f"code-{args.before}")] if args.before else []) + [ROOT]
+    rows = ["| ruleset | limit s |" + (" before s | peak | disk | × limit |" if args.before else "")
+            + " now s | peak | disk | × limit |",
+            "|---|---:|" + "---:|" * 4 * len(codes)]
     for text in args.rulesets:
         rules = Ruleset.parse(text)
         limit = limit_argv(rules)
-        limit_s = min(timed(limit, None, None)[0] for _ in range(args.repeat)) if limit else None
-        cells = [f"`{rules.id}`", f"{limit_s:.2f}" if limit_s else "–"]
-        runs: dict[Path, list[tuple[float, float, float]]] = {before: [], ROOT: []}
+        limits: list[float] = []
+        runs: dict[Path, list[tuple[float, float, float]]] = {code: [] for code in codes}
         for _ in range(args.repeat):
+            if limit:  # the limit between the builds, so that each repeat sees the same machine
+                limits.append(timed(limit, None, None)[0])
             for code in runs:
                 data = OUT / "versus-data"
                 shutil.rmtree(data, ignore_errors=True)
@@ -95,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 runs[code].append(timed([sys.executable, "-m", "pipeline", "build", rules.id, "--data", str(data),
                                          "-q"], code, data))
                 shutil.rmtree(data, ignore_errors=True)
+        limit_s = min(limits) if limits else None
+        cells = [f"`{rules.id}`", f"{limit_s:.2f}" if limit_s else "–"]
         for code, measured in runs.items():
             seconds, peak, disk = min(measured)
             cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GiB",
