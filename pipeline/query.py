@@ -24,7 +24,7 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from pipeline.check import trusted
+from pipeline.check import require_built, trusted
 from pipeline.errors import PositionError, TablebaseError
 from pipeline.games import read_position
 from pipeline.layout import DataDir
@@ -134,10 +134,12 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
         if name.startswith("ruleset"):
             rules = Ruleset.parse(value)
             if built is None:
+                require_built(DataDir(data), rules.id)
                 catalog = require(DataDir(data).catalog, "catalog")
                 built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
             if rules.id not in built:
-                raise QueryError(f"ruleset {rules.id} is not built in {data} (build it with `tablebase build {rules.id}`)")
+                raise QueryError(f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
+                                 "or name the folder it was built in with --data")
             result[name] = rules.id
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
