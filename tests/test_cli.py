@@ -112,6 +112,27 @@ def test_a_ruleset_not_built_names_the_build_and_data(data):
                                      "`tablebase build chopsticks:split=any`, or name the folder it was built in with --data")
 
 
+def test_sql_keeps_duckdbs_hints_on_one_line(data):
+    result = tablebase("sql", "SELECT * FROM tablebas", data=data)
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and 'Did you mean "tablebase"?' in line, line
+
+
+def test_sql_says_how_to_read_a_file_in_read_only_mode(data):
+    result = tablebase("sql", f"SELECT count(*) FROM read_parquet('{data}/catalog.parquet')", data=data)
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "reads the views catalog, tablebase and transitions only" in line and "--allow-writes" in line, line
+
+
+def test_duckdbs_quoted_sql_and_carets_become_the_text_they_mark():
+    from pipeline.query import one_line
+
+    message = 'Parser Error: syntax error at or near "SELEC"\n\nLINE 1: SELEC 1\n        ^^^^^'
+    assert one_line(message) == 'Parser Error: syntax error at or near "SELEC" LINE 1: SELEC 1 (at SELEC)'
+
+
 def test_corrupt_parquet_is_reported(data):
     files = data / "chopsticks" / "default"
     (files / "transitions.parquet").write_bytes(b"not parquet at all")
