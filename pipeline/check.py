@@ -345,7 +345,8 @@ def _real_dir(path: Path) -> bool:
 
 
 #: Files a data folder or bundle holds beside the rulesets' folders.
-TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md")
+TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md",
+             "README.md", "croissant.json", "datapackage.json", "CITATION.cff")
 
 
 def check_top_level(store: DataDir, report: _Report) -> None:
