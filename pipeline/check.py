@@ -345,7 +345,8 @@ def _real_dir(path: Path) -> bool:
 
 
 #: Files a data folder or bundle holds beside the rulesets' folders.
-TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md")
+TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md",
+             "README.md", "croissant.json", "datapackage.json", "CITATION.cff")
 
 
 def check_top_level(store: DataDir, report: _Report) -> None:
@@ -500,17 +501,32 @@ def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
 # -- reading a file the folder records a checksum for --------------------------------------
 
 
+def require_built(store: DataDir, ruleset: str | None = None) -> None:
+    """DataError saying what builds it and where --data may point instead, where `store`
+    has no catalog (nothing is built there), for the commands that read a built tablebase."""
+    if store.catalog.exists():
+        return
+    if ruleset is not None:
+        raise DataError(f"{ruleset} is not built: {store.catalog} is missing; build it with "
+                        f"`tablebase build {ruleset}`, or name the folder it was built in with --data")
+    raise DataError(f"nothing is built in {store.root}: {store.catalog} is missing; build a ruleset with "
+                    "`tablebase build chopsticks` (`tablebase games` lists the games), or name the folder "
+                    "the tablebases were built in with --data")
+
+
 def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
     """The ruleset's folder, once its tablebase and transitions match the catalog's
     checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
     DataError naming the file if not."""
+    require_built(store, rules.id)
     files = store.published(rules)
     fix = f"rebuild it with `tablebase build {rules.id}`, or see `tablebase check`"
 
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
         row = next((r for r in catalog if r["ruleset"] == rules.id), None)
         if row is None:
-            raise DataError(f"{rules.id} is not built in {store.root} (build it with `tablebase build {rules.id}`)")
+            raise DataError(f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
+                            "or name the folder it was built in with --data")
         return [(require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
                 for kind in ("tablebase", "transitions")]
 
@@ -521,6 +537,7 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
 def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
     """The ruleset's summary.parquet, once it is the file SHA256SUMS records (where there
     is one), and the catalog too (draw reads it); DataError naming the file if not."""
+    require_built(store, rules.id)
     path = require(store.published(rules).summary,
                    f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
     _verified(store, lambda catalog: [], listed=[(path, f"rebuild it with `tablebase build {rules.id}`")])
@@ -531,6 +548,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
     """The catalog's rows, once catalog.parquet, and every tablebase and transitions file
     it names, have their recorded checksums (sql and query read nothing else); DataError
     naming the file if not, or if a row's paths lead out of the folder."""
+    require_built(store)
 
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
         checked = []

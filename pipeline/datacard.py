@@ -74,7 +74,7 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     total_positions = sum(r["positions"] for r in rows)
     total_transitions = sum(r["transitions"] for r in rows)
     out = [
-        f"# tablebase dataset {__version__}",
+        card_header(rows) + f"# tablebase dataset {__version__}",
         "",
         "Two-player games solved completely: for every rule variant (*ruleset*) listed below, every",
         "position, every move, and the value of every position under perfect play, as Parquet files.",
@@ -128,6 +128,10 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "SHA256SUMS                 every file's SHA-256 (`sha256sum -c SHA256SUMS`)",
         "```",
         "",
+        f"Of a ruleset's files, {', '.join(f'`{name}.parquet`' for name in WITH_RULESET)} have a `ruleset` column",
+        "holding its id (as the catalog does); the others hold one ruleset's rows and no such column:",
+        "the folder, whose catalog row names it, says which.",
+        "",
         "Every name is made of `a-z 0-9 . _ -`: folders are not hive partitions, so no reader adds",
         "a column. All files of one kind and one game share one schema, NULLs included; the game's",
         "own columns sit where the tables say. Parquet, zstd-compressed.",
@@ -170,13 +174,29 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "pd.read_parquet('chopsticks/default/tablebase.parquet')",
         "spark.read.parquet('chopsticks/*/tablebase.parquet')",
         "```", "",
+        "Every game at once: each game has its own columns, so the schemas differ and a reader must",
+        "merge them by name (columns a game lacks read as NULL); each of these does:", "",
+        "```python",
+        *ALL_GAMES,
+        "```", "",
+        "With Hugging Face `datasets`, one game per config: `datasets.load_dataset('<this folder>', 'chopsticks')`.",
+        "`croissant.json` (MLCommons Croissant), `datapackage.json` (Frictionless Data) and",
+        "`CITATION.cff` describe the same files for tools that read those.",
+        "",
         "Check it: `sha256sum -c SHA256SUMS`, or `tablebase check .`, which also compares every",
         "tablebase with its catalog row and every schema with the one documented here.",
         "", "## Licence", "",
         "The data is dedicated to the public domain under Creative Commons CC0 1.0 Universal",
         "(`LICENSE`): use it for anything, no permission needed. The software that built it is",
         f"under the {CODE_LICENCE} licence. A citation is welcome, not required.",
-        "", "## How to cite", "",
+        "", "## Sources", "",
+        "The games come from these blog posts (Japanese), whose results the dataset checks",
+        "(`claims.md` where the bundle has it):", "",
+        *[f"- seed {number}: {title}, {author}" + (f", <{url}>" if url else " (address not recorded)")
+          for number, title, author, url in SEEDS],
+        "",
+        "## How to cite", "",
+        "`CITATION.cff` says it for citation tools; in BibTeX:", "",
         "```",
         "@misc{tablebase,",
         "  title  = {tablebase: two-player games solved completely},",
@@ -188,6 +208,180 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     return "\n".join(out)
 
 
+#: Reading every game's tablebases at once, one line per reader, from the dataset's folder
+#: (tests/test_publish.py runs each). Spark needs a session called `spark`.
+ALL_GAMES = (
+    "duckdb.sql(\"SELECT game, value, count(*) FROM read_parquet('*/*/tablebase.parquet', union_by_name = true) JOIN 'catalog.parquet' USING (ruleset) GROUP BY ALL\")",
+    "pyarrow.dataset.dataset(sorted(glob.glob('*/*/tablebase.parquet')), schema=pyarrow.unify_schemas([pyarrow.parquet.read_schema(f) for f in sorted(glob.glob('*/*/tablebase.parquet'))])).to_table()",
+    "polars.concat([polars.read_parquet(f) for f in sorted(glob.glob('*/*/tablebase.parquet'))], how='diagonal_relaxed')",
+    "spark.read.option('mergeSchema', 'true').parquet('*/*/tablebase.parquet')",
+)
+
+
 def cell(text: str) -> str:
     """Text for a Markdown table cell: `|` would end the cell, even inside backquotes."""
     return text.replace("|", "\\|")
+
+
+# -- metadata for dataset hubs and citation tools ---------------------------------------
+# Each is written from the catalog alone, with keys in a fixed order and no date: the same
+# rulesets give the same bytes.
+
+#: The blog posts the games come from (README "The seeds"): number, title, author, URL
+#: where one is recorded (../shared/seeds/ keeps the texts, not their addresses).
+SEEDS = (
+    ("000", "指で数字を増やして5を目指すゲームが後手必勝であることを示す", "the blog ねぇうしくんうしくん", None),
+    ("001", "棒消しゲームは先手必勝か後手必勝かどうかについて微考ペガサス", "stackprobe7s_memo", None),
+    ("002", "変種石取りゲームの必勝法", "Enjapma (ISer Advent Calendar 2019, day 19)", None),
+    ("003", "「割りばし」が後手必勝であることを確認する", "kaityo256 (Qiita)",
+     "https://qiita.com/kaityo256/items/86562e9ab20ae7bced1d"),
+    ("004", "グリーン・ハッケンブッシュとGrundy数", "Qiita", None),
+)
+TITLE = "tablebase: two-player games solved completely"
+DESCRIPTION = ("Every position, every move and the value of every position under perfect play "
+               "(win/loss/tie/draw for the player to move, remoteness in plies, Grundy value) "
+               "of small two-player games and their rule variants, as Parquet.")
+KEYWORDS = ("game-theory", "combinatorial-game-theory", "tablebase", "retrograde-analysis", "parquet")
+#: The files every ruleset's folder holds that carry the ruleset's id in a `ruleset` column.
+WITH_RULESET = tuple(kind.name for kind in RULESET_FILES if any(c.name == "ruleset" for c in kind.columns))
+
+
+def size_category(rows: int) -> str:
+    """The Hugging Face size category of a dataset of `rows` rows (positions)."""
+    bounds = ["1K", "10K", "100K", "1M", "10M", "100M", "1B", "10B", "100B", "1T"]
+    values = [10 ** (3 + i) for i in range(len(bounds))]
+    if rows < values[0]:
+        return "n<1K"
+    for lower, upper, value in zip(bounds, bounds[1:], values[1:]):
+        if rows < value:
+            return f"{lower}<n<{upper}"
+    return "n>1T"
+
+
+def card_header(rows: list[dict]) -> str:
+    """The YAML front matter Hugging Face reads from a dataset card: licence, size, tags,
+    and one config per game (its tablebases) so that `load_dataset(path, game)` reads it."""
+    games = sorted({row["game"] for row in rows})
+    lines = ["---", "license: cc0-1.0", "pretty_name: tablebase", "size_categories:",
+             f"- {size_category(sum(r['positions'] for r in rows))}", "tags:"]
+    lines += [f"- {tag}" for tag in KEYWORDS]
+    lines += ["configs:"]
+    for index, game in enumerate(games):
+        lines += [f"- config_name: {game}", "  data_files:", "  - split: train", f"    path: {game}/*/tablebase.parquet"]
+        if index == 0:
+            lines.append("  default: true")
+    return "\n".join(lines + ["---", ""]) + "\n"
+
+
+def croissant(rows: list[dict], catalog_sha256: str) -> str:
+    """croissant.json: the dataset described in MLCommons Croissant 1.0 (JSON-LD): the
+    catalog, one file set and one record set per game's tablebases."""
+    import json
+
+    games = sorted({row["game"] for row in rows})
+    columns = [c for c in TABLEBASE.columns]
+    kinds = {"string": "sc:Text", "int64": "sc:Integer", "int32": "sc:Integer", "bool": "sc:Boolean"}
+    distribution: list[dict] = [{
+        "@type": "cr:FileObject", "@id": "catalog.parquet", "name": "catalog.parquet",
+        "description": CATALOG.what, "contentUrl": "catalog.parquet",
+        "encodingFormat": "application/x-parquet", "sha256": catalog_sha256}]
+    record_sets = []
+    for game in games:
+        distribution.append({
+            "@type": "cr:FileSet", "@id": f"{game}-tablebases", "name": f"{game}-tablebases",
+            "description": f"every {game} ruleset's tablebase.parquet",
+            "encodingFormat": "application/x-parquet", "includes": f"{game}/*/tablebase.parquet"})
+        record_sets.append({
+            "@type": "cr:RecordSet", "@id": game, "name": game,
+            "description": f"every position of every {game} ruleset with its value",
+            "field": [{"@type": "cr:Field", "@id": f"{game}/{c.name}", "name": c.name, "description": c.meaning,
+                       "dataType": kinds[str(c.type)],
+                       "source": {"fileSet": {"@id": f"{game}-tablebases"}, "extract": {"column": c.name}}}
+                      for c in columns]})
+    document = {
+        "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": "tablebase", "description": DESCRIPTION, "license": "https://creativecommons.org/publicdomain/zero/1.0/",
+        "url": "DATASET.md",  # the dataset has no address of its own: its card
+        "version": __version__, "keywords": list(KEYWORDS),
+        "citeAs": citation_bibtex(rows), "isBasedOn": [url for *_, url in SEEDS if url],
+        "distribution": distribution, "recordSet": record_sets}
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+#: The JSON-LD context Croissant 1.0's specification gives every document.
+CROISSANT_CONTEXT = {
+    "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
+    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/", "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract", "field": "cr:field", "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet", "format": "cr:format", "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath", "key": "cr:key", "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path",
+    "recordSet": "cr:recordSet", "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated",
+    "replace": "cr:replace", "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source",
+    "subField": "cr:subField", "transform": "cr:transform", "samplingRate": "cr:samplingRate",
+    "equivalentProperty": "cr:equivalentProperty"}
+
+
+def citation_bibtex(rows: list[dict]) -> str:
+    """The BibTeX entry DATASET.md shows, on one line."""
+    versions = sorted({row["pipeline_version"] for row in rows})
+    return (f"@misc{{tablebase, title = {{{TITLE}}}, note = {{Dataset version {__version__}, {len(rows)} rulesets, "
+            f"built by tablebase {', '.join(versions)}}}}}")
+
+
+def datapackage(rows: list[dict]) -> str:
+    """datapackage.json: the dataset as a Frictionless Data Package (v2): the catalog and
+    every ruleset's tablebase.parquet, each with its schema and SHA-256 from the catalog."""
+    import json
+
+    kinds = {"string": "string", "int64": "integer", "int32": "integer", "bool": "boolean"}
+
+    def schema(columns) -> dict:
+        return {"fields": [{"name": c.name, "type": kinds.get(str(c.type), "any"), "description": c.meaning}
+                           for c in columns]}
+
+    resources = [{"name": "catalog", "path": "catalog.parquet", "format": "parquet",
+                  "mediatype": "application/vnd.apache.parquet", "description": CATALOG.what}]
+    for row in sorted(rows, key=lambda r: r["folder"]):
+        resources.append({
+            "name": f"{row['folder'].replace('/', '.')}.tablebase", "title": row["ruleset"],
+            "path": row["tablebase_path"], "format": "parquet", "mediatype": "application/vnd.apache.parquet",
+            "hash": f"sha256:{row['tablebase_sha256']}",
+            "description": f"{row['ruleset']}: every position with its value (the game's own columns besides)",
+            "schema": schema(TABLEBASE.columns)})
+    document = {
+        "$schema": "https://datapackage.org/profiles/2.0/datapackage.json",
+        "name": "tablebase", "title": TITLE, "description": DESCRIPTION, "version": __version__,
+        "licenses": [{"name": "CC0-1.0", "path": "https://creativecommons.org/publicdomain/zero/1.0/",
+                      "title": "Creative Commons Zero v1.0 Universal"}],
+        "keywords": list(KEYWORDS),
+        "sources": [{"title": f"seed {number}: {title} ({author})", **({"path": url} if url else {})}
+                    for number, title, author, url in SEEDS],
+        "resources": resources}
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def citation_cff(rows: list[dict]) -> str:
+    """CITATION.cff (Citation File Format 1.2.0): how to cite this dataset."""
+    versions = sorted({row["pipeline_version"] for row in rows})
+    lines = [
+        "cff-version: 1.2.0",
+        "message: If you use this dataset, please cite it as below (a citation is welcome, not required: CC0).",
+        "type: dataset",
+        f'title: "{TITLE}"',
+        "authors:",
+        "  - name: tablebase contributors",
+        f'version: "{__version__}"',
+        "license: CC0-1.0",
+        f'abstract: "{DESCRIPTION} {len(rows)} rulesets, built by tablebase {", ".join(versions)}."',
+        "keywords:",
+        *[f"  - {tag}" for tag in KEYWORDS],
+        "references:",
+    ]
+    for number, title, author, url in SEEDS:
+        lines += ["  - type: blog", f'    title: "{title}"', "    authors:", f'      - name: "{author}"']
+        if url:
+            lines.append(f"    url: \"{url}\"")
+        lines.append(f'    notes: "seed {number}"')
+    return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.check import SUMS, check
-from pipeline.datacard import data_card, data_licence
+from pipeline.datacard import citation_cff, croissant, data_card, data_licence, datapackage
 from pipeline.errors import DataError, full_disk
 from pipeline.layout import DataDir
 from pipeline.parquet import atomic_path, sha256
@@ -91,12 +91,23 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
                 _link(source, folder / item)
     write_database(folder)
     (folder / "LICENSE").write_text(data_licence())
-    (folder / "DATASET.md").write_text(data_card(folder, catalog))
+    _write_metadata(folder, catalog)
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     _write_sums(folder, files)
     problems = check(folder)
     if problems:
         raise DataError(f"the bundle does not check: {problems[0]}")
+
+
+def _write_metadata(folder: Path, catalog: pa.Table) -> None:
+    """The data card (DATASET.md, and README.md, where dataset hubs look for it), Croissant,
+    Frictionless and citation metadata, all from the catalog written into `folder`."""
+    card = data_card(folder, catalog)
+    rows = catalog.to_pylist()
+    for name, text in (("DATASET.md", card), ("README.md", card),
+                       ("croissant.json", croissant(rows, sha256(folder / "catalog.parquet"))),
+                       ("datapackage.json", datapackage(rows)), ("CITATION.cff", citation_cff(rows))):
+        (folder / name).write_text(text, encoding="utf-8")
 
 
 def _write_sums(folder: Path, names: list[str]) -> None:

@@ -24,7 +24,7 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from pipeline.check import trusted
+from pipeline.check import require_built, trusted
 from pipeline.errors import PositionError, TablebaseError
 from pipeline.games import read_position
 from pipeline.layout import DataDir
@@ -134,10 +134,12 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
         if name.startswith("ruleset"):
             rules = Ruleset.parse(value)
             if built is None:
+                require_built(DataDir(data), rules.id)
                 catalog = require(DataDir(data).catalog, "catalog")
                 built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
             if rules.id not in built:
-                raise QueryError(f"ruleset {rules.id} is not built in {data} (build it with `tablebase build {rules.id}`)")
+                raise QueryError(f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
+                                 "or name the folder it was built in with --data")
             result[name] = rules.id
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
@@ -177,7 +179,7 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as error:
-        raise QueryError(str(error).splitlines()[0]) from None
+        raise QueryError(one_line(str(error))) from None
     if len(statements) != 1:
         raise QueryError(f"one SQL statement at a time, not {len(statements)}")
     kind = statements[0].type.name
@@ -191,7 +193,31 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
             return con.sql(sql, params=params or None).to_arrow_table()
     except duckdb.InterruptException:
         raise  # Ctrl-C: the command line's one line and status 130
+    except duckdb.PermissionException as error:
+        if allow_writes:
+            raise QueryError(one_line(str(error))) from None
+        raise QueryError(f"{one_line(str(error))}: without --allow-writes a statement reads the views catalog, "
+                         "tablebase and transitions only, and DuckDB opens no file (read_parquet and its kind "
+                         "included); add --allow-writes to read other files (it lets DuckDB write them too)") from None
     except duckdb.Error as error:
-        raise QueryError(str(error).splitlines()[0]) from None
+        raise QueryError(one_line(str(error))) from None
     finally:
         con.close()
+
+
+def one_line(message: str) -> str:
+    """DuckDB's message on one line (the project's rule), its hints kept ('Did you mean
+    "tablebase"?', candidate columns): its lines joined, and the carets under a quoted
+    line of SQL given as the text they mark."""
+    lines = message.splitlines()
+    out: list[str] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        if re.fullmatch(r"\s*\^+\s*", line) and index > 0 and out:
+            marked = lines[index - 1][line.index("^"):line.rindex("^") + 1].strip()
+            if marked:
+                out[-1] += f" (at {marked})"
+            continue
+        out.append(line.strip())
+    return " ".join(out)

@@ -21,14 +21,14 @@ line(ply, id, move, position, value, remoteness) AS (
     SELECT 0, id, NULL::VARCHAR, position, value, remoteness
     FROM tablebase WHERE ruleset = $ruleset AND position = $position
     UNION ALL
-    SELECT any_value(l.ply) + 1,
-           arg_min(m.dst, (m.preference, m.move)),
-           arg_min(m.move, (m.preference, m.move)),
-           arg_min(m.position, (m.preference, m.move)),
-           arg_min(m.value, (m.preference, m.move)),
-           arg_min(m.remoteness, (m.preference, m.move))
-    FROM line AS l JOIN moves AS m ON m.src = l.id
-    WHERE l.ply < 40
-    GROUP BY l.id
+    -- the chosen move's row taken whole: arg_min skips NULL arguments, so a draw's NULL
+    -- remoteness taken on its own would come from another move
+    SELECT ply, best.dst, best.move, best.position, best.value, best.remoteness
+    FROM (SELECT any_value(l.ply) + 1 AS ply,
+                 arg_min({'dst': m.dst, 'move': m.move, 'position': m.position, 'value': m.value,
+                          'remoteness': m.remoteness}, (m.preference, m.move)) AS best
+          FROM line AS l JOIN moves AS m ON m.src = l.id
+          WHERE l.ply < 40
+          GROUP BY l.id)
 )
 SELECT ply, move, position, value, remoteness FROM line ORDER BY ply;

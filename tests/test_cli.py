@@ -90,6 +90,49 @@ def test_bad_input_gives_one_line_and_keeps_data(data, args, message):
     assert digests(data) == before
 
 
+@pytest.mark.parametrize("args, build", [
+    (["probe", "chopsticks", "start"], "`tablebase build chopsticks`"),
+    (["play", "chopsticks:split=any"], "`tablebase build chopsticks:split=any`"),
+    (["query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=start"], "`tablebase build chopsticks`"),
+    (["query", "who_wins"], "`tablebase build chopsticks`"),
+    (["sql", "SELECT 1"], "`tablebase build chopsticks`"),
+    (["claims"], "`tablebase build chopsticks`"),
+])
+def test_reading_before_anything_is_built_says_what_builds_it_and_names_data(tmp_path, args, build):
+    result = tablebase(*args, data=tmp_path / "empty")
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and build in line and "--data" in line, line
+    assert not (tmp_path / "empty").exists()
+
+
+def test_a_ruleset_not_built_names_the_build_and_data(data):
+    result = tablebase("probe", "chopsticks:split=any", "start", data=data)
+    assert result.stderr.strip() == (f"error: chopsticks:split=any is not built in {data}: build it with "
+                                     "`tablebase build chopsticks:split=any`, or name the folder it was built in with --data")
+
+
+def test_sql_keeps_duckdbs_hints_on_one_line(data):
+    result = tablebase("sql", "SELECT * FROM tablebas", data=data)
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and 'Did you mean "tablebase"?' in line, line
+
+
+def test_sql_says_how_to_read_a_file_in_read_only_mode(data):
+    result = tablebase("sql", f"SELECT count(*) FROM read_parquet('{data}/catalog.parquet')", data=data)
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "reads the views catalog, tablebase and transitions only" in line and "--allow-writes" in line, line
+
+
+def test_duckdbs_quoted_sql_and_carets_become_the_text_they_mark():
+    from pipeline.query import one_line
+
+    message = 'Parser Error: syntax error at or near "SELEC"\n\nLINE 1: SELEC 1\n        ^^^^^'
+    assert one_line(message) == 'Parser Error: syntax error at or near "SELEC" LINE 1: SELEC 1 (at SELEC)'
+
+
 def test_corrupt_parquet_is_reported(data):
     files = data / "chopsticks" / "default"
     (files / "transitions.parquet").write_bytes(b"not parquet at all")

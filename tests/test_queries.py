@@ -121,6 +121,20 @@ def test_principal_variation_of_a_draw_stops(built):
     assert len(rows) == 41 and {r["value"] for r in rows} == {"draw"}
 
 
+def test_principal_variation_keeps_null_remoteness_on_drawn_rows(built):
+    # arg_min skips NULL arguments: a drawn row once showed another move's remoteness
+    from pipeline.probe import probe
+
+    rows = run(built, "principal_variation", ruleset="chopsticks:split=any", position="1-3|2-2")
+    assert any(r["value"] == "draw" for r in rows)
+    for row in rows:
+        found = probe("chopsticks:split=any", row["position"], built)
+        assert (row["value"], row["remoteness"]) == (found.value, found.remoteness), row
+    for before, after in zip(rows, rows[1:]):
+        move = next(m for m in probe("chopsticks:split=any", before["position"], built).moves if m.move == after["move"])
+        assert move.position == after["position"]
+
+
 @pytest.mark.parametrize(
     "params, error, message",
     [

@@ -223,3 +223,15 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     rules = Ruleset.parse("chopsticks")
     with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
         enumerate_ruleset(rules, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", "spark")
+
+
+def test_the_data_cards_spark_line_reads_every_game_at_once(built):
+    from pipeline.datacard import ALL_GAMES
+    from pipeline.engines.spark_engine import session
+
+    duck, _ = built
+    [line] = [line for line in ALL_GAMES if line.startswith("spark.")]
+    # Java's working directory is not Python's: the card's relative glob, made absolute
+    frame = eval(line.replace("'*/*/", f"'{duck.root}/*/*/"), {"spark": session()})
+    total = sum(pq.read_table(duck.catalog)["positions"].to_pylist())
+    assert frame.count() == total and {"rows", "mover", "heaps", "value"} <= set(frame.columns)
