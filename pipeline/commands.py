@@ -14,12 +14,12 @@ import typer
 
 from pipeline import __version__
 from pipeline.engines import engine_name
-from pipeline.errors import DataError, OutputError, RulesetError, UnfinishedError
+from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.games import all_games
-from pipeline.layout import DataDir
-from pipeline.output import Format
-from pipeline.progress import log
-from pipeline.rulesets import Ruleset, load_ruleset_file
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.output import Format
+from pipeline.storage.progress import log
+from pipeline.games.rulesets import Ruleset, load_ruleset_file
 
 app = typer.Typer(
     name="tablebase",
@@ -40,7 +40,7 @@ EngineOption = Annotated[Optional[str], typer.Option(
 
 
 def _setup(quiet: bool, verbose: bool = False) -> None:
-    from pipeline.progress import configure
+    from pipeline.storage.progress import configure
 
     configure(quiet, verbose)
 
@@ -91,7 +91,7 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
     Example: tablebase verify chopsticks
     """
-    from pipeline.check import check_published
+    from pipeline.datadir.check import check_published
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
@@ -127,7 +127,7 @@ def export(
     Examples: tablebase export chopsticks
               tablebase export
     """
-    from pipeline.errors import DataError
+    from pipeline.core.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
@@ -207,8 +207,8 @@ def estimate(
 
     Example: tablebase estimate sticks:rows=12 chopsticks:fingers=40,hands=3
     """
-    from pipeline.estimate import estimate as estimate_of
-    from pipeline.estimate import require_fit
+    from pipeline.stages.estimate import estimate as estimate_of
+    from pipeline.stages.estimate import require_fit
 
     refused = 0
     for rules in [Ruleset.parse(text) for text in rulesets]:
@@ -243,8 +243,8 @@ def probe(
               tablebase probe chopsticks '0-1|1-1'
     """
     from pipeline.games import legal_starts
-    from pipeline.probe import probe as probe_position
-    from pipeline.values import in_words
+    from pipeline.products.probe import probe as probe_position
+    from pipeline.core.values import in_words
 
     result = probe_position(ruleset, position, data)
     rules = Ruleset.parse(ruleset)
@@ -290,8 +290,8 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 
 def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
     """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
-    from pipeline.output import render, write_output
-    from pipeline.parquet import table_bytes
+    from pipeline.storage.output import render, write_output
+    from pipeline.storage.parquet import table_bytes
 
     # through symlinks, so that no link leads into the data folder (realpath, unlike
     # resolve, leaves a symlink loop for write_output to name in one line)
@@ -351,7 +351,7 @@ def query(
 
     Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
-    from pipeline.query import find_query, list_queries, run_sql
+    from pipeline.products.query import find_query, list_queries, run_sql
 
     if list_:
         for item in list_queries(queries):
@@ -380,7 +380,7 @@ def sql(
 
     Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
     """
-    from pipeline.query import run_sql
+    from pipeline.products.query import run_sql
 
     _emit(run_sql(data, statement, _parse_params(param or []), allow_writes), form, output, data)
 
@@ -396,7 +396,7 @@ def claims(
 
     Example: tablebase claims --out data/claims.md
     """
-    from pipeline.claims import write_report
+    from pipeline.products.claims import write_report
 
     target = out or data / "claims.md"
     write_report(data, queries, target)
@@ -413,7 +413,7 @@ def check(
 
     Example: tablebase check dist/tablebase-0.3.0
     """
-    from pipeline.check import check as check_folder
+    from pipeline.datadir.check import check as check_folder
 
     target = folder or data
     _report(check_folder(target), f"{target}: every file checks")
@@ -430,7 +430,7 @@ def publish(
 
     Example: tablebase publish --out dist
     """
-    from pipeline.publish import publish as publish_bundle
+    from pipeline.products.publish import publish as publish_bundle
 
     _setup(quiet, verbose)
     _folder(out)
@@ -448,7 +448,7 @@ def check_game(
 
     Example: tablebase check-game octal octal:code=0.07,start=9
     """
-    from pipeline.gamecheck import check_game as run_checks
+    from pipeline.products.gamecheck import check_game as run_checks
 
     _report(run_checks(name, ruleset), f"{name}: keeps the game contract")
 
@@ -512,7 +512,7 @@ def play(
     Examples: tablebase play chopsticks --as second
               tablebase play chopsticks --from '1-2|0-1' --hide-values
     """
-    from pipeline.play import parse_side, play as play_game
+    from pipeline.products.play import parse_side, play as play_game
 
     play_game(ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values,
               max_plies=max_plies)
@@ -533,7 +533,7 @@ def draw(
 
     Example: tablebase draw chopsticks chopsticks:split=any
     """
-    from pipeline.draw import draw as draw_pages
+    from pipeline.products.draw import draw as draw_pages
 
     _setup(quiet, verbose)
     _folder(out)

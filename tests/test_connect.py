@@ -13,12 +13,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import parquet
+from pipeline.storage import parquet
 from pipeline.engines import duckdb_engine
-from pipeline.errors import PositionError, RulesetError
+from pipeline.core.errors import PositionError, RulesetError
 from pipeline.games import connect
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
 from tests import reference

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.estimate import estimate, parse_size
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.stages.estimate import estimate, parse_size
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 OTHERS = ["sticks:max_take=2,rows=5", "nim:variant=arrow-other", "nim:start=1-2-3-4,variant=coin",

@@ -10,11 +10,11 @@ import pytest
 
 import pyarrow as pa
 
-from pipeline.errors import RulesetError
+from pipeline.core.errors import RulesetError
 from pipeline.games import TRANSITION_SCHEMA, _heaps
-from pipeline.layout import DataDir
-from pipeline.query import library, run_sql
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.products.query import library, run_sql
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import progress
+from pipeline.storage import progress
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
@@ -66,8 +66,8 @@ def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp
     import logging
     import shutil
 
-    from pipeline.layout import DataDir, RulesetFiles
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.layout import DataDir, RulesetFiles
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.solve import solve
 
     published = DataDir(built).ruleset(Ruleset.parse("chopsticks:split=any"))

@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import DataError
+from pipeline.core.errors import DataError
 from pipeline.games import chopsticks
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.solve import solve
 
@@ -153,11 +153,12 @@ def test_the_positions_file_written_beside_the_moves_is_the_one_written_after(tm
     """Numbered by rank, a row group of positions.parquet is written once its positions'
     moves are counted (here row groups of 40 positions), while the moves are made: the
     same bytes as waiting for the last move."""
+    from pipeline.graph import moves as moves_module
     from pipeline.stages import enumerate as enumerate_stage
 
     monkeypatch.setattr(enumerate_stage, "ROW_GROUP_ROWS", 40)
     _, beside = enumerated(tmp_path / "beside", "sticks:rows=6")
-    monkeypatch.setattr(enumerate_stage.Counted, "source", lambda self, src: None)  # only the end counts
+    monkeypatch.setattr(moves_module.Counted, "source", lambda self, src: None)  # only the end counts
     _, after = enumerated(tmp_path / "after", "sticks:rows=6")
     assert beside.positions.read_bytes() == after.positions.read_bytes()
     moves = pq.read_table(beside.positions, columns=["moves"])["moves"].to_numpy()
@@ -184,7 +185,7 @@ def test_moves_that_fail_midway_leave_no_positions_file(tmp_path, monkeypatch):
 
 
 def test_moves_out_of_order_by_source_are_refused_where_positions_are_written_beside_them():
-    from pipeline.stages.enumerate import Counted
+    from pipeline.graph.moves import Counted
 
     counted = Counted(by_rank=True)
     counted.source(np.array([3, 4, 4, 7]))

@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir, RulesetFiles
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir, RulesetFiles
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
@@ -119,7 +119,7 @@ def test_no_java_is_one_line_saying_what_to_install(tmp_path):
 def test_spark_reads_the_published_files_as_they_are(built):
     """The README's Spark reader: one game's tablebases by a glob, the catalog's map column,
     the transitions' dictionary-encoded strings."""
-    from pipeline.dataset import TABLEBASE, game_fields
+    from pipeline.core.dataset import TABLEBASE, game_fields
     from pipeline.engines.spark_engine import session
 
     duck, _ = built
@@ -160,7 +160,7 @@ def test_a_spark_failure_is_one_line():
 def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, monkeypatch):
     """Spark's part files and DuckDB's record batches cut the rows differently; the file
     written from them must not show it (row groups and pages included)."""
-    import pipeline.parquet as parquet
+    import pipeline.storage.parquet as parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("text", pa.string())])
@@ -177,7 +177,7 @@ def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, mo
 def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypatch):
     """The moves' labels arrive with one dictionary per game batch, or per Spark part file:
     each row group is written with its strings in the order they first occur."""
-    import pipeline.parquet as parquet
+    import pipeline.storage.parquet as parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
@@ -207,7 +207,7 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     space gives the numbering, the executors' spaces the moves."""
     import numpy as np
 
-    from pipeline.errors import DataError
+    from pipeline.core.errors import DataError
     from pipeline.games import chopsticks
     from pipeline.stages.enumerate import enumerate_ruleset
 

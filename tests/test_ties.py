@@ -3,7 +3,7 @@
 The solvers are game-agnostic: they read positions.parquet and transitions.parquet. These
 tests write small move graphs by hand and at random (with and without cycles, with won,
 lost and tied ends) and compare both solvers with a naive solver written here from the
-definitions in pipeline/values.py: the mover prefers win > tie > draw > loss; a win is one
+definitions in pipeline/core/values.py: the mover prefers win > tie > draw > loss; a win is one
 ply after its nearest lost child, a loss one after its farthest won child, a tie one after
 its nearest tied child; what never ends is a draw.
 """
@@ -16,12 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dataset import POSITIONS, TRANSITIONS
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir, RulesetFiles
+from pipeline.core.dataset import POSITIONS, TRANSITIONS
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.values import BAND, PREFERENCE, Value, in_words, score
+from pipeline.core.values import BAND, PREFERENCE, Value, in_words, score
 
 
 def write_graph(files, terminal: dict[int, str], children: dict[int, list[int]], ranked: bool) -> None:
@@ -203,8 +203,8 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
 
 def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
     """A data folder built by 0.2 (no `ties` column) keeps working: its rows get ties = 0."""
-    from pipeline.check import check
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.check import check
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
     from pipeline.stages.export import write_catalog
 
@@ -221,8 +221,8 @@ def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
 
 def test_pages_of_a_catalog_from_before_ties_are_drawn(tmp_path):
     """The index reads the catalog itself: an old one is rewritten first, not a traceback."""
-    from pipeline.draw import draw
-    from pipeline.rulesets import Ruleset
+    from pipeline.products.draw import draw
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
 
     data = DataDir(tmp_path)

@@ -9,9 +9,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export
 from pipeline.stages.solve import solve

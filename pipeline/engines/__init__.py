@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
 import pyarrow as pa
 
-from pipeline.errors import RulesetError
+from pipeline.core.errors import RulesetError
 
 if TYPE_CHECKING:
     from pipeline.games import Space
-    from pipeline.rulesets import Ruleset
-    from pipeline.stages.enumerate import RankNumbering
+    from pipeline.games.rulesets import Ruleset
+    from pipeline.graph.numbering import RankNumbering
 
 ENGINES = ("duckdb", "spark")
 #: The environment variable that picks the engine when --engine is not given.

@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import values
+from pipeline.core import values
 from pipeline.engines import arrays, by_id_join
 from pipeline.engines.arrays import child_floors
-from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
-from pipeline.parquet import read_table, write_select
+from pipeline.storage.db import connect, quote_path, run_sql, set_variables, sql_text
+from pipeline.storage.parquet import read_table, write_select
 
 
 class DuckDBEngine:
@@ -47,7 +47,7 @@ class DuckDBEngine:
     def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
                     generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """The game's generators run in this process (DuckDB is not needed for that)."""
-        from pipeline.stages.enumerate import in_process
+        from pipeline.graph.moves import in_process
 
         return in_process(space, numbering, scratch, generated)
 

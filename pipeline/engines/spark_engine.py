@@ -40,15 +40,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.db import sql_text
+from pipeline.core import values
+from pipeline.storage.db import sql_text
 from pipeline.engines import by_id_join
-from pipeline.errors import DataError, TablebaseError
-from pipeline.imports import show_pandas
-from pipeline.parquet import write_batches
-from pipeline.progress import log
+from pipeline.core.errors import DataError, TablebaseError
+from pipeline.storage.imports import show_pandas
+from pipeline.storage.parquet import write_batches
+from pipeline.storage.progress import log
 
-show_pandas()  # the command line hides it (pipeline/imports.py); pyspark's driver checks it is there
+show_pandas()  # the command line hides it (pipeline/storage/imports.py); pyspark's driver checks it is there
 
 #: Shuffle partitions in local mode: Spark's default of 200 makes every small step slow.
 LOCAL_PARTITIONS = 8
@@ -61,7 +61,7 @@ def local_heap() -> int:
     """Bytes of this machine's memory the Spark engine's JVM may take: spark.driver.memory in
     local mode (TABLEBASE_SPARK_CONF's, else LOCAL_MEMORY); 0 with a cluster, whose executors
     run elsewhere (a cluster's driver heap holds little: plans, counts)."""
-    from pipeline.estimate import parse_size
+    from pipeline.stages.estimate import parse_size
 
     if os.environ.get("SPARK_REMOTE") or not os.environ.get("TABLEBASE_SPARK_MASTER", "local").startswith("local"):
         return 0
@@ -183,7 +183,7 @@ def _stop() -> None:
 
 
 def parameters() -> dict[str, Any]:
-    """pipeline/values.py's variables as the named parameters of pipeline/sql/spark/: a
+    """pipeline/core/values.py's variables as the named parameters of pipeline/sql/spark/: a
     value's code under its word (`:tie`), the word itself under `<word>_word`, and `:band`
     (Spark's parameters cannot be lists, so no value_names)."""
     found = {key: value for key, value in values.sql_variables().items() if key != "value_names"}
@@ -301,7 +301,7 @@ MOVES_SCHEMA = "bucket int, src long, dst long, game_dst long, move string"
 @functools.lru_cache(maxsize=2)
 def _space(ruleset_id: str) -> Any:
     """The ruleset's space in an executor's Python worker, built once per worker."""
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
     rules = Ruleset.parse(ruleset_id)
     return rules.game.space(rules)
@@ -310,7 +310,7 @@ def _space(ruleset_id: str) -> Any:
 def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int,
               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """On an executor: the moves of the parts named in `batches` (one id column)."""
-    from pipeline.stages.enumerate import check_rank_falls
+    from pipeline.graph.numbering import check_rank_falls
 
     space = _space(ruleset_id)
     new_id = np.load(Path(folder) / "new_id.npy", mmap_mode="r") if numbered else None
@@ -331,7 +331,7 @@ def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets:
 
 def _executor_error(error: BaseException) -> BaseException:
     """A pipeline error raised on an executor as itself (its one line), else as it came."""
-    from pipeline import errors
+    from pipeline.core import errors
 
     found = re.findall(r"pipeline\.errors\.(\w+): (.+)", str(error))
     if found:

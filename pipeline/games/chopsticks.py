@@ -20,17 +20,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, parse_numbers
-from pipeline.params import BoolParam, ChoiceParam, IntParam
-from pipeline.threads import in_order
+from pipeline.core.params import BoolParam, ChoiceParam, IntParam
+from pipeline.storage.threads import in_order
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
-#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
 MAX_POSITIONS = 2**31 - 1
 
 

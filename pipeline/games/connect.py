@@ -27,15 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher
-from pipeline.params import IntParam
-from pipeline.threads import in_order
-from pipeline.values import Value
+from pipeline.core.params import IntParam
+from pipeline.storage.threads import in_order
+from pipeline.core.values import Value
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 #: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
 KEY_BITS = 63

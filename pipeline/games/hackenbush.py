@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
-from pipeline.params import IntParam, TextParam, quoted, shortened
+from pipeline.core.params import IntParam, TextParam, quoted, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 #: Ids are 32-bit where the pipeline solves (DuckDB's INTEGER); below that the machine
-#: decides (pipeline/estimate.py): the numbering itself is exact in int64 far beyond.
+#: decides (pipeline/stages/estimate.py): the numbering itself is exact in int64 far beyond.
 MAX_POSITIONS = 2**31 - 1
 #: Positions x edges per block of move generation and decoding.
 CELLS = 1 << 21
@@ -36,7 +37,7 @@ CELLS = 1 << 21
 @dataclass(frozen=True)
 class ListedSize(Size):
     """A Size whose positions' lists hold `listed` numbers in all, which the estimate counts
-    (pipeline/estimate.py): a path of 20,000 edges has 20,001 positions listing 200 million."""
+    (pipeline/stages/estimate.py): a path of 20,000 edges has 20,001 positions listing 200 million."""
 
     listed: int = 0
 

@@ -18,17 +18,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
-from pipeline.params import ChoiceParam, TextParam, is_number, shortened
+from pipeline.core.params import ChoiceParam, TextParam, is_number, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
-#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
 MAX_POSITIONS = 2**31 - 1
 #: An upper bound on the moves (positions × stones × states) above which a ruleset is refused.
 MAX_MOVES = 4_000_000_000

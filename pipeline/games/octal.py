@@ -14,14 +14,15 @@ import re
 
 import pyarrow as pa
 
-from pipeline.errors import PositionError
-from pipeline.games import Game, Size, _svg
+from pipeline.core.errors import PositionError
+from pipeline.games.contract import Game, Size
+from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, Pattern, size_bound
-from pipeline.params import ChoiceParam, TextParam, shortened
+from pipeline.core.params import ChoiceParam, TextParam, shortened
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 CODE = re.compile(r"0\.[0-7]{0,31}[1-7]")
 

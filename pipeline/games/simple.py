@@ -2,11 +2,11 @@
 
 A game author who does not want NumPy batches subclasses `SimpleGame` and gives:
 
-  name, summary, params          as for every game (pipeline.params for the parameters)
+  name, summary, params          as for every game (pipeline.core.params for the parameters)
   initial(rules)                 the start position: any hashable value (a tuple, say)
   moves(rules, position)         the moves from a position: (label, child position) pairs
   outcome(rules, position)       for a position without moves: 'win', 'loss' or 'tie' for
-                                 the player to move (pipeline.values.Value)
+                                 the player to move (pipeline.core.values.Value)
   text(rules, position)          the position's text, unique and canonical
   parse(rules, text)             the position a text names; ValueError if it names none
 
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import DataError, PositionError
-from pipeline.games import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Space, failed
-from pipeline.progress import log
-from pipeline.values import TERMINAL
+from pipeline.core.errors import DataError, PositionError
+from pipeline.games.contract import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Space, failed
+from pipeline.storage.progress import log
+from pipeline.core.values import TERMINAL
 
 if TYPE_CHECKING:
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 #: Positions between two progress lines, and per batch of transitions.
 STEP = 100_000

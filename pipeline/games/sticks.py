@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from pipeline.errors import PositionError
-from pipeline.games import Game, Size, _svg
+from pipeline.core.errors import PositionError
+from pipeline.games.contract import Game, Size
+from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, require_countable, size_bound
-from pipeline.params import ChoiceParam, IntParam
+from pipeline.core.params import ChoiceParam, IntParam
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 class Sticks(Game):
     name = "sticks"

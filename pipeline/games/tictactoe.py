@@ -19,14 +19,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, distinct
-from pipeline.params import IntParam
-from pipeline.values import Value
+from pipeline.core.params import IntParam
+from pipeline.core.values import Value
 
 if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
 #: 4×4 has up to 10.2 million positions and 56 million moves; every cell more multiplies
 #: both by about 3, so 5×5 would have up to 162 billion positions.

@@ -7,18 +7,18 @@ import shutil
 
 import duckdb
 
-from pipeline.check import write_sums
-from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
+from pipeline.datadir.check import write_sums
+from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import engine_name
-from pipeline.estimate import require_fit
-from pipeline.layout import DataDir
-from pipeline.progress import Stage, log
-from pipeline.rulesets import Ruleset
+from pipeline.stages.estimate import require_fit
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.progress import Stage, log
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export, write_catalog
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.views import write_database
+from pipeline.datadir.views import write_database
 
 
 def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | None = None,

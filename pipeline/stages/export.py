@@ -2,7 +2,7 @@
 
 tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, value,
 remoteness, grundy, reachable. summary.parquet: the ruleset's catalog row.
-catalog.parquet: every summary. Columns and types: pipeline/dataset.py.
+catalog.parquet: every summary. Columns and types: pipeline/core/dataset.py.
 """
 
 from __future__ import annotations
@@ -15,18 +15,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.check import forget, listed_sums, remember, write_sums
-from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
+from pipeline.datadir.check import forget, listed_sums, remember, write_sums
+from pipeline.core.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
 from pipeline.engines import literal, open_engine, run_levels
-from pipeline.errors import DataError
+from pipeline.core.errors import DataError
 from pipeline.games import impartial_problem, legal_starts
-from pipeline.layout import DataDir, RulesetFiles
-from pipeline.parquet import read_table, require, sha256, write_table
-from pipeline.progress import Stage, log
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir, RulesetFiles
+from pipeline.storage.parquet import read_table, require, sha256, write_table
+from pipeline.storage.progress import Stage, log
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.verify import require_verified
-from pipeline.values import Value
-from pipeline.views import write_database
+from pipeline.core.values import Value
+from pipeline.datadir.views import write_database
 
 
 def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | None = None) -> dict:

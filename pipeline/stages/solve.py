@@ -1,6 +1,6 @@
 """Stage 2: value, remoteness and Grundy value of every position, in DuckDB.
 
-Values and their order of preference: pipeline/values.py (win > tie > draw > loss for the
+Values and their order of preference: pipeline/core/values.py (win > tie > draw > loss for the
 player to move); the SQL gets their codes and score constants from there as variables.
 The steps run on an engine (pipeline/engines/: DuckDB, or Spark); which solver, the loops
 and the checks are here, once. The SQL files named below are DuckDB's (pipeline/sql/duckdb/);
@@ -33,12 +33,13 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from pipeline import dataset, values
+from pipeline.core import dataset
+from pipeline.core import values
 from pipeline.engines import Steps, open_engine, run_levels
-from pipeline.errors import DataError
-from pipeline.layout import RulesetFiles
-from pipeline.parquet import require, write_batches
-from pipeline.progress import Stage, log
+from pipeline.core.errors import DataError
+from pipeline.datadir.layout import RulesetFiles
+from pipeline.storage.parquet import require, write_batches
+from pipeline.storage.progress import Stage, log
 
 
 #: solution.parquet

@@ -15,17 +15,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.dataset import VERIFICATION
+from pipeline.core import values
+from pipeline.core.dataset import VERIFICATION
 from pipeline.engines import open_engine
-from pipeline.errors import VerificationError
-from pipeline.layout import RulesetFiles
-from pipeline.parquet import read_table, require, sha256, write_table
-from pipeline.progress import Stage
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import RulesetFiles
+from pipeline.storage.parquet import read_table, require, sha256, write_table
+from pipeline.storage.progress import Stage
 
 #: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
 #: is each engine's (Engine.facts); the checks are in the SQL both
-#: engines share. Values are compared by code ({win}, …: pipeline/values.py).
+#: engines share. Values are compared by code ({win}, …: pipeline/core/values.py).
 CHECKS: list[tuple[str, str, str]] = [
     ("solved", "every position has a value, one of win, loss, tie, draw",
      "NOT solved OR code IS NULL"),

@@ -1,6 +1,6 @@
 """DATASET.md, the data card of a published dataset, and the data licence.
 
-Written from the catalog and from pipeline/dataset.py, so what it says of every file
+Written from the catalog and from pipeline/core/dataset.py, so what it says of every file
 and column is what the files hold.
 """
 
@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
-from pipeline.values import in_words
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
+from pipeline.core.values import in_words
 from pipeline.games import find_game
 
 LICENCE_FILE = "LICENSE-DATA"
@@ -24,7 +24,7 @@ DATA_LICENCE = "CC0-1.0"
 
 def data_licence() -> str:
     """The data licence's text (LICENSE-DATA, installed with the package's metadata)."""
-    checkout = Path(__file__).resolve().parent.parent / LICENCE_FILE
+    checkout = Path(__file__).resolve().parents[2] / LICENCE_FILE
     if checkout.exists():
         return checkout.read_text()
     text = metadata.distribution("tablebase").read_text(f"licenses/{LICENCE_FILE}")

@@ -8,7 +8,7 @@
                                         and the picture stays readable
 
 PAGES is DATA/pages/ unless given; <game>/<slug> is the ruleset's folder, as under
-DATA/. The pages are self-contained (pipeline/pages.py): inline CSS, SVG and scripts,
+DATA/. The pages are self-contained (pipeline/products/pages.py): inline CSS, SVG and scripts,
 no fetch, so they open offline straight from the disk.
 
 Graphs are for small rulesets: at most GRAPH_LIMIT positions reachable from the start.
@@ -31,17 +31,18 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from pipeline.check import trusted, trusted_catalog, trusted_summary
-from pipeline.errors import DataError, TablebaseError
+from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
+from pipeline.core.errors import DataError, TablebaseError
 from pipeline.games import all_games
-from pipeline.layout import DataDir
-from pipeline.pages import COLOURS, index_page, natural_key, ruleset_page
-from pipeline.parquet import atomic_path, require
-from pipeline.probe import Move, best_first
-from pipeline.progress import log
-from pipeline.rulesets import Ruleset, read_comments
+from pipeline.datadir.layout import DataDir
+from pipeline.products.pages import COLOURS, index_page, natural_key, ruleset_page
+from pipeline.storage.parquet import atomic_path, require
+from pipeline.products.probe import Move, best_first
+from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
+from pipeline.storage.progress import log
+from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.stages.export import read_catalog, read_summary_row
-from pipeline.values import Value
+from pipeline.core.values import Value
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
@@ -67,42 +68,6 @@ LAYERED_EDGES = 1_000
 
 class DrawError(TablebaseError):
     """A ruleset too large to draw, or one that cannot be drawn from the data."""
-
-
-@dataclass(frozen=True)
-class Position:
-    id: int
-    text: str
-    value: str
-    remoteness: int | None
-    grundy: int | None
-    reachable: bool
-
-    @property
-    def over(self) -> bool:
-        """Whether the game is over here (remoteness 0: no move left)."""
-        return self.remoteness == 0
-
-
-@dataclass(frozen=True)
-class Edge:
-    src: int
-    dst: int
-    move: str
-
-
-@dataclass(frozen=True)
-class RulesetGraph:
-    """One ruleset's positions and moves, loaded for drawing."""
-
-    rules: Ruleset
-    summary: dict  # the ruleset's catalog row
-    positions: dict[int, Position]  # by id, ascending
-    moves: dict[int, list[Edge]]  # each position's moves, best first for its mover
-    start: int
-
-    def reachable(self) -> list[Position]:
-        return [p for p in self.positions.values() if p.reachable]
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.db import DEFAULT_MEMORY_LIMIT
-from pipeline.errors import RulesetError
+from pipeline.storage.db import DEFAULT_MEMORY_LIMIT
+from pipeline.core.errors import RulesetError
 from pipeline.games import Size
-from pipeline.params import shortened
-from pipeline.rulesets import Ruleset
+from pipeline.core.params import shortened
+from pipeline.games.rulesets import Ruleset
 
 MiB = 1 << 20
 #: Python with NumPy, pyarrow and DuckDB loaded.

@@ -10,7 +10,7 @@ Like the checksums published with the Syzygy tables, which caught a corrupted re
     hidden file: every byte read is the folder's own;
   - every catalog row's folder is `<game>/<slug>` inside the folder, its files exist and
     have the checksums the catalog records, and no other file or ruleset folder is there;
-  - every file has its documented schema (pipeline/dataset.py), the same for every
+  - every file has its documented schema (pipeline/core/dataset.py), the same for every
     ruleset of a game;
   - each tablebase agrees with its catalog row: positions, values counted, reachable,
     start, start value and remoteness, longest remoteness.
@@ -39,11 +39,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
-from pipeline.errors import DataError
-from pipeline.layout import RESERVED, DataDir, RulesetFiles, misplaced
-from pipeline.parquet import atomic_path, read_table, require, sha256
-from pipeline.rulesets import Ruleset
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
+from pipeline.core.errors import DataError
+from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
+from pipeline.storage.parquet import atomic_path, read_table, require, sha256
+from pipeline.games.rulesets import Ruleset
 
 SUMS = "SHA256SUMS"
 #: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.

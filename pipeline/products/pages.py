@@ -15,15 +15,12 @@ import html
 import json
 import re
 from collections import deque
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pipeline.games._svg import text_picture
-from pipeline.probe import Move, best_first
-from pipeline.values import PREFERENCE, Value, in_words
-
-if TYPE_CHECKING:
-    from pipeline.draw import Position, RulesetGraph
+from pipeline.products.probe import Move, best_first
+from pipeline.core.values import PREFERENCE, Value, in_words
+from pipeline.products.ruleset_graph import Position, RulesetGraph
 
 #: Fill colour of each value, shared by the DOT files and the pages.
 COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
