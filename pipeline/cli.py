@@ -313,8 +313,9 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         if "no space left" in first.lower():
             return f"no space left on the disk{where()}: {first}", 1
         return first + where(), 1
-    if type(error).__module__.split(".")[0] in ("py4j", "pyspark"):  # the spark engine's
-        from pipeline.engines.spark_engine import failure
-
-        return f"Spark failed{where()}: {failure(error)}", 1
+    engines = sys.modules.get("pipeline.engines")
+    explained = engines.explain(error) if engines is not None else None
+    if explained is not None:  # an engine's own error (Spark's), in its words
+        what, why = explained
+        return f"{what}{where()}: {why}", 1
     return None, 1

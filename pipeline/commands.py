@@ -8,18 +8,24 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
 
 import typer
 
 from pipeline import __version__
-from pipeline.engines import engine_name
+from pipeline.engines import engine_kind
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
 from pipeline.storage.output import Format
 from pipeline.storage.progress import log
 from pipeline.games.rulesets import Ruleset, load_ruleset_file
+
+if TYPE_CHECKING:
+    from pipeline.engines import EngineKind
+    from pipeline.stages.run import Run
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="tablebase",
@@ -51,6 +57,14 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
         action(rules)
 
 
+def _staged(stage: Callable[["Run"], T], store: DataDir, rules: Ruleset, kind: "EngineKind") -> T:
+    """One stage of `rules` in the data folder, on a session of its own."""
+    from pipeline.stages.run import open_run
+
+    with open_run(store.ruleset(rules), store.temp, rules, kind) as run:
+        return stage(run)
+
+
 @app.command("enumerate")
 def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
                       verbose: VerboseOption = False, engine: EngineOption = None) -> None:
@@ -61,9 +75,9 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
     from pipeline.stages.enumerate import enumerate_ruleset
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: enumerate_ruleset(rules, store.ruleset(rules), store.temp, engine))
+    _each(rulesets, lambda rules: _staged(enumerate_ruleset, store, rules, kind))
 
 
 @app.command()
@@ -76,10 +90,9 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
     from pipeline.stages.solve import solve as solve_stage
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
-                                              engine))
+    _each(rulesets, lambda rules: _staged(solve_stage, store, rules, kind))
 
 
 @app.command()
@@ -95,11 +108,11 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
     problems, said = [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
-        result = verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial, engine)
+        result = _staged(verify_stage, store, rules, kind)
         found = check_published(store, rules, result["solution_sha256"][0].as_py())
         if found is None:
             said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
@@ -132,13 +145,13 @@ def export(
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
     parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
     if not parsed and not data.is_dir():
         raise DataError(f"{data} is not a data folder: build a ruleset into it first")
     for rules in parsed:
-        export_stage(rules, store.ruleset(rules), store.temp, engine)
+        _staged(export_stage, store, rules, kind)
     recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written
     write_catalog(store, exported=tuple(rules.folder for rules in parsed) + tuple(recovered))
 
@@ -166,7 +179,7 @@ def build(
     from pipeline.stages.build import rewrite_database
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     ids = list(rulesets or [])
     if all_:
         ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
@@ -178,7 +191,7 @@ def build(
     try:
         for rules in parsed:
             # the database of views is rewritten once, after the last (or a failed) build
-            summary = build_stage(rules, store, size_check, engine, database=len(parsed) == 1)
+            summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
             built += 1
             log.info(
                 "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",

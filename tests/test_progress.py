@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.storage import progress
+from tests.staged import staged
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
@@ -74,7 +75,7 @@ def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp
     for name in ("positions.parquet", "transitions.parquet"):
         shutil.copy(published.dir / name, tmp_path / name)
     with caplog.at_level(logging.DEBUG, logger="tablebase"):
-        solve(RulesetFiles(tmp_path), tmp_path / "tmp", "split=any", impartial=True)
+        staged(solve, RulesetFiles(tmp_path), tmp_path / "tmp", "split=any", impartial=True)
     levels = [r for r in caplog.records if re.search(r": (depth|Grundy height) \d+: ", r.getMessage())]
     assert levels and all(r.levelno == logging.DEBUG for r in levels)
     infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]

@@ -19,9 +19,11 @@ import pytest
 from pipeline.core.errors import VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.games.rulesets import Ruleset
+from pipeline.engines import engine_kind
 from pipeline.stages.build import build
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
+from tests.staged import staged
 from tests.test_ties import random_graph, write_graph
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +48,7 @@ def built(tmp_path_factory):
     for ruleset in RULESETS:
         rules = Ruleset.parse(ruleset)
         build(rules, duck)
-        build(rules, spark, engine="spark")
+        build(rules, spark, engine=engine_kind("spark"))
     return duck, spark
 
 
@@ -71,8 +73,8 @@ def test_spark_solves_cyclic_graphs_with_ties_and_draws_like_duckdb(tmp_path, se
     for engine in ("duckdb", "spark"):
         files = RulesetFiles(tmp_path / engine)
         write_graph(files, terminal, children, ranked=False)
-        solve(files, tmp_path / "tmp", impartial=True, engine=engine)
-        verify(files, tmp_path / "tmp", impartial=True, engine=engine)
+        staged(solve, files, tmp_path / "tmp", impartial=True, engine=engine)
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine)
         solutions.append(files.solution.read_bytes())
     assert solutions[0] == solutions[1]
     values = set(pq.read_table(files.solution)["value"].to_pylist())
@@ -83,14 +85,14 @@ def test_spark_verifier_refuses_a_wrong_value(tmp_path):
     terminal, children = random_graph(2, 12, acyclic=True)
     files = RulesetFiles(tmp_path / "graph")
     write_graph(files, terminal, children, ranked=False)
-    solve(files, tmp_path / "tmp", impartial=True, engine="spark")
+    staged(solve, files, tmp_path / "tmp", impartial=True, engine="spark")
     table = pq.read_table(files.solution)
     rows = table.to_pylist()
     row = next(r for r in rows if r["value"] == "win" and r["remoteness"] > 0)
     row["remoteness"] += 2
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
     with pytest.raises(VerificationError, match="win"):
-        verify(files, tmp_path / "tmp", impartial=True, engine="spark")
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine="spark")
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -215,11 +217,11 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     assert rules.game.space(rules).parts() == 9
     files = {engine: DataDir(tmp_path / engine).ruleset(rules) for engine in ("duckdb", "spark")}
     for engine, out in files.items():
-        enumerate_ruleset(rules, out, tmp_path / "tmp", engine)
+        staged(enumerate_ruleset, out, tmp_path / "tmp", rules=rules, engine=engine)
     assert files["spark"].transitions.read_bytes() == files["duckdb"].transitions.read_bytes()
     assert files["spark"].positions.read_bytes() == files["duckdb"].positions.read_bytes()
 
     monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     rules = Ruleset.parse("chopsticks")
     with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
-        enumerate_ruleset(rules, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", "spark")
+        staged(enumerate_ruleset, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", rules=rules, engine="spark")

@@ -12,7 +12,7 @@ NULL for "not over yet".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +23,22 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pipeline.core.params import Param
-    from pipeline.games.rulesets import Ruleset
+
+class Rules(Protocol):
+    """What a game is handed of a ruleset (pipeline/games/rulesets.py's Ruleset, made from
+    the registry's games: the contract knows it only by this)."""
+
+    @property
+    def id(self) -> str:
+        """The canonical id, `game:key=value,…`."""
+
+    @property
+    def game(self) -> "Game":
+        """The ruleset's game."""
+
+    def __getitem__(self, name: str) -> Any:
+        """A parameter's value, parsed (IntParam: an int)."""
+
 
 #: Columns every game's positions table starts with, in this order.
 POSITION_COLUMNS = pa.schema(
@@ -187,30 +202,30 @@ class Game:
     #: the other games' texts: chopsticks' take a third of the space that way).
     fixed_texts: bool = False
 
-    def space(self, rules: "Ruleset") -> Space:
+    def space(self, rules: Rules) -> Space:
         raise NotImplementedError
 
-    def start(self, rules: "Ruleset") -> str:
+    def start(self, rules: Rules) -> str:
         """The start position's text."""
         raise NotImplementedError
 
-    def canonical_position(self, rules: "Ruleset", text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         """The canonical text of a position a user typed; PositionError if malformed."""
         raise NotImplementedError
 
     def validate(self, values: dict) -> None:
         return None
 
-    def starts(self, rules: "Ruleset") -> list[str]:
+    def starts(self, rules: Rules) -> list[str]:
         return [self.start(rules)]
 
-    def size(self, rules: "Ruleset") -> Size | None:
+    def size(self, rules: Rules) -> Size | None:
         return None
 
-    def sides(self, rules: "Ruleset", text: str) -> tuple[str, str] | None:
+    def sides(self, rules: Rules, text: str) -> tuple[str, str] | None:
         return None
 
-    def draw(self, rules: "Ruleset", text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """A picture of the position `text` (canonical) as inline SVG for an HTML page:
         no script and no reference outside itself (helpers in pipeline/games/_svg.py)."""
         return text_picture(text)
@@ -232,7 +247,7 @@ def impartial_problem(game: Game, finished: set[str]) -> str | None:
 START = "start"
 
 
-def read_position(rules: "Ruleset", text: str) -> str:
+def read_position(rules: Rules, text: str) -> str:
     """The canonical text of a position a user typed: `start` (any case) is the ruleset's
     start; anything else goes to the game's canonical_position (PositionError if malformed)."""
     if text.strip().lower() == START:
@@ -240,7 +255,7 @@ def read_position(rules: "Ruleset", text: str) -> str:
     return rules.game.canonical_position(rules, text)
 
 
-def legal_starts(rules: "Ruleset") -> list[str]:
+def legal_starts(rules: Rules) -> list[str]:
     """Every position a game may begin from; `reachable` means reachable from one of these."""
     return list(rules.game.starts(rules))
 

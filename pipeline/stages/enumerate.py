@@ -31,12 +31,12 @@ from pipeline.core.errors import DataError
 from pipeline.games import RANKS, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.datadir.layout import RulesetFiles
-from pipeline.engines import engine_name, open_engine
 from pipeline.graph.moves import Counted
 from pipeline.graph.numbering import RankNumbering
 from pipeline.storage.parquet import ROW_GROUP_ROWS, write_batches
 from pipeline.storage.progress import Stage, log
 from pipeline.games.rulesets import Ruleset
+from pipeline.stages.run import Run
 from pipeline.storage.threads import in_order
 
 #: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
@@ -51,17 +51,17 @@ class Enumerated:
     transitions: int
 
 
-def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None = None,
-                      engine: str | None = None) -> Enumerated:
-    """Write out.transitions and out.positions for `rules` (scratch files under `temp_dir`,
-    by default out.dir, removed when done). The positions are found in this process; the
-    moves are generated where `engine` runs (pipeline.engines: the Spark engine on its
+def enumerate_ruleset(run: Run) -> Enumerated:
+    """Write the run's transitions and positions files (scratch files under run.scratch,
+    removed when done). The positions are found in this process; the moves are generated
+    where the run's engine makes them (Engine.local_moves: the Spark engine on its
     executors, part by part)."""
+    rules, out, scratch = run.ruleset, run.files, run.scratch
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
-        if space.streams() and engine_name(engine) == "duckdb":
-            (temp_dir or out.dir).mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(prefix=".space-", dir=temp_dir or out.dir) as folder:
+        if space.streams() and run.engine.local_moves:
+            scratch.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix=".space-", dir=scratch) as folder:
                 space.scratch = Path(folder)
                 return _streamed(rules, space, out, stage)
         positions = space.positions()
@@ -73,7 +73,6 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
         ruleset = pa.array([rules.id])
         # indexed by src: the game's ids, or the new ones (0..n-1, below the game's bound too)
         moves = np.zeros(int(game_ids.max()) + 1 if len(game_ids) else 0, dtype=np.int64)
-        scratch = temp_dir or out.dir
 
         counted_upto = Counted(by_rank=numbering is not None)
 
@@ -116,7 +115,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
 
             write_batches(parts(), out.positions, schema, delta=text_delta(rules))
 
-        engine_session = open_engine(engine, scratch)
+        engine_session = run.engine
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
         positions_written = aside.submit(write_positions)
         generated = None
@@ -132,7 +131,7 @@ def enumerate_ruleset(rules: Ruleset, out: RulesetFiles, temp_dir: Path | None =
             counted_upto.stop()
             if hasattr(generated, "close"):  # a generator left half way removes its scratch files now
                 generated.close()
-            engine_session.close()
+            engine_session.release()
             aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
     return Enumerated(positions.num_rows, transitions)

@@ -17,21 +17,21 @@ import pyarrow.parquet as pq
 from pipeline import __version__
 from pipeline.datadir.check import forget, listed_sums, remember, write_sums
 from pipeline.core.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
-from pipeline.engines import literal, open_engine, run_levels
+from pipeline.engines import literal, run_levels
 from pipeline.core.errors import DataError
 from pipeline.games import impartial_problem, legal_starts
-from pipeline.datadir.layout import DataDir, RulesetFiles
+from pipeline.datadir.layout import DataDir
 from pipeline.storage.parquet import read_table, require, sha256, write_table
 from pipeline.storage.progress import Stage, log
-from pipeline.games.rulesets import Ruleset
+from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
 from pipeline.core.values import Value
 from pipeline.datadir.views import write_database
 
 
-def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | None = None) -> dict:
-    """Write files.tablebase and files.summary from verified stage outputs; return the summary.
-    `engine`: pipeline.engines."""
+def export(run: Run) -> dict:
+    """Write the run's tablebase and summary files from verified stage outputs; return the summary."""
+    rules, files = run.ruleset, run.files
     require_verified(files)
     total = pq.read_metadata(files.positions).num_rows
     # shares of the time (for the progress bar), as measured on a 2-core machine on
@@ -41,7 +41,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01 + 0.1e-6 * total}
     share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
     with Stage(f"export {rules.id}") as stage:
-        db = open_engine(engine, temp_dir)
+        db = run.engine
         try:
             for view in ("positions", "transitions", "solution"):
                 db.register(view, getattr(files, view))
@@ -83,7 +83,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                    FROM tablebase""")[0]
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
         finally:
-            db.close()
+            db.release()
         stage.summary = f"{counts[0]:,} positions, {counts[5]:,} reachable"
     # an impartial game that ends in wins and losses, or ties, would publish Grundy values
     # that mean nothing (0 on a won position): refused, as the contract says
