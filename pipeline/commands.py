@@ -194,9 +194,9 @@ def build(
             summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
             built += 1
             log.info(
-                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
-                summary["start"], summary["start_value"],
-                "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
+                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary.positions:,}",
+                summary.start, summary.start_value,
+                "" if summary.start_remoteness is None else f" in {summary.start_remoteness}",
             )
     except BaseException:
         if built and len(parsed) > 1:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, Column, FileKind, game_fields
 from pipeline.core.values import in_words
 from pipeline.games import find_game
 
@@ -66,13 +66,13 @@ def _file_section(kind: FileKind) -> list[str]:
 
 def data_card(folder: Path, catalog: pa.Table) -> str:
     """DATASET.md for the dataset in `folder`, whose catalog is `catalog`."""
-    rows = sorted(catalog.to_pylist(), key=lambda r: (r["game"], r["ruleset"]))
-    games = sorted({row["game"] for row in rows})
-    versions = sorted({row["pipeline_version"] for row in rows})
-    schemas = {game: pq.read_schema(folder / next(r["tablebase_path"] for r in rows if r["game"] == game))
+    rows = sorted(CatalogRow.rows(catalog), key=lambda r: (r.game, r.ruleset))
+    games = sorted({row.game for row in rows})
+    versions = sorted({row.pipeline_version for row in rows})
+    schemas = {game: pq.read_schema(folder / next(r.tablebase_path for r in rows if r.game == game))
                for game in games}
-    total_positions = sum(r["positions"] for r in rows)
-    total_transitions = sum(r["transitions"] for r in rows)
+    total_positions = sum(r.positions for r in rows)
+    total_transitions = sum(r.transitions for r in rows)
     out = [
         f"# tablebase dataset {__version__}",
         "",
@@ -105,14 +105,14 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for game in games:
-        mine = [r for r in rows if r["game"] == game]
+        mine = [r for r in rows if r.game == game]
         out.append(f"| {game} | {len(mine)} | " + " | ".join(
             f"{sum(r[key] for r in mine):,}" for key in ("positions", "transitions", "wins", "losses", "ties", "draws")) + " |")
     out += ["", "## Rulesets", "",
             "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
     for row in rows:
-        out.append(f"| `{cell(row['ruleset'])}` | `{row['folder']}/` | {row['positions']:,} | `{cell(row['start'])}` "
-                   f"| {in_words(row['start_value'], row['start_remoteness'])} |")
+        out.append(f"| `{cell(row.ruleset)}` | `{row.folder}/` | {row.positions:,} | `{cell(row.start)}` "
+                   f"| {in_words(row.start_value, row.start_remoteness)} |")
     out += [
         "", "## Files", "",
         "```",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.core.dataset import CatalogRow
 from pipeline.games.rulesets import Ruleset
 
 
@@ -34,7 +35,7 @@ class RulesetGraph:
     """One ruleset's positions and moves, loaded for drawing."""
 
     rules: Ruleset
-    summary: dict  # the ruleset's catalog row
+    summary: CatalogRow
     positions: dict[int, Position]  # by id, ascending
     moves: dict[int, list[Edge]]  # each position's moves, best first for its mover
     start: int

@@ -7,6 +7,7 @@ import shutil
 
 import duckdb
 
+from pipeline.core.dataset import CatalogRow
 from pipeline.datadir.check import write_sums
 from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
 from pipeline.engines import EngineKind, engine_kind
@@ -23,7 +24,7 @@ from pipeline.datadir.views import write_database
 
 
 def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: EngineKind | None = None,
-          database: bool = True) -> dict:
+          database: bool = True) -> CatalogRow:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
