@@ -401,8 +401,8 @@ def _mib(*paths: Path) -> float:
 
 
 def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phases: bool) -> Result:
-    from pipeline.layout import DataDir
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.layout import DataDir
+    from pipeline.games.rulesets import Ruleset
 
     rules = Ruleset.parse(ruleset)
     files = DataDir(data).ruleset(rules)

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import OUT, ROOT, TreePeak, build_limit, checkout, limit_argv  # noqa: E402
 
-from pipeline.rulesets import Ruleset  # noqa: E402
+from pipeline.games.rulesets import Ruleset  # noqa: E402
 
 
 class DiskPeak(threading.Thread):

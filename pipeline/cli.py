@@ -14,7 +14,7 @@ import signal
 import sys
 import traceback
 
-from pipeline.imports import hide_pandas, show_pandas
+from pipeline.storage.imports import hide_pandas, show_pandas
 
 
 class Terminated(BaseException):
@@ -63,7 +63,7 @@ def main() -> None:
         hide_pandas()
         require_address_space()
         from pipeline.commands import app
-        from pipeline.output import checked_stdout
+        from pipeline.storage.output import checked_stdout
 
         if _dropped:
             raise KeyboardInterrupt
@@ -102,7 +102,7 @@ def require_address_space() -> None:
     command = next((argument for argument in arguments if not argument.startswith("-")), None)
     if command is None or command in CHECKED or "--help" in arguments:
         return
-    from pipeline.estimate import require_address_space as require
+    from pipeline.stages.estimate import require_address_space as require
 
     require()
 
@@ -152,7 +152,7 @@ def line_for(error: BaseException) -> tuple[str | None, int]:
     would (a command's own exit, or what is not ours to explain)."""
     if isinstance(error, SystemExit):  # a plug-in's sys.exit() must not end a command unexplained
         return plugin_failure(error), 1
-    if isinstance(error, loaded("pipeline.errors", "ReaderGone")):
+    if isinstance(error, loaded("pipeline.core.errors", "ReaderGone")):
         reader_gone()
     if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # usage: Typer's message
         error.show()
@@ -219,7 +219,7 @@ LIBRARIES = 512 << 20
 
 def address_space() -> int | None:
     """The address-space limit (ulimit -v) in bytes, None if there is none: as
-    pipeline.estimate.address_space_limit, which cannot be imported without DuckDB."""
+    pipeline.stages.estimate.address_space_limit, which cannot be imported without DuckDB."""
     try:
         import resource
     except ImportError:  # Windows
@@ -267,7 +267,7 @@ def interrupted() -> str:
 
 def where() -> str:
     """' during <stage> <ruleset>' for the stage an error came out of, if any."""
-    progress = sys.modules.get("pipeline.progress")
+    progress = sys.modules.get("pipeline.storage.progress")
     failed_in = progress.failed_in if progress is not None else []
     return f" during {failed_in[0]}" if failed_in else ""
 
@@ -287,13 +287,13 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     if isinstance(error, loaded("duckdb", "InterruptException")) or (
             isinstance(error, RuntimeError) and "interrupted" in str(error).lower()):
         return interrupted(), 143 if _signals else 130
-    errors = sys.modules.get("pipeline.errors")
-    if isinstance(error, loaded("pipeline.errors", "UnfinishedError")):  # the reason, then what is published
+    errors = sys.modules.get("pipeline.core.errors")
+    if isinstance(error, loaded("pipeline.core.errors", "UnfinishedError")):  # the reason, then what is published
         cause = error.__cause__
         reason = ("no space left on the disk" if cause is not None and errors is not None and errors.full_disk(cause)
                   else str(cause or "failed").splitlines()[0])
         return f"{reason}{where()}: {error}", 1
-    if isinstance(error, loaded("pipeline.errors", "TablebaseError")):
+    if isinstance(error, loaded("pipeline.core.errors", "TablebaseError")):
         return str(error), 1
     if isinstance(error, OSError):
         name = f" {error.filename}" if error.filename else ""
@@ -313,8 +313,9 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         if "no space left" in first.lower():
             return f"no space left on the disk{where()}: {first}", 1
         return first + where(), 1
-    if type(error).__module__.split(".")[0] in ("py4j", "pyspark"):  # the spark engine's
-        from pipeline.engines.spark_engine import failure
-
-        return f"Spark failed{where()}: {failure(error)}", 1
+    engines = sys.modules.get("pipeline.engines")
+    explained = engines.explain(error) if engines is not None else None
+    if explained is not None:  # an engine's own error (Spark's), in its words
+        what, why = explained
+        return f"{what}{where()}: {why}", 1
     return None, 1

@@ -8,18 +8,24 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
 
 import typer
 
 from pipeline import __version__
-from pipeline.engines import engine_name
-from pipeline.errors import DataError, OutputError, RulesetError, UnfinishedError
+from pipeline.engines import engine_kind
+from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.games import all_games
-from pipeline.layout import DataDir
-from pipeline.output import Format
-from pipeline.progress import log
-from pipeline.rulesets import Ruleset, load_ruleset_file
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.output import Format
+from pipeline.storage.progress import log
+from pipeline.games.rulesets import Ruleset, load_ruleset_file
+
+if TYPE_CHECKING:
+    from pipeline.engines import EngineKind
+    from pipeline.stages.run import Run
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="tablebase",
@@ -40,7 +46,7 @@ EngineOption = Annotated[Optional[str], typer.Option(
 
 
 def _setup(quiet: bool, verbose: bool = False) -> None:
-    from pipeline.progress import configure
+    from pipeline.storage.progress import configure
 
     configure(quiet, verbose)
 
@@ -49,6 +55,14 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
     parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
     for rules in parsed:
         action(rules)
+
+
+def _staged(stage: Callable[["Run"], T], store: DataDir, rules: Ruleset, kind: "EngineKind") -> T:
+    """One stage of `rules` in the data folder, on a session of its own."""
+    from pipeline.stages.run import open_run
+
+    with open_run(store.ruleset(rules), store.temp, rules, kind) as run:
+        return stage(run)
 
 
 @app.command("enumerate")
@@ -61,9 +75,9 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
     from pipeline.stages.enumerate import enumerate_ruleset
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: enumerate_ruleset(rules, store.ruleset(rules), store.temp, engine))
+    _each(rulesets, lambda rules: _staged(enumerate_ruleset, store, rules, kind))
 
 
 @app.command()
@@ -76,10 +90,9 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
     from pipeline.stages.solve import solve as solve_stage
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
-    _each(rulesets, lambda rules: solve_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial,
-                                              engine))
+    _each(rulesets, lambda rules: _staged(solve_stage, store, rules, kind))
 
 
 @app.command()
@@ -91,15 +104,15 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
 
     Example: tablebase verify chopsticks
     """
-    from pipeline.check import check_published
+    from pipeline.datadir.check import check_published
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
     problems, said = [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
-        result = verify_stage(store.ruleset(rules), store.temp, rules.id, rules.game.impartial, engine)
+        result = _staged(verify_stage, store, rules, kind)
         found = check_published(store, rules, result["solution_sha256"][0].as_py())
         if found is None:
             said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
@@ -127,18 +140,18 @@ def export(
     Examples: tablebase export chopsticks
               tablebase export
     """
-    from pipeline.errors import DataError
+    from pipeline.core.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     store = DataDir(data)
     parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
     if not parsed and not data.is_dir():
         raise DataError(f"{data} is not a data folder: build a ruleset into it first")
     for rules in parsed:
-        export_stage(rules, store.ruleset(rules), store.temp, engine)
+        _staged(export_stage, store, rules, kind)
     recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written
     write_catalog(store, exported=tuple(rules.folder for rules in parsed) + tuple(recovered))
 
@@ -166,7 +179,7 @@ def build(
     from pipeline.stages.build import rewrite_database
 
     _setup(quiet, verbose)
-    engine = engine_name(engine, available=True)
+    kind = engine_kind(engine, available=True)
     ids = list(rulesets or [])
     if all_:
         ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
@@ -178,12 +191,12 @@ def build(
     try:
         for rules in parsed:
             # the database of views is rewritten once, after the last (or a failed) build
-            summary = build_stage(rules, store, size_check, engine, database=len(parsed) == 1)
+            summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
             built += 1
             log.info(
-                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary['positions']:,}",
-                summary["start"], summary["start_value"],
-                "" if summary["start_remoteness"] is None else f" in {summary['start_remoteness']}",
+                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary.positions:,}",
+                summary.start, summary.start_value,
+                "" if summary.start_remoteness is None else f" in {summary.start_remoteness}",
             )
     except BaseException:
         if built and len(parsed) > 1:
@@ -207,8 +220,8 @@ def estimate(
 
     Example: tablebase estimate sticks:rows=12 chopsticks:fingers=40,hands=3
     """
-    from pipeline.estimate import estimate as estimate_of
-    from pipeline.estimate import require_fit
+    from pipeline.stages.estimate import estimate as estimate_of
+    from pipeline.stages.estimate import require_fit
 
     refused = 0
     for rules in [Ruleset.parse(text) for text in rulesets]:
@@ -243,8 +256,8 @@ def probe(
               tablebase probe chopsticks '0-1|1-1'
     """
     from pipeline.games import legal_starts
-    from pipeline.probe import probe as probe_position
-    from pipeline.values import in_words
+    from pipeline.products.probe import probe as probe_position
+    from pipeline.core.values import in_words
 
     result = probe_position(ruleset, position, data)
     rules = Ruleset.parse(ruleset)
@@ -290,8 +303,8 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 
 def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
     """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
-    from pipeline.output import render, write_output
-    from pipeline.parquet import table_bytes
+    from pipeline.storage.output import render, write_output
+    from pipeline.storage.parquet import table_bytes
 
     # through symlinks, so that no link leads into the data folder (realpath, unlike
     # resolve, leaves a symlink loop for write_output to name in one line)
@@ -351,7 +364,7 @@ def query(
 
     Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
-    from pipeline.query import find_query, list_queries, run_sql
+    from pipeline.products.query import find_query, list_queries, run_sql
 
     if list_:
         for item in list_queries(queries):
@@ -380,7 +393,7 @@ def sql(
 
     Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
     """
-    from pipeline.query import run_sql
+    from pipeline.products.query import run_sql
 
     _emit(run_sql(data, statement, _parse_params(param or []), allow_writes), form, output, data)
 
@@ -396,7 +409,7 @@ def claims(
 
     Example: tablebase claims --out data/claims.md
     """
-    from pipeline.claims import write_report
+    from pipeline.products.claims import write_report
 
     target = out or data / "claims.md"
     write_report(data, queries, target)
@@ -413,7 +426,7 @@ def check(
 
     Example: tablebase check dist/tablebase-0.3.0
     """
-    from pipeline.check import check as check_folder
+    from pipeline.datadir.check import check as check_folder
 
     target = folder or data
     _report(check_folder(target), f"{target}: every file checks")
@@ -430,7 +443,7 @@ def publish(
 
     Example: tablebase publish --out dist
     """
-    from pipeline.publish import publish as publish_bundle
+    from pipeline.products.publish import publish as publish_bundle
 
     _setup(quiet, verbose)
     _folder(out)
@@ -448,7 +461,7 @@ def check_game(
 
     Example: tablebase check-game octal octal:code=0.07,start=9
     """
-    from pipeline.gamecheck import check_game as run_checks
+    from pipeline.products.gamecheck import check_game as run_checks
 
     _report(run_checks(name, ruleset), f"{name}: keeps the game contract")
 
@@ -512,7 +525,7 @@ def play(
     Examples: tablebase play chopsticks --as second
               tablebase play chopsticks --from '1-2|0-1' --hide-values
     """
-    from pipeline.play import parse_side, play as play_game
+    from pipeline.products.play import parse_side, play as play_game
 
     play_game(ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values,
               max_plies=max_plies)
@@ -533,7 +546,7 @@ def draw(
 
     Example: tablebase draw chopsticks chopsticks:split=any
     """
-    from pipeline.draw import draw as draw_pages
+    from pipeline.products.draw import draw as draw_pages
 
     _setup(quiet, verbose)
     _folder(out)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 #: Rulesets the query and seed tests read; the cross-check builds its own.

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.engines import arrays
-from pipeline.values import WORDS
+from pipeline.core.values import WORDS
 
 
 def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):

@@ -15,9 +15,9 @@ import pyarrow.parquet
 import pytest
 
 from pipeline import __version__
-from pipeline.check import check
-from pipeline.datacard import ALL_GAMES, WITH_RULESET
-from pipeline.publish import publish
+from pipeline.datadir.check import check
+from pipeline.products.datacard import ALL_GAMES, WITH_RULESET
+from pipeline.products.publish import publish
 
 METADATA = ("README.md", "croissant.json", "datapackage.json", "CITATION.cff")
 

@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.check import check
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.check import check
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 RULESETS = ["chopsticks", "nim", "sticks:rows=5"]
@@ -54,7 +54,7 @@ def data(base, tmp_path) -> Path:
 
 @pytest.fixture(scope="module")
 def bundle(base, tmp_path_factory) -> Path:
-    from pipeline.publish import publish
+    from pipeline.products.publish import publish
 
     out = tmp_path_factory.mktemp("dist")
     return publish(base, out)[0]
@@ -175,7 +175,7 @@ def test_a_full_disk_while_sha256sums_is_written_puts_the_old_catalog_back(data,
 def rewrite_catalog(data: Path, change) -> None:
     """Change the catalog's rows with `change(row)`, SHA256SUMS following: only the paths
     are wrong."""
-    from pipeline.check import write_sums
+    from pipeline.datadir.check import write_sums
     from pipeline.stages.export import write_catalog_table
 
     catalog = pq.read_table(data / "catalog.parquet")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.claims import claim_queries, report
-from pipeline.layout import DataDir
-from pipeline.query import run_sql
-from pipeline.rulesets import Ruleset
+from pipeline.products.claims import claim_queries, report
+from pipeline.datadir.layout import DataDir
+from pipeline.products.query import run_sql
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 

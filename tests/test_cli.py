@@ -127,7 +127,7 @@ def test_sql_says_how_to_read_a_file_in_read_only_mode(data):
 
 
 def test_duckdbs_quoted_sql_and_carets_become_the_text_they_mark():
-    from pipeline.query import one_line
+    from pipeline.products.query import one_line
 
     message = 'Parser Error: syntax error at or near "SELEC"\n\nLINE 1: SELEC 1\n        ^^^^^'
     assert one_line(message) == 'Parser Error: syntax error at or near "SELEC" LINE 1: SELEC 1 (at SELEC)'
@@ -189,7 +189,7 @@ def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
 
 def test_a_command_does_not_import_pandas(tmp_path):
     """pyarrow would import pandas on its first conversion (0.3 s of every command):
-    the command line hides it (pipeline/imports.py), and a build works without it."""
+    the command line hides it (pipeline/storage/imports.py), and a build works without it."""
     script = ("import atexit, sys\n"
               "atexit.register(lambda: print('pandas' in sys.modules))\n"
               "from pipeline.cli import main\n"
@@ -204,7 +204,7 @@ def test_a_command_does_not_import_pandas(tmp_path):
 def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkeypatch):
     from pipeline.cli import describe
 
-    monkeypatch.setattr("pipeline.progress.failed_in", ["publish chopsticks"])
+    monkeypatch.setattr("pipeline.storage.progress.failed_in", ["publish chopsticks"])
     error = OSError(errno.ENOSPC, "No space left on device", "data/chopsticks/default/positions.parquet", None,
                     "dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet")
     message, status = describe(error)

@@ -13,14 +13,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import parquet
+from pipeline.storage import parquet
 from pipeline.engines import duckdb_engine
-from pipeline.errors import PositionError, RulesetError
+from pipeline.core.errors import PositionError, RulesetError
 from pipeline.games import connect
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
+from tests.staged import staged
 from tests import reference
 
 #: tromp.github.io/c4/c4.html: width × height, positions (the empty board included) and
@@ -130,11 +131,11 @@ def test_streamed_enumerate_writes_the_bytes_of_the_whole_table_way(tmp_path, mo
     rules = Ruleset.parse(ruleset)
     streamed = DataDir(tmp_path / "streamed").ruleset(rules)
     streamed.dir.mkdir(parents=True)
-    enumerate_ruleset(rules, streamed, tmp_path / "scratch")
+    staged(enumerate_ruleset, streamed, tmp_path / "scratch", rules=rules)
     whole = DataDir(tmp_path / "whole").ruleset(rules)
     whole.dir.mkdir(parents=True)
     monkeypatch.setattr(connect.ConnectSpace, "streams", lambda self: False)
-    enumerate_ruleset(rules, whole, tmp_path / "scratch")
+    staged(enumerate_ruleset, whole, tmp_path / "scratch", rules=rules)
     for kind in ("positions", "transitions"):
         assert getattr(streamed, kind).read_bytes() == getattr(whole, kind).read_bytes(), kind
 
@@ -208,5 +209,5 @@ def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, mo
     files = DataDir(tmp_path / "data").ruleset(rules)
     files.dir.mkdir(parents=True)
     with pytest.raises(OSError, match="No space left"):
-        enumerate_ruleset(rules, files, tmp_path / "scratch")
+        staged(enumerate_ruleset, files, tmp_path / "scratch", rules=rules)
     assert not list(files.dir.glob("*.parquet")) and not list(files.dir.glob(".*"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 

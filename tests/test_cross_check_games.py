@@ -14,10 +14,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import PositionError, RulesetError
+from pipeline.core.errors import PositionError, RulesetError
 from pipeline.games import TRANSITION_SCHEMA
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 

@@ -1,8 +1,8 @@
-"""pipeline/db.py: one in-memory DuckDB database per process and spill folder."""
+"""pipeline/storage/db.py: one in-memory DuckDB database per process and spill folder."""
 
 from __future__ import annotations
 
-from pipeline import db
+from pipeline.storage import db
 
 
 def test_stages_after_one_that_spilled_still_connect(tmp_path):

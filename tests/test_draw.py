@@ -16,10 +16,10 @@ from urllib.parse import unquote, urlsplit
 import pyarrow.parquet as pq
 import pytest
 
-import pipeline.draw as draw_module
-from pipeline.draw import DrawError, draw
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+import pipeline.products.draw as draw_module
+from pipeline.products.draw import DrawError, draw
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 ROOT = Path(__file__).resolve().parent.parent

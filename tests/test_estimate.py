@@ -11,9 +11,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.estimate import estimate, parse_size
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.stages.estimate import estimate, parse_size
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
+from pipeline.engines import engine_kind
 from pipeline.stages.build import build
 
 OTHERS = ["sticks:max_take=2,rows=5", "nim:variant=arrow-other", "nim:start=1-2-3-4,variant=coin",
@@ -120,12 +121,12 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     monkeypatch.setenv("TABLEBASE_SPARK_CONF", "spark.driver.memory=6g")
     monkeypatch.delenv("TABLEBASE_SPARK_MASTER", raising=False)
-    local = estimate(rules, "spark").memory
+    local = estimate(rules, engine_kind("spark")).memory
     monkeypatch.setenv("TABLEBASE_SPARK_MASTER", "spark://cluster:7077")
-    cluster = estimate(rules, "spark").memory
+    cluster = estimate(rules, engine_kind("spark")).memory
     assert local - cluster == 6 << 30
     assert cluster < estimate(rules).memory
-    assert estimate(rules, "spark").disk == estimate(rules).disk
+    assert estimate(rules, engine_kind("spark")).disk == estimate(rules).disk
 
 
 @pytest.mark.parametrize("ruleset", [f"sticks:rows={n}" for n in range(1, 9)] + [

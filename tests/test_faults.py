@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.check import check
+from pipeline.datadir.check import check
 
 #: Takes a few seconds to build: long enough to be interrupted in every stage.
 SLOW = "chopsticks:fingers=9,hands=4,split=any"
@@ -182,7 +182,7 @@ def test_scratch_of_an_ended_process_goes_though_its_pid_runs_again(data):
 WORKING = """
 import sys
 from pathlib import Path
-from pipeline.layout import DataDir
+from pipeline.datadir.layout import DataDir
 (DataDir(Path(sys.argv[1])).temp / "spill.parquet").touch()  # its scratch, made when asked for
 print("ready", flush=True)
 sys.stdin.read()
@@ -466,8 +466,8 @@ def test_a_ctrl_c_python_dropped_while_the_commands_load_still_interrupts():
 LOOP = """
 import sys
 from pathlib import Path
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 data, rules = DataDir(Path(sys.argv[1])), Ruleset.parse(sys.argv[2])
 for _ in range(1000):
     data.drop(data.staging(rules).dir.parent.parent)

@@ -6,12 +6,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import pipeline.games as games_module
-from pipeline.errors import PositionError
-from pipeline.gamecheck import check_game
+import pipeline.games.registry as games_module
+from pipeline.core.errors import PositionError
+from pipeline.products.gamecheck import check_game
 from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space, all_games, check_contract
-from pipeline.params import IntParam
-from pipeline.rulesets import Ruleset
+from pipeline.core.params import IntParam
+from pipeline.games.rulesets import Ruleset
 
 REGISTRY = all_games()
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import RulesetError
-from pipeline.rulesets import load_ruleset_file, read_comments
+from pipeline.core.errors import RulesetError
+from pipeline.games.rulesets import load_ruleset_file, read_comments
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Address space each command below may have: Python with NumPy, pyarrow and DuckDB loaded
@@ -209,8 +209,8 @@ def test_an_address_space_limit_below_the_estimate_is_refused_up_front(tmp_path,
 
 
 def test_an_address_space_limit_above_the_estimate_builds(tmp_path):
-    from pipeline.estimate import estimate, reserved
-    from pipeline.rulesets import Ruleset
+    from pipeline.stages.estimate import estimate, reserved
+    from pipeline.games.rulesets import Ruleset
 
     needs = estimate(Ruleset.parse("sticks:rows=3")).memory + reserved()
     result = tablebase("build", "-q", "sticks:rows=3", "--data", str(tmp_path / "data"), limit=needs + (64 << 20))

@@ -10,13 +10,14 @@ import pytest
 
 import pyarrow as pa
 
-from pipeline.errors import RulesetError
+from pipeline.core.errors import RulesetError
 from pipeline.games import TRANSITION_SCHEMA, _heaps
-from pipeline.layout import DataDir
-from pipeline.query import library, run_sql
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.products.query import library, run_sql
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
+from tests.staged import staged
 
 # Dawson's Kayles takes two at a time: an even start leaves only even heaps alone, an odd
 # start only odd ones, so both are built. A heap of 44 takes keys of two words.
@@ -83,7 +84,7 @@ def enumerated(folder: Path, ruleset: str) -> tuple[bytes, bytes]:
     rules = Ruleset.parse(ruleset)
     files = DataDir(folder).ruleset(rules)
     files.dir.mkdir(parents=True)
-    enumerate_ruleset(rules, files)
+    staged(enumerate_ruleset, files, rules=rules)
     return files.positions.read_bytes(), files.transitions.read_bytes()
 
 

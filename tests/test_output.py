@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import OutputError, TablebaseError
-from pipeline.layout import DataDir
-from pipeline.output import Format, blob_text, interval_text, render
-from pipeline.parquet import table_bytes, write_table
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import OutputError, TablebaseError
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.output import Format, blob_text, interval_text, render
+from pipeline.storage.parquet import table_bytes, write_table
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 ROWS = [

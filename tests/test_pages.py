@@ -13,12 +13,12 @@ from urllib.parse import unquote, urlsplit
 import pyarrow.parquet as pq
 import pytest
 
-import pipeline.draw as draw_module
-from pipeline.draw import draw
-from pipeline.gamecheck import _drawing_problem
+import pipeline.products.draw as draw_module
+from pipeline.products.draw import draw
+from pipeline.products.gamecheck import _drawing_problem
 from pipeline.games._svg import text_picture
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which

@@ -1,4 +1,4 @@
-"""pipeline/parquet.py: dictionary columns normalised to first-seen order, and the same rows
+"""pipeline/storage/parquet.py: dictionary columns normalised to first-seen order, and the same rows
 giving the same bytes however they are batched."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.parquet import first_seen, write_batches
+from pipeline.storage.parquet import first_seen, write_batches
 
 SCHEMA = pa.schema([pa.field("n", pa.int64(), nullable=False),
                     pa.field("name", pa.dictionary(pa.int32(), pa.string()), nullable=False)])
@@ -57,7 +57,7 @@ def test_dictionary_columns_are_written_without_min_max(tmp_path):
 
 def test_first_rows_are_each_codes_first_occurrence():
     """A dictionary column's strings go in the order they first occur: found block by block."""
-    from pipeline.parquet import _first_rows
+    from pipeline.storage.parquet import _first_rows
 
     rng = np.random.default_rng(7)
     for size, count in [(0, 3), (1, 1), (10_000, 5), (50_000, 300), (9_000, 9_000)]:

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.play import Outcome, Played, play
-from pipeline.probe import probe
+from pipeline.products.play import Outcome, Played, play
+from pipeline.products.probe import probe
 
 ROOT = Path(__file__).resolve().parent.parent
 

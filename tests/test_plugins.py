@@ -14,14 +14,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-import pipeline.games as games_module
-from pipeline.check import check
-from pipeline.errors import DataError, RulesetError
+import pipeline.games.registry as games_module
+from pipeline.datadir.check import check
+from pipeline.core.errors import DataError, RulesetError
 from pipeline.games import all_games, broken_plugins, find_game
 from pipeline.games.simple import SimpleGame
-from pipeline.layout import DataDir
-from pipeline.params import IntParam
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.core.params import IntParam
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 RULESETS = ["takeaway", "takeaway:take=4,tokens=30", "takeaway:play=misere,take=2,tokens=17"]
@@ -146,7 +146,7 @@ def test_a_plug_in_that_fails_to_load_is_named_and_the_other_games_work(monkeypa
             find_game("bad")
         assert str(error.value) == reason
         assert broken_plugins() == [reason]
-        from pipeline.gamecheck import check_game
+        from pipeline.products.gamecheck import check_game
 
         assert check_game("bad") == [reason] and check_game("sticks", "sticks:rows=2") == []
     finally:
@@ -186,7 +186,7 @@ def test_a_plug_in_uninstalled_leaves_its_tablebases_and_blocks_nothing(monkeypa
     registry = {name: game for name, game in all_games().items() if name != "takeaway"}
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
     build(Ruleset.parse("sticks:rows=2"), data)
-    from pipeline.draw import draw
+    from pipeline.products.draw import draw
 
     draw([], tmp_path, every=True)
     rulesets = pq.read_table(tmp_path / "catalog.parquet")["ruleset"].to_pylist()
@@ -195,7 +195,7 @@ def test_a_plug_in_uninstalled_leaves_its_tablebases_and_blocks_nothing(monkeypa
 
 
 def test_check_game_lists_what_a_simple_plug_in_breaks(monkeypatch):
-    from pipeline.gamecheck import check_game
+    from pipeline.products.gamecheck import check_game
 
     registry = {**all_games(), "broken": Broken("same text")}
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
@@ -227,7 +227,7 @@ class WideRank(Broken):
                    "holds it in (-2,147,483,648 to 2,147,483,647)"),
 ])
 def test_check_game_finds_what_the_build_would_refuse_or_get_wrong(monkeypatch, tmp_path, game, problem):
-    from pipeline.gamecheck import check_game
+    from pipeline.products.gamecheck import check_game
 
     registry = {**all_games(), "broken": game}
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
@@ -241,7 +241,7 @@ def test_check_game_finds_what_the_build_would_refuse_or_get_wrong(monkeypatch, 
 def test_a_misere_game_that_only_ends_in_wins_is_impartial(monkeypatch):
     """Misère nim, octal and sticks end where the mover has won: their Grundy values are the
     normal-play ones, as the README says."""
-    from pipeline.gamecheck import check_game
+    from pipeline.products.gamecheck import check_game
 
     class Misere(Broken):
         def outcome(self, rules, n):
@@ -261,7 +261,7 @@ import subprocess
 import sys
 
 from pipeline.games.simple import SimpleGame
-from pipeline.params import IntParam, TextParam
+from pipeline.core.params import IntParam, TextParam
 
 BUG = os.environ.get("HOSTILE_BUG", "")
 if BUG == "exit at import":

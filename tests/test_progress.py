@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import progress
+from pipeline.storage import progress
+from tests.staged import staged
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
@@ -66,15 +67,15 @@ def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp
     import logging
     import shutil
 
-    from pipeline.layout import DataDir, RulesetFiles
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.layout import DataDir, RulesetFiles
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.solve import solve
 
     published = DataDir(built).ruleset(Ruleset.parse("chopsticks:split=any"))
     for name in ("positions.parquet", "transitions.parquet"):
         shutil.copy(published.dir / name, tmp_path / name)
     with caplog.at_level(logging.DEBUG, logger="tablebase"):
-        solve(RulesetFiles(tmp_path), tmp_path / "tmp", "split=any", impartial=True)
+        staged(solve, RulesetFiles(tmp_path), tmp_path / "tmp", "split=any", impartial=True)
     levels = [r for r in caplog.records if re.search(r": (depth|Grundy height) \d+: ", r.getMessage())]
     assert levels and all(r.levelno == logging.DEBUG for r in levels)
     infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]

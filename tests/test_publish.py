@@ -18,11 +18,11 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.check import check
-from pipeline.dataset import RULESET_FILES
-from pipeline.layout import DataDir
-from pipeline.publish import publish
-from pipeline.rulesets import Ruleset, load_ruleset_file
+from pipeline.datadir.check import check
+from pipeline.core.dataset import RULESET_FILES
+from pipeline.datadir.layout import DataDir
+from pipeline.products.publish import publish
+from pipeline.games.rulesets import Ruleset, load_ruleset_file
 from pipeline.stages.build import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def test_the_game_folder_is_synced_after_the_new_folder_moves_in(data, monkeypat
     def sync(path: Path) -> None:  # what the folder holds, and whether the catalog names it yet
         synced.append((path, sorted(p.name for p in path.iterdir()), store.catalog.stat().st_mtime_ns == catalog))
 
-    monkeypatch.setattr("pipeline.layout.sync", sync, raising=False)
+    monkeypatch.setattr("pipeline.datadir.layout.sync", sync, raising=False)
     build(rules, store)
     assert (game, ["rows-2"], True) in synced
 
@@ -204,8 +204,8 @@ def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
                    for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
         index = rows.schema.get_field_index("tablebase_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
-    from pipeline.check import write_sums
-    from pipeline.views import write_database
+    from pipeline.datadir.check import write_sums
+    from pipeline.datadir.views import write_database
 
     write_database(data)
     write_sums(store, {"catalog.parquet", "tablebases.duckdb", f"{rules.folder}/summary.parquet"})

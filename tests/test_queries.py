@@ -11,8 +11,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.query import QueryError, find_query, list_queries, query_files, run_sql
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.products.query import QueryError, find_query, list_queries, query_files, run_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "queries"
@@ -106,7 +106,7 @@ def test_longest_lines_are_the_longest(built):
 
 
 def test_principal_variation_follows_best_play(built):
-    from pipeline.probe import probe
+    from pipeline.products.probe import probe
 
     rows = run(built, "principal_variation", ruleset="chopsticks", position="1-1|1-1")
     assert [r["remoteness"] for r in rows] == list(range(8, -1, -1))

@@ -13,12 +13,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import DataError
+from pipeline.core.errors import DataError
 from pipeline.games import chopsticks
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.solve import solve
+from tests.staged import staged
 
 RANKED = [
     "chopsticks",
@@ -38,7 +39,7 @@ def enumerated(tmp_path, ruleset):
     data = DataDir(tmp_path)
     files = data.ruleset(rules)
     files.dir.mkdir(parents=True)
-    enumerate_ruleset(rules, files)
+    staged(enumerate_ruleset, files, rules=rules)
     return data, files
 
 
@@ -67,14 +68,14 @@ def test_rulesets_whose_moves_can_cycle_have_no_rank(tmp_path, ruleset):
 @pytest.mark.parametrize("ruleset", RANKED)
 def test_rank_solver_agrees_with_retrograde_analysis(tmp_path, ruleset):
     data, files = enumerated(tmp_path, ruleset)
-    solved = solve(files, data.temp)
+    solved = staged(solve, files, data.temp)
     assert solved.positions == solved.decided
     by_rank = pq.read_table(files.solution)
     # the same files without a rank: the solver falls back to retrograde analysis
     positions = pq.read_table(files.positions)
     at = positions.schema.get_field_index("rank")
     pq.write_table(positions.set_column(at, "rank", pa.nulls(positions.num_rows, pa.int32())), files.positions)
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     retrograde = pq.read_table(files.solution)
     assert by_rank.schema == retrograde.schema
     assert by_rank.equals(retrograde)
@@ -93,7 +94,7 @@ def test_positions_not_numbered_by_rank_are_refused(tmp_path):
     reversed_rank = pa.array(positions["rank"].to_numpy()[::-1].copy(), pa.int32())
     pq.write_table(positions.set_column(at, "rank", reversed_rank), files.positions)
     with pytest.raises(DataError, match="not numbered rank by rank"):
-        solve(files, data.temp)
+        staged(solve, files, data.temp)
 
 
 def test_a_rank_that_does_not_fall_is_refused_rank_by_rank(tmp_path, monkeypatch):
@@ -142,10 +143,10 @@ def test_moves_read_rank_by_rank_from_the_file_solve_as_loaded_ones(tmp_path, mo
     from pipeline.engines import duckdb_engine
 
     data, files = enumerated(tmp_path, "sticks:rows=5")
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     loaded = files.solution.read_bytes()
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     assert files.solution.read_bytes() == loaded
 
 
@@ -153,11 +154,12 @@ def test_the_positions_file_written_beside_the_moves_is_the_one_written_after(tm
     """Numbered by rank, a row group of positions.parquet is written once its positions'
     moves are counted (here row groups of 40 positions), while the moves are made: the
     same bytes as waiting for the last move."""
+    from pipeline.graph import moves as moves_module
     from pipeline.stages import enumerate as enumerate_stage
 
     monkeypatch.setattr(enumerate_stage, "ROW_GROUP_ROWS", 40)
     _, beside = enumerated(tmp_path / "beside", "sticks:rows=6")
-    monkeypatch.setattr(enumerate_stage.Counted, "source", lambda self, src: None)  # only the end counts
+    monkeypatch.setattr(moves_module.Counted, "source", lambda self, src: None)  # only the end counts
     _, after = enumerated(tmp_path / "after", "sticks:rows=6")
     assert beside.positions.read_bytes() == after.positions.read_bytes()
     moves = pq.read_table(beside.positions, columns=["moves"])["moves"].to_numpy()
@@ -184,7 +186,7 @@ def test_moves_that_fail_midway_leave_no_positions_file(tmp_path, monkeypatch):
 
 
 def test_moves_out_of_order_by_source_are_refused_where_positions_are_written_beside_them():
-    from pipeline.stages.enumerate import Counted
+    from pipeline.graph.moves import Counted
 
     counted = Counted(by_rank=True)
     counted.source(np.array([3, 4, 4, 7]))
@@ -248,12 +250,12 @@ def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, r
     from pipeline.engines import duckdb_engine
 
     data, files = enumerated(tmp_path, ruleset)
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     whole = files.solution.read_bytes()
     monkeypatch.setattr(duckdb_engine, "PART", 100)
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     assert files.solution.read_bytes() == whole
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
     monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
-    solve(files, data.temp)
+    staged(solve, files, data.temp)
     assert files.solution.read_bytes() == whole

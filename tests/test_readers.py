@@ -4,7 +4,7 @@ DuckDB, pyarrow, Polars and pandas read the published files as they are, one fil
 game's files at once, and data/tablebases.duckdb opens from its own folder, from elsewhere
 with `file_search_path`, with the oldest DuckDB its storage format promises, and after the
 folder is copied. Every answer is checked: rows against the catalog's counts, columns
-against pipeline/dataset.py, with no column added on the way.
+against pipeline/core/dataset.py, with no column added on the way.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dataset import CATALOG, POSITIONS, RULESET_FILES, TRANSITIONS, FileKind, game_fields
+from pipeline.core.dataset import CATALOG, POSITIONS, RULESET_FILES, TRANSITIONS, FileKind, game_fields
 from pipeline.games import find_game
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
-from pipeline.views import FOREIGN, connect_views
+from pipeline.datadir.views import FOREIGN, connect_views
 
 ROOT = Path(__file__).resolve().parent.parent
 #: DuckDB 1.1.3, installed beside the venv's own by `make install` (see the Makefile).
@@ -103,7 +103,7 @@ def counts(catalog: list[dict], column: str, game: str | None = None) -> dict[st
 
 
 def documented_names(kind: FileKind, game: str) -> list[str]:
-    """The column names pipeline/dataset.py documents for a file of `kind` of `game`."""
+    """The column names pipeline/core/dataset.py documents for a file of `kind` of `game`."""
     middle = list(find_game(game).columns) if kind.game_columns else []
     return [c.name for c in kind.head] + middle + [c.name for c in kind.tail]
 

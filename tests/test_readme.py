@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.query import run_sql
+from pipeline.products.query import run_sql
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 EXAMPLES = re.findall(r"```sql\n(.*?)```", README, flags=re.S)
@@ -28,7 +28,7 @@ def test_readme_sql_runs(built, sql):
 
 
 def test_readme_probe_example_is_current(built):
-    from pipeline.probe import probe
+    from pipeline.products.probe import probe
 
     result = probe("chopsticks", "1-3|0-2", built)
     block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'"):]
@@ -134,7 +134,8 @@ def test_every_readme_command_runs_as_printed(tmp_path, monkeypatch, capsys):
     import signal
     import sys
 
-    from pipeline import cli, progress
+    from pipeline import cli
+    from pipeline.storage import progress
 
     (tmp_path / "rulesets.toml").symlink_to(Path(__file__).resolve().parent.parent / "rulesets.toml")
     monkeypatch.chdir(tmp_path)

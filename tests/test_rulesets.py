@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from pipeline.errors import RulesetError
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import RulesetError
+from pipeline.games.rulesets import Ruleset
 
 
 @pytest.mark.parametrize(

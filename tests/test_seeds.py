@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.query import run_sql
+from pipeline.products.query import run_sql
 
 QUERIES = Path(__file__).resolve().parent.parent / "queries"
 
@@ -41,8 +41,8 @@ def test_loops_make_the_start_a_draw(built, ruleset):
 
 @pytest.fixture(scope="module")
 def sticks_data(tmp_path_factory) -> Path:
-    from pipeline.layout import DataDir
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.layout import DataDir
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
 
     data = tmp_path_factory.mktemp("sticks")

@@ -16,12 +16,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir, RulesetFiles
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir, RulesetFiles
+from pipeline.games.rulesets import Ruleset
+from pipeline.engines import engine_kind
 from pipeline.stages.build import build
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
+from tests.staged import staged
 from tests.test_ties import random_graph, write_graph
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +48,7 @@ def built(tmp_path_factory):
     for ruleset in RULESETS:
         rules = Ruleset.parse(ruleset)
         build(rules, duck)
-        build(rules, spark, engine="spark")
+        build(rules, spark, engine=engine_kind("spark"))
     return duck, spark
 
 
@@ -71,8 +73,8 @@ def test_spark_solves_cyclic_graphs_with_ties_and_draws_like_duckdb(tmp_path, se
     for engine in ("duckdb", "spark"):
         files = RulesetFiles(tmp_path / engine)
         write_graph(files, terminal, children, ranked=False)
-        solve(files, tmp_path / "tmp", impartial=True, engine=engine)
-        verify(files, tmp_path / "tmp", impartial=True, engine=engine)
+        staged(solve, files, tmp_path / "tmp", impartial=True, engine=engine)
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine)
         solutions.append(files.solution.read_bytes())
     assert solutions[0] == solutions[1]
     values = set(pq.read_table(files.solution)["value"].to_pylist())
@@ -83,14 +85,14 @@ def test_spark_verifier_refuses_a_wrong_value(tmp_path):
     terminal, children = random_graph(2, 12, acyclic=True)
     files = RulesetFiles(tmp_path / "graph")
     write_graph(files, terminal, children, ranked=False)
-    solve(files, tmp_path / "tmp", impartial=True, engine="spark")
+    staged(solve, files, tmp_path / "tmp", impartial=True, engine="spark")
     table = pq.read_table(files.solution)
     rows = table.to_pylist()
     row = next(r for r in rows if r["value"] == "win" and r["remoteness"] > 0)
     row["remoteness"] += 2
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
     with pytest.raises(VerificationError, match="win"):
-        verify(files, tmp_path / "tmp", impartial=True, engine="spark")
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine="spark")
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -119,7 +121,7 @@ def test_no_java_is_one_line_saying_what_to_install(tmp_path):
 def test_spark_reads_the_published_files_as_they_are(built):
     """The README's Spark reader: one game's tablebases by a glob, the catalog's map column,
     the transitions' dictionary-encoded strings."""
-    from pipeline.dataset import TABLEBASE, game_fields
+    from pipeline.core.dataset import TABLEBASE, game_fields
     from pipeline.engines.spark_engine import session
 
     duck, _ = built
@@ -160,7 +162,7 @@ def test_a_spark_failure_is_one_line():
 def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, monkeypatch):
     """Spark's part files and DuckDB's record batches cut the rows differently; the file
     written from them must not show it (row groups and pages included)."""
-    import pipeline.parquet as parquet
+    import pipeline.storage.parquet as parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("text", pa.string())])
@@ -177,7 +179,7 @@ def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, mo
 def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypatch):
     """The moves' labels arrive with one dictionary per game batch, or per Spark part file:
     each row group is written with its strings in the order they first occur."""
-    import pipeline.parquet as parquet
+    import pipeline.storage.parquet as parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
@@ -207,7 +209,7 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     space gives the numbering, the executors' spaces the moves."""
     import numpy as np
 
-    from pipeline.errors import DataError
+    from pipeline.core.errors import DataError
     from pipeline.games import chopsticks
     from pipeline.stages.enumerate import enumerate_ruleset
 
@@ -215,18 +217,18 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     assert rules.game.space(rules).parts() == 9
     files = {engine: DataDir(tmp_path / engine).ruleset(rules) for engine in ("duckdb", "spark")}
     for engine, out in files.items():
-        enumerate_ruleset(rules, out, tmp_path / "tmp", engine)
+        staged(enumerate_ruleset, out, tmp_path / "tmp", rules=rules, engine=engine)
     assert files["spark"].transitions.read_bytes() == files["duckdb"].transitions.read_bytes()
     assert files["spark"].positions.read_bytes() == files["duckdb"].positions.read_bytes()
 
     monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     rules = Ruleset.parse("chopsticks")
     with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
-        enumerate_ruleset(rules, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", "spark")
+        staged(enumerate_ruleset, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", rules=rules, engine="spark")
 
 
 def test_the_data_cards_spark_line_reads_every_game_at_once(built):
-    from pipeline.datacard import ALL_GAMES
+    from pipeline.products.datacard import ALL_GAMES
     from pipeline.engines.spark_engine import session
 
     duck, _ = built

@@ -1,11 +1,11 @@
-"""pipeline/threads.py: parts worked on two threads come back in order, errors in turn."""
+"""pipeline/storage/threads.py: parts worked on two threads come back in order, errors in turn."""
 
 import threading
 import time
 
 import pytest
 
-from pipeline.threads import in_order
+from pipeline.storage.threads import in_order
 
 
 def test_results_come_in_the_parts_order_whichever_finishes_first():

@@ -17,9 +17,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 

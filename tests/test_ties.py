@@ -3,7 +3,7 @@
 The solvers are game-agnostic: they read positions.parquet and transitions.parquet. These
 tests write small move graphs by hand and at random (with and without cycles, with won,
 lost and tied ends) and compare both solvers with a naive solver written here from the
-definitions in pipeline/values.py: the mover prefers win > tie > draw > loss; a win is one
+definitions in pipeline/core/values.py: the mover prefers win > tie > draw > loss; a win is one
 ply after its nearest lost child, a loss one after its farthest won child, a tie one after
 its nearest tied child; what never ends is a draw.
 """
@@ -16,12 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dataset import POSITIONS, TRANSITIONS
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir, RulesetFiles
+from pipeline.core.dataset import POSITIONS, TRANSITIONS
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.values import BAND, PREFERENCE, Value, in_words, score
+from pipeline.core.values import BAND, PREFERENCE, Value, in_words, score
+from tests.staged import staged
 
 
 def write_graph(files, terminal: dict[int, str], children: dict[int, list[int]], ranked: bool) -> None:
@@ -108,9 +109,9 @@ def test_hand_made_graph_with_ties_draws_and_cycles(tmp_path):
     files = RulesetFiles(tmp_path / "hand")
     write_graph(files, *HAND, ranked=False)
     assert naive(*HAND) == HAND_VALUES
-    solve(files, tmp_path / "tmp", impartial=False)
+    staged(solve, files, tmp_path / "tmp", impartial=False)
     assert solved_values(files) == HAND_VALUES
-    verify(files, tmp_path / "tmp", impartial=False)
+    staged(verify, files, tmp_path / "tmp", impartial=False)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -118,9 +119,9 @@ def test_retrograde_analysis_agrees_with_the_definitions_on_random_graphs(tmp_pa
     terminal, children = random_graph(seed, 40, acyclic=False, most=2 + seed % 3)
     files = RulesetFiles(tmp_path / "random")
     write_graph(files, terminal, children, ranked=False)
-    solve(files, tmp_path / "tmp", impartial=False)
+    staged(solve, files, tmp_path / "tmp", impartial=False)
     assert solved_values(files) == naive(terminal, children)
-    verify(files, tmp_path / "tmp", impartial=False)
+    staged(verify, files, tmp_path / "tmp", impartial=False)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -132,9 +133,9 @@ def test_both_solvers_agree_with_the_definitions_without_cycles(tmp_path, seed):
     for ranked in (True, False):
         files = RulesetFiles(tmp_path / str(ranked) / "random")
         write_graph(files, terminal, children, ranked=ranked)
-        solve(files, tmp_path / "tmp", impartial=True)
+        staged(solve, files, tmp_path / "tmp", impartial=True)
         assert solved_values(files) == expected
-        verify(files, tmp_path / "tmp", impartial=True)
+        staged(verify, files, tmp_path / "tmp", impartial=True)
         results.append(pq.read_table(files.solution))
     assert results[0].equals(results[1])  # Grundy values and heights too
 
@@ -149,25 +150,25 @@ def test_both_solvers_agree_with_the_definitions_without_cycles(tmp_path, seed):
 def test_the_verifier_refuses_wrong_ties(tmp_path, where, value, remoteness, check):
     files = RulesetFiles(tmp_path / "hand")
     write_graph(files, *HAND, ranked=False)
-    solve(files, tmp_path / "tmp", impartial=False)
+    staged(solve, files, tmp_path / "tmp", impartial=False)
     table = pq.read_table(files.solution)
     rows = table.to_pylist()
     rows[where].update(value=value, remoteness=remoteness)
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
     with pytest.raises(VerificationError, match=check):
-        verify(files, tmp_path / "tmp", impartial=False)
+        staged(verify, files, tmp_path / "tmp", impartial=False)
 
 
 def test_a_game_that_is_not_impartial_has_no_grundy_values(tmp_path):
     files = RulesetFiles(tmp_path / "hand")
     terminal, children = random_graph(3, 30, acyclic=True)
     write_graph(files, terminal, children, ranked=True)
-    solve(files, tmp_path / "tmp", impartial=False)
+    staged(solve, files, tmp_path / "tmp", impartial=False)
     table = pq.read_table(files.solution)
     assert table["grundy"].null_count == table["grundy_height"].null_count == table.num_rows
-    verify(files, tmp_path / "tmp", impartial=False)
+    staged(verify, files, tmp_path / "tmp", impartial=False)
     with pytest.raises(VerificationError, match="grundy_defined"):
-        verify(files, tmp_path / "tmp", impartial=True)
+        staged(verify, files, tmp_path / "tmp", impartial=True)
 
 
 def test_the_value_domain_is_defined_once():
@@ -193,7 +194,7 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
     terminal, children = random_graph(seed, 40, acyclic=False)
     files = RulesetFiles(tmp_path / "random")
     write_graph(files, terminal, children, ranked=False)
-    solve(files, tmp_path / "tmp", impartial=False)
+    staged(solve, files, tmp_path / "tmp", impartial=False)
     counts = yardstick.solve_dir(files.dir, tmp_path / "mine.npz")
     compared = yardstick.compare(files.solution, tmp_path / "mine.npz")
     assert compared["value_differences"] == compared["remoteness_differences"] == 0
@@ -203,8 +204,8 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
 
 def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
     """A data folder built by 0.2 (no `ties` column) keeps working: its rows get ties = 0."""
-    from pipeline.check import check
-    from pipeline.rulesets import Ruleset
+    from pipeline.datadir.check import check
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
     from pipeline.stages.export import write_catalog
 
@@ -221,8 +222,8 @@ def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
 
 def test_pages_of_a_catalog_from_before_ties_are_drawn(tmp_path):
     """The index reads the catalog itself: an old one is rewritten first, not a traceback."""
-    from pipeline.draw import draw
-    from pipeline.rulesets import Ruleset
+    from pipeline.products.draw import draw
+    from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
 
     data = DataDir(tmp_path)

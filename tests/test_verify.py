@@ -9,21 +9,22 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.errors import VerificationError
-from pipeline.layout import DataDir
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
+from tests.staged import staged
 
 
 @pytest.fixture
 def solved(tmp_path):
     rules = Ruleset.parse("chopsticks:split=dead")
     files = DataDir(tmp_path).ruleset(rules)
-    enumerate_ruleset(rules, files)
-    solve(files, tmp_path / ".tmp")
+    staged(enumerate_ruleset, files, rules=rules)
+    staged(solve, files, tmp_path / ".tmp")
     return rules, files, tmp_path / ".tmp"
 
 
@@ -41,7 +42,7 @@ def tamper(path, where, column, value):
 
 def test_correct_solution_passes_every_check(solved):
     _, files, temp = solved
-    result = verify(files, temp)
+    result = staged(verify, files, temp)
     assert result.num_rows >= 8
     assert pc.sum(result["failures"]).as_py() == 0
 
@@ -65,17 +66,17 @@ def test_tampered_solution_fails_and_is_not_exported(solved, where, column, valu
     rules, files, temp = solved
     tamper(files.solution, where, column, value)
     with pytest.raises(VerificationError, match=check):
-        verify(files, temp)
+        staged(verify, files, temp)
     with pytest.raises(VerificationError):
-        export(rules, files, temp)
+        staged(export, files, temp, rules=rules)
     assert not files.tablebase.exists()
 
 
 def test_solution_changed_after_verification_is_not_exported(solved):
     rules, files, temp = solved
-    verify(files, temp)
+    staged(verify, files, temp)
     backup = files.solution.with_suffix(".bak")
     shutil.copy(files.solution, backup)
     tamper(files.solution, lambda r: r["value"] == "win", "remoteness", 1000)
     with pytest.raises(VerificationError, match="changed since"):
-        export(rules, files, temp)
+        staged(export, files, temp, rules=rules)

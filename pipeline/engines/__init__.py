@@ -15,158 +15,74 @@ engine in pipeline/sql/<engine>/:
                      children say (pipeline/stages/verify.py holds the checks over it)
   reach(starts)      the view `reach` (id, seen): what play from the starts can reach
 
+A build opens one session (`open_engine`) and hands it to every stage (pipeline/stages/run.py);
+each stage leaves it as it found it (`release`). What differs between the engines is declared
+by each engine's class, as dlt's destinations declare theirs: where its SQL is (`sql_folder`),
+whether it makes the moves in this process (`local_moves`), what it holds of this machine's
+memory outside this process (`heap`, for pipeline/stages/estimate.py), what it needs installed
+(`require`) and how its errors read (`explain`). No module outside pipeline/engines/ asks which
+engine it is.
+
 Choose one with `--engine` or the environment variable TABLEBASE_ENGINE.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 
-import pyarrow as pa
+from pipeline.core.errors import RulesetError
+from pipeline.engines.base import (
+    Engine,
+    EngineKind,
+    Solver,
+    Steps,
+    by_id_join,
+    literal,
+    run_levels,
+)
 
-from pipeline.errors import RulesetError
-
-if TYPE_CHECKING:
-    from pipeline.games import Space
-    from pipeline.rulesets import Ruleset
-    from pipeline.stages.enumerate import RankNumbering
+__all__ = ["ENGINES", "ENV", "Engine", "EngineKind", "Solver", "Steps", "by_id_join", "engine_kind", "explain",
+           "literal", "open_engine", "run_levels"]
 
 ENGINES = ("duckdb", "spark")
 #: The environment variable that picks the engine when --engine is not given.
 ENV = "TABLEBASE_ENGINE"
 
-
-class Steps(Protocol):
-    """A computation that runs level by level: `first()` sets up level 0 and says how many
-    positions it holds; `step(level)` computes the next level from the last and says how
-    many positions it finished (0: done)."""
-
-    def first(self) -> int: ...
-
-    def step(self, level: int) -> int: ...
-
-
-class Solver(Protocol):
-    """The solve stage's steps (pipeline/stages/solve.py runs them in order)."""
-
-    def ranks(self) -> list[tuple[int, int, int, int]]:
-        """(rank, first id, last id, positions) of every rank, lowest first."""
-
-    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
-        """Solve the positions lo..hi (one rank; every child of theirs is solved), and
-        give the solution's rows that are final now, in id order (none, for an engine
-        that gives every row at the end)."""
-
-    def values(self) -> Steps:
-        """Retrograde analysis of wins and losses: level k decides remoteness k."""
-
-    def ties(self) -> Steps:
-        """Then ties, from the tied ends up (only positions still undecided)."""
-
-    def grundy(self) -> Steps:
-        """Grundy values from the positions without moves up."""
-
-    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
-        """The solution's rows not given yet (id, value, remoteness, grundy,
-        grundy_height), in id order, after the last rank or level."""
-
-
-class Engine(Protocol):
-    name: str
-
-    def register(self, view: str, path: Path) -> None:
-        """The Parquet file at `path` as the view `view`."""
-
-    def rows(self, sql: str) -> list[tuple]:
-        """The rows of a query in the shared dialect over the registered views."""
-
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
-        """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
-        and deterministically (the same rows give the same bytes on every engine); the
-        number of rows."""
-
-    def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
-                    scratch: Path, generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
-        """Every move of `space` as batches of (src, dst, move), numbered by `numbering` where
-        the game has a rank, in the published order (pipeline/stages/enumerate.py); the
-        sources are below `bound`. `generated(moves so far)`, where the engine can tell,
-        follows the generation before the first batch comes."""
-
-    def solver(self, impartial: bool) -> Solver: ...
-
-    def facts(self, impartial: bool) -> Iterator[int]:
-        """The view `facts` (pipeline/stages/verify.py's checks read it), a part of the
-        positions each time the iterator gives how many it holds: the checks run on each
-        part in turn."""
-
-    def reach(self, starts: list[int]) -> Steps: ...
-
-    def by_id(self, views: dict[str, str]) -> tuple[str, str]:
-        """FROM and ORDER BY clauses that put the rows of `views` (alias: view, the first
-        the positions) side by side by id, in id order."""
-        ...
-
-    def close(self) -> None: ...
-
-
-def by_id_join(views: dict[str, str]) -> tuple[str, str]:
-    """Engine.by_id as joins on id, then a sort."""
-    (first, positions), *others = views.items()
-    joins = "".join(f" JOIN {view} AS {alias} ON {alias}.id = {first}.id" for alias, view in others)
-    return f"{positions} AS {first}{joins}", f"ORDER BY {first}.id"
-
-
-def run_levels(steps: Steps, on_level: Callable[[int, int, int], None] | None = None) -> tuple[int, int]:
-    """Run `steps` level after level until a level finishes nothing; `on_level(level,
-    finished, done so far)` before each step. Returns the number of levels and of positions
-    finished (level 0's included)."""
-    finished = steps.first()
-    done, level = finished, 0
-    while finished:
-        if on_level is not None:
-            on_level(level, finished, done)
-        level += 1
-        finished = steps.step(level)
-        done += finished
-    return level, done
-
-
-def engine_name(name: str | None = None, available: bool = False) -> str:
+def engine_kind(name: str | None = None, available: bool = False) -> EngineKind:
     """The engine to use: `name`, else $TABLEBASE_ENGINE, else duckdb. With `available`,
     also check (without starting it) that it can run here: one line saying what to install."""
     chosen = (name or os.environ.get(ENV) or "duckdb").strip().lower()
     if chosen not in ENGINES:
         source = "--engine" if name else ENV
         raise RulesetError(f"{source}: unknown engine {chosen!r} (known: {', '.join(ENGINES)})")
-    if available and chosen == "spark":
-        from pipeline.engines.spark_engine import require
-
-        require()
-    return chosen
-
-
-def open_engine(name: str | None, temp_dir: Path) -> Engine:
-    """A fresh engine session; close it when done."""
-    chosen = engine_name(name)
+    kind: EngineKind
     if chosen == "spark":
-        from pipeline.engines.spark_engine import SparkEngine
+        from pipeline.engines.spark_engine import SparkEngine as kind
+    else:
+        from pipeline.engines.duckdb_engine import DuckDBEngine as kind
+    if available:
+        kind.require()
+    return kind
 
-        return SparkEngine(temp_dir)
-    from pipeline.engines.duckdb_engine import DuckDBEngine
 
-    return DuckDBEngine(temp_dir)
+def open_engine(kind: EngineKind | None, scratch: Path) -> Engine:
+    """A fresh session of `kind` (None: engine_kind()'s) on `scratch`; close it when done."""
+    return (kind or engine_kind())(scratch)
 
 
-def literal(value: object) -> str:
-    """A Python value as an SQL literal both engines read alike (for the shared dialect)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and not set(value) & set("'\\"):
-        return "'" + value + "'"  # DuckDB doubles quotes, Spark escapes them: neither is needed
-    raise TypeError(f"no SQL literal for {value!r}")
+#: The module of each engine, by name: an error can only be an engine's if its module is loaded.
+MODULES = {"duckdb": ("pipeline.engines.duckdb_engine", "DuckDBEngine"),
+           "spark": ("pipeline.engines.spark_engine", "SparkEngine")}
+
+
+def explain(error: BaseException) -> tuple[str, str] | None:
+    """(what failed, why) for an error one of the engines explains in its own words, else
+    None. Nothing is imported to tell: an engine not loaded raised nothing."""
+    for module, kind in MODULES.values():
+        loaded = sys.modules.get(module)
+        found = getattr(loaded, kind).explain(error) if loaded is not None else None
+        if found is not None:
+            return found
+    return None

@@ -17,10 +17,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.errors import DataError
-from pipeline.parquet import read_table
-from pipeline.threads import in_order
+from pipeline.core import values
+from pipeline.core.errors import DataError
+from pipeline.storage.parquet import read_table
+from pipeline.storage.threads import in_order
 
 #: Grundy values below this are gathered as bits of one uint64 a position; larger ones
 #: (rare: a value is at most the number of moves) as (position, value) pairs.
@@ -57,7 +57,7 @@ class Ids:
 
 
 def _codes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A column of value words as value codes (pipeline/values.py), 0 for NULL or a word
+    """A column of value words as value codes (pipeline/core/values.py), 0 for NULL or a word
     that is not a value."""
     words = {word: code for code, word in enumerate(values.WORDS, start=1)}
     if isinstance(column, pa.ChunkedArray):

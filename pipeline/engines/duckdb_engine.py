@@ -17,20 +17,40 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.engines import arrays, by_id_join
+from pipeline.core import values
+from pipeline.engines import arrays
+from pipeline.engines.base import by_id_join
 from pipeline.engines.arrays import child_floors
-from pipeline.db import connect, quote_path, run_sql, set_variables, sql_text
-from pipeline.parquet import read_table, write_select
+from pipeline.storage.db import connect, quote_path, set_variables, sql_text
+from pipeline.storage.parquet import read_table, write_select
 
 
 class DuckDBEngine:
     name = "duckdb"
+    sql_folder = "duckdb"
+    local_moves = True  # the games' generators run here (in_process)
+
+    @staticmethod
+    def require() -> None:
+        """DuckDB is a dependency: always there."""
+
+    @staticmethod
+    def heap() -> None:
+        """Nothing outside this process: pipeline/stages/estimate.py's model counts DuckDB's memory."""
+
+    @staticmethod
+    def explain(error: BaseException) -> None:
+        """DuckDB's errors are the command line's to word (pipeline/cli.py): queries raise them too."""
 
     def __init__(self, temp_dir: Path):
         self.temp_dir = temp_dir
-        self.con = connect(temp_dir)
         self.paths: dict[str, Path] = {}
+        self._connect()
+
+    def _connect(self) -> None:
+        # a cursor of the process's database (pipeline/storage/db.py): its temporary tables
+        # and variables are its own, gone when it is closed
+        self.con = connect(self.temp_dir)
         set_variables(self.con, **values.sql_variables())
 
     def register(self, view: str, path: Path) -> None:
@@ -47,7 +67,7 @@ class DuckDBEngine:
     def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
                     generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """The game's generators run in this process (DuckDB is not needed for that)."""
-        from pipeline.stages.enumerate import in_process
+        from pipeline.graph.moves import in_process
 
         return in_process(space, numbering, scratch, generated)
 
@@ -90,8 +110,26 @@ class DuckDBEngine:
             return positions + " AS " + first + "".join(f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others), ""
         return by_id_join(views)
 
+    def release(self) -> None:
+        """A fresh cursor of the same database: what the last stage made (the solver's
+        tables, their memory) goes with the old one."""
+        self.con.close()
+        self.paths = {}
+        self._connect()
+
     def close(self) -> None:
         self.con.close()
+
+
+def _sql(name: str) -> str:
+    """The text of pipeline/sql/duckdb/<name>.sql."""
+    return sql_text(name, DuckDBEngine.sql_folder)
+
+
+def run_sql(con, name: str, **variables: Any) -> None:
+    """Run every statement of pipeline/sql/duckdb/<name>.sql with `getvariable(...)` values set."""
+    set_variables(con, **variables)
+    con.execute(_sql(name))
 
 
 class Reached:
@@ -114,7 +152,7 @@ class Levels:
 
     def __init__(self, con, first: Callable[[], pa.Table], sql_name: str,
                  finished: Callable[[pa.Table], pa.ChunkedArray]):
-        self.con, self._first, self.sql, self.finished = con, first, sql_text(sql_name), finished
+        self.con, self._first, self.sql, self.finished = con, first, _sql(sql_name), finished
         self.frontier = pa.table({})
 
     def first(self) -> int:
@@ -182,7 +220,7 @@ class DuckDBSolver:
         rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
         if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
-        self._level_sql = sql_text("rank_level" if self.impartial else "rank_values")
+        self._level_sql = _sql("rank_level" if self.impartial else "rank_values")
         self.floors = child_floors(self.paths["transitions"])
         ranks = self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
         self.in_memory = self._most_held(ranks) <= HELD_IN_MEMORY
@@ -225,7 +263,7 @@ class DuckDBSolver:
                  "NULL::INTEGER AS height WHERE false"))
         self.con.execute(self._level_sql)
         self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
-        yield from self.con.sql(sql_text("rank_solution")).to_arrow_reader(1 << 20)
+        yield from self.con.sql(_sql("rank_solution")).to_arrow_reader(1 << 20)
         if self.in_memory:
             self.con.execute(f"ALTER TABLE rank_result RENAME TO res_{lo}")
             self.held.append(Held(lo, hi, f"res_{lo}"))
@@ -277,4 +315,4 @@ class DuckDBSolver:
         if not self.impartial:  # no Grundy values were computed: the solution's are NULL
             self.con.execute("CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, "
                              "NULL::INTEGER AS height FROM st")
-        return self.con.sql(sql_text("solve_solution")).to_arrow_reader(1 << 20)
+        return self.con.sql(_sql("solve_solution")).to_arrow_reader(1 << 20)

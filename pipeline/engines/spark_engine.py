@@ -40,15 +40,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.db import sql_text
-from pipeline.engines import by_id_join
-from pipeline.errors import DataError, TablebaseError
-from pipeline.imports import show_pandas
-from pipeline.parquet import write_batches
-from pipeline.progress import log
+from pipeline.core import values
+from pipeline.storage.db import parse_size, sql_text
+from pipeline.engines.base import by_id_join
+from pipeline.core.errors import DataError, TablebaseError
+from pipeline.storage.imports import show_pandas
+from pipeline.storage.parquet import write_batches
+from pipeline.storage.progress import log
 
-show_pandas()  # the command line hides it (pipeline/imports.py); pyspark's driver checks it is there
+show_pandas()  # the command line hides it (pipeline/storage/imports.py); pyspark's driver checks it is there
 
 #: Shuffle partitions in local mode: Spark's default of 200 makes every small step slow.
 LOCAL_PARTITIONS = 8
@@ -61,8 +61,6 @@ def local_heap() -> int:
     """Bytes of this machine's memory the Spark engine's JVM may take: spark.driver.memory in
     local mode (TABLEBASE_SPARK_CONF's, else LOCAL_MEMORY); 0 with a cluster, whose executors
     run elsewhere (a cluster's driver heap holds little: plans, counts)."""
-    from pipeline.estimate import parse_size
-
     if os.environ.get("SPARK_REMOTE") or not os.environ.get("TABLEBASE_SPARK_MASTER", "local").startswith("local"):
         return 0
     memory = LOCAL_MEMORY
@@ -183,7 +181,7 @@ def _stop() -> None:
 
 
 def parameters() -> dict[str, Any]:
-    """pipeline/values.py's variables as the named parameters of pipeline/sql/spark/: a
+    """pipeline/core/values.py's variables as the named parameters of pipeline/sql/spark/: a
     value's code under its word (`:tie`), the word itself under `<word>_word`, and `:band`
     (Spark's parameters cannot be lists, so no value_names)."""
     found = {key: value for key, value in values.sql_variables().items() if key != "value_names"}
@@ -192,6 +190,17 @@ def parameters() -> dict[str, Any]:
 
 class SparkEngine:
     name = "spark"
+    sql_folder = "spark"
+    local_moves = False  # the games' generators run on the executors (transitions)
+    require = staticmethod(require)
+    heap = staticmethod(local_heap)
+
+    @staticmethod
+    def explain(error: BaseException) -> tuple[str, str] | None:
+        """Py4J's and pyspark's errors: the Java exception's message (`failure`)."""
+        if type(error).__module__.split(".")[0] in ("py4j", "pyspark"):
+            return "Spark failed", failure(error)
+        return None
 
     def __init__(self, temp_dir: Path):
         self.spark = session()
@@ -209,7 +218,7 @@ class SparkEngine:
 
     def sql(self, name: str, **params: Any) -> Any:
         """The DataFrame of pipeline/sql/spark/<name>.sql with its parameters."""
-        text = sql_text(name, "spark")
+        text = sql_text(name, SparkEngine.sql_folder)
         used = {key: value for key, value in {**parameters(), **params}.items()
                 if re.search(rf":{key}\b", text)}
         return self.spark.sql(text, args=used)
@@ -222,12 +231,13 @@ class SparkEngine:
         `path` in that order, batch by batch, so no process holds the whole result."""
         return write_batches(self.batches(sql, path.stem), path, schema, delta)
 
-    def batches(self, sql: str, name: str) -> Iterator[pa.RecordBatch]:
-        """A query's rows in order: Spark writes them as part files into the scratch
-        folder, read back batch by batch and removed once read."""
+    def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
+        """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into
+        the scratch folder, read back batch by batch and removed once read."""
         parts = self.temp_dir / f"spark-{name}"
         shutil.rmtree(parts, ignore_errors=True)
-        self.spark.sql(sql).write.mode("overwrite").parquet(str(parts))
+        frame = self.spark.sql(query) if isinstance(query, str) else query
+        frame.write.mode("overwrite").parquet(str(parts))
         try:
             for part in sorted(parts.glob("part-*.parquet")):
                 yield from pq.ParquetFile(part).iter_batches(batch_size=1 << 16)
@@ -282,7 +292,8 @@ class SparkEngine:
 
         return Levels(self, "reach", first, "reachable_level", lambda level: f"at = {level}", "id")
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """Every view this engine made dropped, and what it cached let go."""
         for frame in self.frames.values():
             try:
                 frame.unpersist()
@@ -291,6 +302,10 @@ class SparkEngine:
         for name in self.frames:
             self.spark.catalog.dropTempView(name)
         self.frames = {}
+
+    def close(self) -> None:
+        """The process's Spark session stays up for the next (it stops at exit)."""
+        self.release()
 
 
 #: What each executor returns for enumerate: the moves, renumbered, with their bucket
@@ -301,7 +316,7 @@ MOVES_SCHEMA = "bucket int, src long, dst long, game_dst long, move string"
 @functools.lru_cache(maxsize=2)
 def _space(ruleset_id: str) -> Any:
     """The ruleset's space in an executor's Python worker, built once per worker."""
-    from pipeline.rulesets import Ruleset
+    from pipeline.games.rulesets import Ruleset
 
     rules = Ruleset.parse(ruleset_id)
     return rules.game.space(rules)
@@ -310,7 +325,7 @@ def _space(ruleset_id: str) -> Any:
 def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int,
               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """On an executor: the moves of the parts named in `batches` (one id column)."""
-    from pipeline.stages.enumerate import check_rank_falls
+    from pipeline.graph.numbering import check_rank_falls
 
     space = _space(ruleset_id)
     new_id = np.load(Path(folder) / "new_id.npy", mmap_mode="r") if numbered else None
@@ -331,9 +346,9 @@ def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets:
 
 def _executor_error(error: BaseException) -> BaseException:
     """A pipeline error raised on an executor as itself (its one line), else as it came."""
-    from pipeline import errors
+    from pipeline.core import errors
 
-    found = re.findall(r"pipeline\.errors\.(\w+): (.+)", str(error))
+    found = re.findall(r"pipeline\.core\.errors\.(\w+): (.+)", str(error))
     if found:
         kind, message = found[-1]
         return getattr(errors, kind, errors.DataError)(message.strip())
@@ -421,22 +436,12 @@ class SparkSolver:
                       lambda level: f"height = {level}", "id, grundy")
 
     def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
-        """The whole solution, in id order."""
-        words = ", ".join(f"'{value.value}'" for value in values.Value)
+        """The whole solution, in id order, decoded by sql/spark/rank_solution.sql or
+        solve_solution.sql."""
         if ranked:
             self._solved()
-            band = values.BAND
-            select = f"""
-                SELECT id,
-                       element_at(array({words}), CASE CAST(score DIV {band} AS INT) WHEN 0 THEN {values.Value.WIN.code}
-                                                  WHEN 1 THEN {values.Value.TIE.code} ELSE {values.Value.LOSS.code} END),
-                       CASE CAST(score DIV {band} AS INT) WHEN 0 THEN score WHEN 1 THEN 2 * {band} - 1 - score
-                            ELSE 3 * {band} - 1 - score END,
-                       grundy, height
-                FROM res ORDER BY id"""
-        else:
-            grundy = "g.grundy, g.height FROM st JOIN gst AS g ON g.id = st.id" if self.impartial else "NULL, NULL FROM st"
-            select = f"""
-                SELECT st.id, element_at(array({words}), CASE st.val WHEN 0 THEN {values.Value.DRAW.code} ELSE st.val END),
-                       st.rem, {grundy} ORDER BY st.id"""
-        return self.engine.batches(select, "solution")
+            return self.engine.batches(self.engine.sql("rank_solution"), "solution")
+        if not self.impartial:  # no Grundy values were computed: the solution's are NULL
+            self.engine.view("gst", self.spark.sql("SELECT 0L AS id, CAST(NULL AS INT) AS grundy, "
+                                                   "CAST(NULL AS INT) AS height WHERE false"))
+        return self.engine.batches(self.engine.sql("solve_solution", impartial=self.impartial), "solution")

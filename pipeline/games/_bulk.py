@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.games import TRANSITION_SCHEMA
-from pipeline.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
+from pipeline.games.contract import TRANSITION_SCHEMA
+from pipeline.core.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
 
 #: Rows per transitions batch (bounds the memory of move generation).
 BATCH_ROWS = 1 << 20

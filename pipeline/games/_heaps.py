@@ -34,11 +34,11 @@ from typing import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import RulesetError
-from pipeline.games import POSITION_COLUMNS, Size, Space
+from pipeline.core.errors import RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Size, Space
 from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
-from pipeline.params import shortened
-from pipeline.threads import in_order
+from pipeline.core.params import shortened
+from pipeline.storage.threads import in_order
 
 #: Positions per block of text building.
 BLOCK = 1 << 20

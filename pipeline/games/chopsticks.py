@@ -14,23 +14,22 @@ import functools
 
 from itertools import combinations_with_replacement
 from math import comb
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, parse_numbers
-from pipeline.params import BoolParam, ChoiceParam, IntParam
-from pipeline.threads import in_order
+from pipeline.core.params import BoolParam, ChoiceParam, IntParam
+from pipeline.storage.threads import in_order
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
-#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
 MAX_POSITIONS = 2**31 - 1
 
 
@@ -46,7 +45,7 @@ def _hands_by_total(fingers: int, hands: int) -> list[int]:
     return ways[hands]
 
 
-def _ranked(rules: Ruleset) -> bool:
+def _ranked(rules: Rules) -> bool:
     """Whether moves never return (RankedChopsticksSpace.rank says why)."""
     return rules["overflow"] == "cutoff" and rules["split"] == "none"
 
@@ -74,7 +73,7 @@ class Chopsticks(Game):
         "opponent": "the other player's hands, ascending",
     }
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         """Every pair of hands is a position; a position has at most one move per pair of
         hand values attacked (and attacking), and per redistribution of its fingers."""
         fingers, hands = rules["fingers"], rules["hands"]
@@ -94,18 +93,18 @@ class Chopsticks(Game):
                 f"{sides * sides:,} positions, more than the {MAX_POSITIONS:,} this pipeline builds"
             )
 
-    def space(self, rules: Ruleset) -> "ChopsticksSpace":
+    def space(self, rules: Rules) -> "ChopsticksSpace":
         return (RankedChopsticksSpace if _ranked(rules) else ChopsticksSpace)(rules)
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "|".join(["-".join(["1"] * rules["hands"])] * 2)
 
-    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
         """The hands: a position is written mover|opponent, so they swap places every ply."""
         mover, opponent = text.split("|")
         return mover, opponent
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         fingers, hands = rules["fingers"], rules["hands"]
         shape = f"expected mover|opponent, each {hands} hand(s) of 0..{fingers - 1} joined by '-'"
         sides = text.strip().split("|")
@@ -126,7 +125,7 @@ class Chopsticks(Game):
             raise PositionError(f"impossible chopsticks position {text!r}: both players' hands are all dead")
         return "|".join("-".join(map(str, side)) for side in parsed)
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """The other player's hands above, fingers down; the mover's below, fingers up."""
         mover, other = ([int(n) for n in side.split("-")] for side in text.split("|"))
         slots = rules["fingers"] - 1
@@ -174,7 +173,7 @@ GAME = Chopsticks()
 class ChopsticksSpace(Space):
     """Every pair of sides but both all dead, numbered as the module says; moves may cycle."""
 
-    def __init__(self, rules: Ruleset):
+    def __init__(self, rules: Rules):
         self.fingers = fingers = rules["fingers"]
         self.hands = hands = rules["hands"]
         self.rollover = rules["overflow"] == "rollover"

@@ -21,21 +21,20 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher
-from pipeline.params import IntParam
-from pipeline.threads import in_order
-from pipeline.values import Value
+from pipeline.core.params import IntParam
+from pipeline.storage.threads import in_order
+from pipeline.core.values import Value
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 #: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
 KEY_BITS = 63
@@ -91,23 +90,23 @@ class Connect(Game):
                 f"k must be at most max(rows, cols) = {max(rows, cols)}"
             )
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
         # every move leads to the next ply: a stage holds two plies at a time
         window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
         return Size(sum(plies), transitions, ranked=True, by_rank=True, window=window)
 
-    def space(self, rules: Ruleset) -> "ConnectSpace":
+    def space(self, rules: Rules) -> "ConnectSpace":
         return ConnectSpace(rules["cols"], rules["rows"], rules["k"])
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "/".join(["." * rules["cols"]] * rules["rows"])
 
-    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
         """The discs: x moves when both have as many, o when x has one more."""
         return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
         the rows do not matter. PositionError for a board play cannot reach: a disc over
         an empty cell, counts x moving first cannot give, or lines the game would have
@@ -135,7 +134,7 @@ class Connect(Game):
             raise PositionError(f"impossible connect position {text!r}: {problem}")
         return canonical
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """The board standing up: x's discs blue, o's orange, whose turn it is beneath."""
         lines = text.split("/")
         cell, pad = 22, 4

@@ -11,23 +11,22 @@ edges x, and cutting x subtracts exactly that term: children come out of whole a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import (
     MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
 )
-from pipeline.params import IntParam, TextParam, quoted, shortened
+from pipeline.core.params import IntParam, TextParam, quoted, shortened
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 #: Ids are 32-bit where the pipeline solves (DuckDB's INTEGER); below that the machine
-#: decides (pipeline/estimate.py): the numbering itself is exact in int64 far beyond.
+#: decides (pipeline/stages/estimate.py): the numbering itself is exact in int64 far beyond.
 MAX_POSITIONS = 2**31 - 1
 #: Positions x edges per block of move generation and decoding.
 CELLS = 1 << 21
@@ -36,7 +35,7 @@ CELLS = 1 << 21
 @dataclass(frozen=True)
 class ListedSize(Size):
     """A Size whose positions' lists hold `listed` numbers in all, which the estimate counts
-    (pipeline/estimate.py): a path of 20,000 edges has 20,001 positions listing 200 million."""
+    (pipeline/stages/estimate.py): a path of 20,000 edges has 20,001 positions listing 200 million."""
 
     listed: int = 0
 
@@ -176,19 +175,19 @@ class Hackenbush(Game):
             raise RulesetError(f"hackenbush with {what} has more than {MAX_POSITIONS:,} positions, more than this "
                                f"pipeline numbers (its ids are 32-bit where it solves)")
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         """Counted exactly: every root-connected edge set, and one move per edge of each,
         which is also how many edges the positions list in all."""
         states, moves = subtree_sizes(tree_of(rules))
         return ListedSize(states.get(1, 1), moves, exact=True, listed=moves)
 
-    def space(self, rules: Ruleset) -> "HackenbushSpace":
+    def space(self, rules: Rules) -> "HackenbushSpace":
         return HackenbushSpace(tree_of(rules))
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "-".join(map(str, sorted(kid for _, kids in tree_of(rules) for kid in kids))) or "0"
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         numbers = parse_numbers(text)
         if numbers is None:
             raise PositionError(
@@ -210,7 +209,7 @@ class Hackenbush(Game):
                 )
         return "-".join(map(str, edges)) or "0"
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """The tree standing on the ground (the root), the cut edges gone; every node
         keeps its place, so a move's picture differs from its parent's by what fell."""
         tree = tree_of(rules)
@@ -251,7 +250,7 @@ class Hackenbush(Game):
         return _svg.svg(width, height, parts, f"edges left: {', '.join(map(str, sorted(left))) or 'none'}")
 
 
-def tree_of(rules: Ruleset) -> Tree:
+def tree_of(rules: Rules) -> Tree:
     return fibonacci_tree(rules["fib"]) if rules["fib"] is not None else rules["tree"]
 
 

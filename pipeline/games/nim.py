@@ -12,23 +12,22 @@ moves are generated for whole arrays of positions, one heap index at a time.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import (
     Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
 )
-from pipeline.params import ChoiceParam, TextParam, is_number, shortened
+from pipeline.core.params import ChoiceParam, TextParam, is_number, shortened
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
-#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/estimate.py).
+#: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
 MAX_POSITIONS = 2**31 - 1
 #: An upper bound on the moves (positions × stones × states) above which a ruleset is refused.
 MAX_MOVES = 4_000_000_000
@@ -96,7 +95,7 @@ class Nim(Game):
                 f"and {moves:,} moves (the limits are {MAX_POSITIONS:,} positions, {MAX_MOVES:,} moves)"
             )
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         """Bounded by every sorted heap vector below the start, in every arrow or coin state."""
         heaps = rules["start"]
         positions, moves = self._bounds(heaps, rules["variant"], HeapRanks.count(heaps, limit=MAX_POSITIONS))
@@ -113,23 +112,23 @@ class Nim(Game):
         targets = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
         return vectors * states, vectors * states * takes * targets
 
-    def space(self, rules: Ruleset) -> "NimSpace":
+    def space(self, rules: Rules) -> "NimSpace":
         return NimSpace(rules)
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         heaps = "-".join(map(str, rules["start"]))
         if rules["variant"] in ARROWS:
             return f"{heaps}@{min(rules['start'])}"
         return f"{heaps} H" if rules["variant"] == "coin" else heaps
 
-    def starts(self, rules: Ruleset) -> list[str]:
+    def starts(self, rules: Rules) -> list[str]:
         """In the arrow variants the first player points at any heap size to begin."""
         heaps = "-".join(map(str, rules["start"]))
         if rules["variant"] in ARROWS:
             return [f"{heaps}@{size}" for size in sorted(set(rules["start"]))]
         return [self.start(rules)]
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         variant = rules["variant"]
         if variant in ARROWS:
             shape = "heap sizes joined by '-', '@' and the pointed heap's size, e.g. 3-4-5@4; 0 for no heap"
@@ -163,7 +162,7 @@ class Nim(Game):
                 raise PositionError(f"impossible nim position {text!r}: the arrow must point at one of the heaps")
         return ("-".join(map(str, heaps)) or "0") + suffix
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """Heaps as columns of stones, the arrow under the heap it points at (the first of
         that size), the coin beside them."""
         body_text, _, pointed = text.partition("@")
@@ -261,7 +260,7 @@ class HeapRanks:
 
 
 class NimSpace(Space):
-    def __init__(self, rules: Ruleset):
+    def __init__(self, rules: Rules):
         self.heaps = heaps = rules["start"]
         self.variant = rules["variant"]
         self.misere = rules["play"] == "misere"

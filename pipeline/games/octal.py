@@ -8,20 +8,18 @@ code's move patterns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import re
 
 import pyarrow as pa
 
-from pipeline.errors import PositionError
-from pipeline.games import Game, Size, _svg
+from pipeline.core.errors import PositionError
+from pipeline.games.contract import Game, Rules, Size
+from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, Pattern, size_bound
-from pipeline.params import ChoiceParam, TextParam, shortened
+from pipeline.core.params import ChoiceParam, TextParam, shortened
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 CODE = re.compile(r"0\.[0-7]{0,31}[1-7]")
 
@@ -93,24 +91,24 @@ class Octal(Game):
         """Refuses, quickly, a start too big for any machine; the estimate judges the rest."""
         bound(values["code"], values["start"])
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         return bound(rules["code"], rules["start"])
 
-    def space(self, rules: Ruleset) -> HeapSpace:
+    def space(self, rules: Rules) -> HeapSpace:
         start = rules["start"]
         return HeapSpace(start, patterns(rules["code"], max(start)), label, rules["play"] == "misere",
                          "heaps", pa.list_(pa.int32()))
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "-".join(map(str, rules["start"]))
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         numbers = parse_numbers(text)
         if numbers is None:
             raise PositionError(f"malformed octal position {text!r}: expected heap sizes joined by '-', or 0 for none")
         return "-".join(str(n) for n in sorted(n for n in numbers if n > 0)) or "0"
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """One row of tokens per heap."""
         return _svg.heap_rows(text, "stone", "tokens")
 

@@ -2,11 +2,11 @@
 
 A game author who does not want NumPy batches subclasses `SimpleGame` and gives:
 
-  name, summary, params          as for every game (pipeline.params for the parameters)
+  name, summary, params          as for every game (pipeline.core.params for the parameters)
   initial(rules)                 the start position: any hashable value (a tuple, say)
   moves(rules, position)         the moves from a position: (label, child position) pairs
   outcome(rules, position)       for a position without moves: 'win', 'loss' or 'tie' for
-                                 the player to move (pipeline.values.Value)
+                                 the player to move (pipeline.core.values.Value)
   text(rules, position)          the position's text, unique and canonical
   parse(rules, text)             the position a text names; ValueError if it names none
 
@@ -17,18 +17,16 @@ start, in batches, with progress. Fine up to a few million positions. Moves may 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import DataError, PositionError
-from pipeline.games import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Space, failed
-from pipeline.progress import log
-from pipeline.values import TERMINAL
+from pipeline.core.errors import DataError, PositionError
+from pipeline.games.contract import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Rules, Space, failed
+from pipeline.storage.progress import log
+from pipeline.core.values import TERMINAL
 
-if TYPE_CHECKING:
-    from pipeline.rulesets import Ruleset
 
 #: Positions between two progress lines, and per batch of transitions.
 STEP = 100_000
@@ -39,38 +37,38 @@ class SimpleGame(Game):
 
     columns: dict[str, str] = {}
 
-    def moves(self, rules: "Ruleset", position: Hashable) -> list[tuple[str, Hashable]]:
+    def moves(self, rules: "Rules", position: Hashable) -> list[tuple[str, Hashable]]:
         raise NotImplementedError
 
-    def outcome(self, rules: "Ruleset", position: Hashable) -> str:
+    def outcome(self, rules: "Rules", position: Hashable) -> str:
         raise NotImplementedError
 
-    def text(self, rules: "Ruleset", position: Hashable) -> str:
+    def text(self, rules: "Rules", position: Hashable) -> str:
         raise NotImplementedError
 
-    def parse(self, rules: "Ruleset", text: str) -> Hashable:
+    def parse(self, rules: "Rules", text: str) -> Hashable:
         raise NotImplementedError
 
-    def initial(self, rules: "Ruleset") -> Hashable:
+    def initial(self, rules: "Rules") -> Hashable:
         """The start position (as the game's value); `start` gives its text."""
         raise NotImplementedError
 
-    def rank(self, rules: "Ruleset", position: Hashable) -> int | None:
+    def rank(self, rules: "Rules", position: Hashable) -> int | None:
         return None
 
     # -- the bulk contract, for the pipeline ------------------------------------------
 
-    def start(self, rules: "Ruleset") -> str:
+    def start(self, rules: "Rules") -> str:
         return self.text(rules, self.initial(rules))
 
-    def canonical_position(self, rules: "Ruleset", text: str) -> str:
+    def canonical_position(self, rules: "Rules", text: str) -> str:
         try:
             position = self.parse(rules, text)
         except ValueError as error:
             raise PositionError(f"malformed {self.name} position {text!r}: {error}") from None
         return self.text(rules, position)
 
-    def space(self, rules: "Ruleset") -> "SimpleSpace":
+    def space(self, rules: "Rules") -> "SimpleSpace":
         return SimpleSpace(self, rules)
 
 
@@ -80,7 +78,7 @@ REQUIRED_SIMPLE = ("initial", "moves", "outcome", "text", "parse")
 class SimpleSpace(Space):
     """A SimpleGame's positions, found breadth first; ids in the order found."""
 
-    def __init__(self, game: SimpleGame, rules: "Ruleset"):
+    def __init__(self, game: SimpleGame, rules: "Rules"):
         self.game, self.rules = game, rules
         self._found: tuple | None = None
 

@@ -6,18 +6,16 @@ heap engine (pipeline/games/_heaps.py) with sticks' move patterns.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from pipeline.errors import PositionError
-from pipeline.games import Game, Size, _svg
+from pipeline.core.errors import PositionError
+from pipeline.games.contract import Game, Rules, Size
+from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, require_countable, size_bound
-from pipeline.params import ChoiceParam, IntParam
+from pipeline.core.params import ChoiceParam, IntParam
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 class Sticks(Game):
     name = "sticks"
@@ -40,16 +38,16 @@ class Sticks(Game):
         multiplies the moves by ~6)."""
         bound(values)
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         return bound(rules)
 
-    def space(self, rules: Ruleset) -> HeapSpace:
+    def space(self, rules: Rules) -> HeapSpace:
         return sticks_space(rules)
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "-".join(str(n) for n in range(1, rules["rows"] + 1))
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         numbers = parse_numbers(text)
         if numbers is None:
             raise PositionError(
@@ -57,7 +55,7 @@ class Sticks(Game):
             )
         return "-".join(str(n) for n in sorted(n for n in numbers if n > 0)) or "0"
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """One row of sticks per row."""
         return _svg.heap_rows(text, "stick", "sticks")
 
@@ -65,7 +63,7 @@ class Sticks(Game):
 GAME = Sticks()
 
 
-def sticks_space(rules: Ruleset) -> HeapSpace:
+def sticks_space(rules: Rules) -> HeapSpace:
     """Rows 1..rows; a move takes 1..max_take adjacent sticks of one row, leaving the two
     pieces either side (the octal game 0.777…). Taking k sticks reaches the same positions
     as taking them one at a time from the gap, so positions are searched with one-stick
@@ -77,7 +75,7 @@ def sticks_space(rules: Ruleset) -> HeapSpace:
                      reach=one_stick)
 
 
-def bound(rules: Ruleset | dict) -> Size:
+def bound(rules: Rules | dict) -> Size:
     rows, what = rules["rows"], f"sticks with rows={rules['rows']}"
     require_countable(rows, rows * (rows + 1) // 2, what)  # before a tuple of the rows is made
 
@@ -90,7 +88,7 @@ def bound(rules: Ruleset | dict) -> Size:
     return size_bound(tuple(range(1, rows + 1)), moves_per_size, what)
 
 
-def sticks_patterns(rules: Ruleset | dict) -> list[tuple[int, int, int]]:
+def sticks_patterns(rules: Rules | dict) -> list[tuple[int, int, int]]:
     """(row, a, b): a row of that length leaves rows a and b (a ≤ b, 0 for none)."""
     n = rules["rows"]
     max_take = rules["max_take"] or n

@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import functools
 from math import comb
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import PositionError, RulesetError
-from pipeline.games import POSITION_COLUMNS, Game, Size, Space, _svg
+from pipeline.core.errors import PositionError, RulesetError
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, distinct
-from pipeline.params import IntParam
-from pipeline.values import Value
+from pipeline.core.params import IntParam
+from pipeline.core.values import Value
 
-if TYPE_CHECKING:  # games need rulesets for annotations only: no import cycle
-    from pipeline.rulesets import Ruleset
 
 #: 4×4 has up to 10.2 million positions and 56 million moves; every cell more multiplies
 #: both by about 3, so 5×5 would have up to 162 billion positions.
@@ -103,7 +102,7 @@ class TicTacToe(Game):
                 f"k must be at most max(rows, cols) = {max(rows, cols)}"
             )
 
-    def size(self, rules: Ruleset) -> Size:
+    def size(self, rules: Rules) -> Size:
         """Every board whose counts of marks play allows (x as many as o or one more), each
         with a move per empty cell; exact when no line fits in the marks a player can make."""
         cells = rules["rows"] * rules["cols"]
@@ -111,17 +110,17 @@ class TicTacToe(Game):
         moves = sum(count * (cells - m) for m, count in enumerate(counts[:-1]))
         return Size(sum(counts), moves, exact=rules["k"] > (cells + 1) // 2)
 
-    def space(self, rules: Ruleset) -> "TicTacToeSpace":
+    def space(self, rules: Rules) -> "TicTacToeSpace":
         return TicTacToeSpace(rules["rows"], rules["cols"], rules["k"])
 
-    def start(self, rules: Ruleset) -> str:
+    def start(self, rules: Rules) -> str:
         return "/".join(["." * rules["cols"]] * rules["rows"])
 
-    def sides(self, rules: Ruleset, text: str) -> tuple[str, str]:
+    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
         """The marks: x moves when both have as many marks, o when x has one more."""
         return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
 
-    def canonical_position(self, rules: Ruleset, text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
         the rows do not matter."""
         rows, cols, k = rules["rows"], rules["cols"], rules["k"]
@@ -160,7 +159,7 @@ class TicTacToe(Game):
         return canonical
 
 
-    def draw(self, rules: Ruleset, text: str) -> str:
+    def draw(self, rules: Rules, text: str) -> str:
         """The board, x in blue and o in orange, whose turn it is beneath."""
         lines = text.split("/")
         cell, pad = 26, 4

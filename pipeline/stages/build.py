@@ -7,34 +7,38 @@ import shutil
 
 import duckdb
 
-from pipeline.check import write_sums
-from pipeline.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
-from pipeline.engines import engine_name
-from pipeline.estimate import require_fit
-from pipeline.layout import DataDir
-from pipeline.progress import Stage, log
-from pipeline.rulesets import Ruleset
+from pipeline.core.dataset import CatalogRow
+from pipeline.datadir.check import write_sums
+from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
+from pipeline.engines import EngineKind, engine_kind
+from pipeline.stages.estimate import require_fit
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.progress import Stage, log
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.export import export, write_catalog
+from pipeline.stages.run import open_run
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.views import write_database
+from pipeline.datadir.views import write_database
 
 
-def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | None = None,
-          database: bool = True) -> dict:
+def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: EngineKind | None = None,
+          database: bool = True) -> CatalogRow:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
     failed build leaves the previous tablebase as it was. Builds of other rulesets may run
     at the same time into the same data directory; a second build of the same ruleset is
     refused while the first runs. With `size_check`, a ruleset whose estimate does not fit
-    the machine's memory or disk is refused before any work. `engine` runs the stages
-    (pipeline.engines): the Spark engine generates the moves on its executors too. Without
+    the machine's memory or disk is refused before any work. One session of `engine`
+    (pipeline.engines; None: the one --engine or TABLEBASE_ENGINE names) runs every stage:
+    the Spark engine generates the moves on its executors too. Without
     `database`, data/tablebases.duckdb is left for the caller to rewrite (once for many builds).
     """
+    engine = engine or engine_kind()
     if size_check:
-        require_fit(rules, data.root, engine_name(engine))
+        require_fit(rules, data.root, engine)
     busy = f"{rules.id} is being built by another process into {data.root}: wait for it to finish"
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
@@ -48,15 +52,16 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: str | 
         stage.dir.mkdir(parents=True)
         keep = False
         try:
-            enumerate_ruleset(rules, stage, data.temp, engine)
-            solve(stage, data.temp, rules.id, rules.game.impartial, engine)
-            try:
-                verify(stage, data.temp, rules.id, rules.game.impartial, engine)
-            except VerificationError:
-                keep = True
-                log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
-                raise
-            summary = export(rules, stage, data.temp, engine)
+            with open_run(stage, data.temp, rules, engine) as run:
+                enumerate_ruleset(run)
+                solve(run)
+                try:
+                    verify(run)
+                except VerificationError:
+                    keep = True
+                    log.error("the failed build is kept for inspection in %s until the next build", stage.dir)
+                    raise
+                summary = export(run)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
                 with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
                     write_catalog(data, database=False, changed=rules.folder, exported=recovered)

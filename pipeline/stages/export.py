@@ -2,7 +2,7 @@
 
 tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, value,
 remoteness, grundy, reachable. summary.parquet: the ruleset's catalog row.
-catalog.parquet: every summary. Columns and types: pipeline/dataset.py.
+catalog.parquet: every summary. Columns and types: pipeline/core/dataset.py.
 """
 
 from __future__ import annotations
@@ -15,23 +15,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.check import forget, listed_sums, remember, write_sums
-from pipeline.dataset import CATALOG, POSITIONS, TABLEBASE, game_fields
-from pipeline.engines import literal, open_engine, run_levels
-from pipeline.errors import DataError
+from pipeline.datadir.check import forget, listed_sums, remember, write_sums
+from pipeline.core.dataset import CATALOG, POSITIONS, TABLEBASE, CatalogRow, game_fields
+from pipeline.engines import literal, run_levels
+from pipeline.core.errors import DataError
 from pipeline.games import impartial_problem, legal_starts
-from pipeline.layout import DataDir, RulesetFiles
-from pipeline.parquet import read_table, require, sha256, write_table
-from pipeline.progress import Stage, log
-from pipeline.rulesets import Ruleset
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.parquet import read_table, require, sha256, write_table
+from pipeline.storage.progress import Stage, log
+from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
-from pipeline.values import Value
-from pipeline.views import write_database
+from pipeline.core.values import Value
+from pipeline.datadir.views import write_database
 
 
-def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | None = None) -> dict:
-    """Write files.tablebase and files.summary from verified stage outputs; return the summary.
-    `engine`: pipeline.engines."""
+def export(run: Run) -> CatalogRow:
+    """Write the run's tablebase and summary files from verified stage outputs; return the summary."""
+    rules, files = run.ruleset, run.files
     require_verified(files)
     total = pq.read_metadata(files.positions).num_rows
     # shares of the time (for the progress bar), as measured on a 2-core machine on
@@ -41,7 +41,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01 + 0.1e-6 * total}
     share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
     with Stage(f"export {rules.id}") as stage:
-        db = open_engine(engine, temp_dir)
+        db = run.engine
         try:
             for view in ("positions", "transitions", "solution"):
                 db.register(view, getattr(files, view))
@@ -70,7 +70,7 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                   delta=("id",) if rules.game.fixed_texts else ("id", "position"))
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
-            counts = db.rows(
+            positions, wins, losses, ties, draws, reachable, max_remoteness, *ended = db.rows(
                 f"""SELECT count(*),
                           count(*) FILTER (WHERE value = {literal(Value.WIN.value)}),
                           count(*) FILTER (WHERE value = {literal(Value.LOSS.value)}),
@@ -83,40 +83,40 @@ def export(rules: Ruleset, files: RulesetFiles, temp_dir: Path, engine: str | No
                    FROM tablebase""")[0]
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
         finally:
-            db.close()
-        stage.summary = f"{counts[0]:,} positions, {counts[5]:,} reachable"
+            db.release()
+        stage.summary = f"{positions:,} positions, {reachable:,} reachable"
     # an impartial game that ends in wins and losses, or ties, would publish Grundy values
     # that mean nothing (0 on a won position): refused, as the contract says
-    problem = impartial_problem(rules.game, {end for end, seen in zip(ENDS, counts[7:]) if seen})
+    problem = impartial_problem(rules.game, {end for end, seen in zip(ENDS, ended) if seen})
     if problem is not None:
         raise DataError(f"game {rules.game_name}: {problem}")
-    summary = {
-        "ruleset": rules.id,
-        "game": rules.game_name,
-        "params": list(rules.params.items()),
-        "folder": rules.folder,
-        "tablebase_path": f"{rules.folder}/{files.tablebase.name}",
-        "transitions_path": f"{rules.folder}/{files.transitions.name}",
-        "positions": counts[0],
-        "transitions": pq.read_metadata(files.transitions).num_rows,
-        "wins": counts[1],
-        "losses": counts[2],
-        "ties": counts[3],
-        "draws": counts[4],
-        "reachable": counts[5],
-        "start": start_text,
-        "start_value": start[0],
-        "start_remoteness": start[1],
-        "start_grundy": start[2],
-        "max_remoteness": counts[6],
-        "tablebase_sha256": sha256(files.tablebase),
-        "transitions_sha256": sha256(files.transitions),
-        "positions_sha256": sha256(files.positions),
-        "solution_sha256": sha256(files.solution),
-        "verification_sha256": sha256(files.verification),
-        "pipeline_version": __version__,
-    }
-    write_table(pa.Table.from_pylist([summary], schema=SUMMARY_SCHEMA), files.summary)
+    summary = CatalogRow(
+        ruleset=rules.id,
+        game=rules.game_name,
+        params=list(rules.params.items()),
+        folder=rules.folder,
+        tablebase_path=f"{rules.folder}/{files.tablebase.name}",
+        transitions_path=f"{rules.folder}/{files.transitions.name}",
+        positions=positions,
+        transitions=pq.read_metadata(files.transitions).num_rows,
+        wins=wins,
+        losses=losses,
+        ties=ties,
+        draws=draws,
+        reachable=reachable,
+        start=start_text,
+        start_value=start[0],
+        start_remoteness=start[1],
+        start_grundy=start[2],
+        max_remoteness=max_remoteness,
+        tablebase_sha256=sha256(files.tablebase),
+        transitions_sha256=sha256(files.transitions),
+        positions_sha256=sha256(files.positions),
+        solution_sha256=sha256(files.solution),
+        verification_sha256=sha256(files.verification),
+        pipeline_version=__version__,
+    )
+    write_table(summary.table(), files.summary)
     return summary
 
 
@@ -136,12 +136,12 @@ def read_summary_row(summary: Path) -> pa.Table:
     return row.select(SUMMARY_SCHEMA.names).cast(SUMMARY_SCHEMA)
 
 
-def read_catalog(data: DataDir) -> list[dict]:
+def read_catalog(data: DataDir) -> list[CatalogRow]:
     """data/catalog.parquet's rows; a catalog written before version 0.3 (no `ties`) is
     rewritten from the rulesets' summaries first, which brings them up to date."""
     if "ties" not in pq.read_schema(require(data.catalog, "catalog")).names:
         write_catalog(data, database=False)
-    return read_table(data.catalog).to_pylist()
+    return CatalogRow.rows(read_table(data.catalog))
 
 
 def write_catalog(data: DataDir, database: bool = True, changed: str | None = None,

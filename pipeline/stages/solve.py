@@ -1,6 +1,6 @@
 """Stage 2: value, remoteness and Grundy value of every position, in DuckDB.
 
-Values and their order of preference: pipeline/values.py (win > tie > draw > loss for the
+Values and their order of preference: pipeline/core/values.py (win > tie > draw > loss for the
 player to move); the SQL gets their codes and score constants from there as variables.
 The steps run on an engine (pipeline/engines/: DuckDB, or Spark); which solver, the loops
 and the checks are here, once. The SQL files named below are DuckDB's (pipeline/sql/duckdb/);
@@ -28,17 +28,18 @@ never peeled can reach a cycle and has no Grundy value.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
 
-from pipeline import dataset, values
-from pipeline.engines import Steps, open_engine, run_levels
-from pipeline.errors import DataError
-from pipeline.layout import RulesetFiles
-from pipeline.parquet import require, write_batches
-from pipeline.progress import Stage, log
+from pipeline.core import dataset
+from pipeline.core import values
+from pipeline.engines import Steps, run_levels
+from pipeline.core.errors import DataError
+from pipeline.datadir.layout import RulesetFiles
+from pipeline.stages.run import Run
+from pipeline.storage.parquet import require, write_batches
+from pipeline.storage.progress import Stage, log
 
 
 #: solution.parquet
@@ -54,15 +55,14 @@ class Solved:
     grundy_known: int
 
 
-def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool = True,
-          engine: str | None = None) -> Solved:
-    """Read files.positions and files.transitions; write files.solution. Grundy values
-    only where `impartial` (Game.impartial); NULL otherwise. `engine`: pipeline.engines."""
+def solve(run: Run) -> Solved:
+    """Read the run's positions and transitions files; write its solution file. Grundy
+    values only where `run.impartial` (Game.impartial); NULL otherwise."""
+    files, label, impartial = run.files, run.label, run.impartial
     require(files.positions, "positions file")
     require(files.transitions, "transitions file")
-    label = label or files.dir.name
     with Stage(f"solve {label}") as stage:
-        db = open_engine(engine, temp_dir)
+        db = run.engine
         try:
             db.register("positions", files.positions)
             db.register("transitions", files.transitions)
@@ -84,7 +84,7 @@ def solve(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool 
             stage.summary = (f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}"
                              + (f", {solved.grundy_known:,} Grundy values" if impartial else ""))
         finally:
-            db.close()
+            db.release()
     return solved
 
 

@@ -10,22 +10,20 @@ the build before anything is published.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import values
-from pipeline.dataset import VERIFICATION
-from pipeline.engines import open_engine
-from pipeline.errors import VerificationError
-from pipeline.layout import RulesetFiles
-from pipeline.parquet import read_table, require, sha256, write_table
-from pipeline.progress import Stage
+from pipeline.core import values
+from pipeline.core.dataset import VERIFICATION
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.layout import RulesetFiles
+from pipeline.storage.parquet import read_table, require, sha256, write_table
+from pipeline.storage.progress import Stage
+from pipeline.stages.run import Run
 
 #: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
 #: is each engine's (Engine.facts); the checks are in the SQL both
-#: engines share. Values are compared by code ({win}, …: pipeline/values.py).
+#: engines share. Values are compared by code ({win}, …: pipeline/core/values.py).
 CHECKS: list[tuple[str, str, str]] = [
     ("solved", "every position has a value, one of win, loss, tie, draw",
      "NOT solved OR code IS NULL"),
@@ -64,22 +62,21 @@ CHECKS: list[tuple[str, str, str]] = [
 VERIFICATION_SCHEMA = VERIFICATION.schema()
 
 
-def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool = True,
-           engine: str | None = None) -> pa.Table:
-    """Check files.solution against files.positions and files.transitions (and, where the
-    game is not `impartial`, that it has no Grundy value). `engine`: pipeline.engines.
+def verify(run: Run) -> pa.Table:
+    """Check the run's solution against its positions and transitions (and, where the game
+    is not `run.impartial`, that it has no Grundy value).
 
-    Writes files.verification (one row per check) and raises VerificationError if any
+    Writes the verification file (one row per check) and raises VerificationError if any
     check fails.
     """
+    files, label, impartial = run.files, run.label, run.impartial
     for path, what in ((files.positions, "positions file"), (files.transitions, "transitions file"),
                        (files.solution, "solution file")):
         require(path, what)
-    label = label or files.dir.name
     codes = {value.value: value.code for value in values.Value}
     positions = pq.read_metadata(files.positions).num_rows
     with Stage(f"verify {label}") as stage:
-        db = open_engine(engine, temp_dir)
+        db = run.engine
         try:
             for view in ("positions", "transitions", "solution"):
                 db.register(view, getattr(files, view))
@@ -104,7 +101,7 @@ def verify(files: RulesetFiles, temp_dir: Path, label: str = "", impartial: bool
             texts = dict(db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})")
                          if first else [])
         finally:
-            db.close()
+            db.release()
         failures = sum(row[0::2])
         stage.summary = (f"{len(CHECKS)} checks on {positions:,} positions, "
                          + (f"{failures:,} failures" if failures else "all passed"))

@@ -1,7 +1,7 @@
 -- Solving rank by rank, one rank of an impartial game: the positions with ids lo..hi (one
 -- rank; every child of theirs has a lower rank, so is in `children` already) and their
 -- moves (rank_moves.sql's moves_here), into the table rank_result, in id order. Variables:
--- lo, hi, child_lo, and pipeline/values.py's (band, value_names). Each transition is read
+-- lo, hi, child_lo, and pipeline/core/values.py's (band, value_names). Each transition is read
 -- once in the whole solve, when its source's rank comes.
 -- A position's score comes from its best child's (rank_setup.sql's parent_score); its
 -- Grundy value is the smallest value no child has (mex), its height one more than its

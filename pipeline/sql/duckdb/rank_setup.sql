@@ -34,7 +34,7 @@ CREATE OR REPLACE TEMP MACRO parent_score(best) AS
 -- Each rank's results go to a table of their own (rank_level.sql), kept while a later
 -- rank's moves may lead into it: `children` is the union of those a rank needs. score
 -- packs value and remoteness so that a parent's best move is the child with the highest
--- score (B = getvariable('band'), pipeline/values.py): a child won in r scores r (the
+-- score (B = getvariable('band'), pipeline/core/values.py): a child won in r scores r (the
 -- parent loses in r + 1 at best), a child tied in r scores B + (B - 1 - r), a child lost
 -- in r scores 2B + (B - 1 - r) (the parent wins in r + 1). grundy and height (the longest
 -- line of play to a position without moves): NULL unless the game is impartial.

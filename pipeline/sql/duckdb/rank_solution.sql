@@ -1,6 +1,6 @@
 -- Solving rank by rank: the solution's rows of the rank just solved (the view `solved`,
 -- one of rank_level.sql's tables), its scores decoded (rank_setup.sql) into value and
--- remoteness, in id order. Variables: pipeline/values.py's (band, value_names, codes).
+-- remoteness, in id order. Variables: pipeline/core/values.py's (band, value_names, codes).
 SELECT id,
        getvariable('value_names')[CASE score // getvariable('band') WHEN 0 THEN getvariable('win')
                                   WHEN 1 THEN getvariable('tie') ELSE getvariable('loss') END] AS value,

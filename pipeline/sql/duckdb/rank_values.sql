@@ -1,6 +1,6 @@
 -- Solving rank by rank, one rank of a game that is not impartial (no Grundy value, no
 -- height): rank_level.sql without them, which would cost as much again as the values.
--- Variables: lo, hi, child_lo, and pipeline/values.py's (band, value_names).
+-- Variables: lo, hi, child_lo, and pipeline/core/values.py's (band, value_names).
 CREATE OR REPLACE TEMP TABLE rank_result AS
 SELECT id::INTEGER AS id, terminal_score(terminal) AS score, NULL::INTEGER AS grundy, NULL::INTEGER AS height
 FROM pos

@@ -1,6 +1,6 @@
 -- Retrograde analysis, one level: decide the parents of the positions won or lost at the
 -- previous level (the `frontier`: id, val). Variables: level (the new remoteness), and the
--- value codes (pipeline/values.py).
+-- value codes (pipeline/core/values.py).
 -- A parent with a lost child is won; a parent whose last pending child was just won is
 -- lost. Each transition is unnested once in the whole solve, when its child is decided.
 -- One sum per parent carries both facts: a lost child weighs 2^30 (more than any count

@@ -1,5 +1,5 @@
 -- Retrograde analysis, setup: the reverse adjacency and one state row per position.
--- Variables: positions, transitions (Parquet paths), and pipeline/values.py's.
+-- Variables: positions, transitions (Parquet paths), and pipeline/core/values.py's.
 -- Ids are narrowed to INTEGER: spaces are capped far below 2^31 positions.
 
 -- Each position's parents as one LIST: a level joins its frontier to this table once and
@@ -9,7 +9,7 @@ SELECT dst::INTEGER AS id, list(src::INTEGER) AS parents
 FROM read_parquet(getvariable('transitions'))
 GROUP BY dst;
 
--- val: 0 undecided, else the value's code (pipeline/values.py: getvariable('win'), …;
+-- val: 0 undecided, else the value's code (pipeline/core/values.py: getvariable('win'), …;
 -- a code c is the word getvariable('value_names')[c]). pending: children not yet known to
 -- be won. Rows stay in the positions file's order (by id), so the result needs no sort.
 CREATE TEMP TABLE st AS

@@ -1,7 +1,7 @@
 -- Retrograde analysis, the solution: every position's value (a code 0, never decided, is a
 -- draw), remoteness, and Grundy value and height (impartial games only), in id order: st
 -- and gst keep the positions file's order, so no sort is needed.
--- Variables: impartial, and pipeline/values.py's (value_names, draw).
+-- Variables: impartial, and pipeline/core/values.py's (value_names, draw).
 SELECT st.id,
        getvariable('value_names')[CASE st.val WHEN 0 THEN getvariable('draw') ELSE st.val END] AS value,
        st.rem AS remoteness,

@@ -2,7 +2,7 @@
 -- neither won nor lost with a tied child is a tie (the mover prefers a tie to endless
 -- play), one ply after its nearest tied child. The `frontier` (id) holds the positions
 -- tied at the previous level, so levels go by remoteness and each position takes the
--- smallest. Variables: level (the new remoteness), the value codes (pipeline/values.py).
+-- smallest. Variables: level (the new remoteness), the value codes (pipeline/core/values.py).
 -- Each transition is unnested at most once, when its child is tied.
 WITH hits AS (
     SELECT DISTINCT unnest(r.parents) AS id

@@ -1,6 +1,6 @@
 -- Solving rank by rank, one rank, on Spark: the results of the positions with ids
 -- :lo..:hi, whose children are all in `res` (the ranks below). As sql/duckdb/rank_level.sql
--- (the packed score, pipeline/values.py's three bands of :band), but returned as rows to
+-- (the packed score, pipeline/core/values.py's three bands of :band), but returned as rows to
 -- append, Spark having no INSERT into a view. Views: positions, transitions, res.
 -- Parameters: lo, hi, band, win, tie, impartial, and the words win_word, tie_word.
 SELECT id,

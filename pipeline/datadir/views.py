@@ -18,11 +18,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.db import quote_path
-from pipeline.errors import DataError
-from pipeline.check import trusted_catalog
-from pipeline.layout import DataDir, misplaced
-from pipeline.parquet import atomic_path, read_table, require
+from pipeline.storage.db import quote_path
+from pipeline.core.errors import DataError
+from pipeline.datadir.check import trusted_catalog
+from pipeline.datadir.layout import DataDir, misplaced
+from pipeline.storage.parquet import atomic_path, read_table, require
 
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
 STORAGE_VERSION = "v1.1.0"

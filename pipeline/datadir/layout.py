@@ -32,9 +32,9 @@ try:
 except ImportError:  # Windows: builds there take no lock
     fcntl = None
 
-from pipeline.errors import DataError
-from pipeline.parquet import sync
-from pipeline.rulesets import Ruleset
+from pipeline.core.errors import DataError
+from pipeline.storage.parquet import sync
+from pipeline.games.rulesets import Ruleset
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")

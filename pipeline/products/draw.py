@@ -8,7 +8,7 @@
                                         and the picture stays readable
 
 PAGES is DATA/pages/ unless given; <game>/<slug> is the ruleset's folder, as under
-DATA/. The pages are self-contained (pipeline/pages.py): inline CSS, SVG and scripts,
+DATA/. The pages are self-contained (pipeline/products/pages.py): inline CSS, SVG and scripts,
 no fetch, so they open offline straight from the disk.
 
 Graphs are for small rulesets: at most GRAPH_LIMIT positions reachable from the start.
@@ -31,17 +31,19 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from pipeline.check import trusted, trusted_catalog, trusted_summary
-from pipeline.errors import DataError, TablebaseError
+from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
+from pipeline.core.dataset import CatalogRow
+from pipeline.core.errors import DataError, TablebaseError
 from pipeline.games import all_games
-from pipeline.layout import DataDir
-from pipeline.pages import COLOURS, index_page, natural_key, ruleset_page
-from pipeline.parquet import atomic_path, require
-from pipeline.probe import Move, best_first
-from pipeline.progress import log
-from pipeline.rulesets import Ruleset, read_comments
+from pipeline.datadir.layout import DataDir
+from pipeline.products.pages import COLOURS, index_page, natural_key, ruleset_page
+from pipeline.storage.parquet import atomic_path, require
+from pipeline.products.probe import Move, best_first
+from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
+from pipeline.storage.progress import log
+from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.stages.export import read_catalog, read_summary_row
-from pipeline.values import Value
+from pipeline.core.values import Value
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
@@ -70,42 +72,6 @@ class DrawError(TablebaseError):
 
 
 @dataclass(frozen=True)
-class Position:
-    id: int
-    text: str
-    value: str
-    remoteness: int | None
-    grundy: int | None
-    reachable: bool
-
-    @property
-    def over(self) -> bool:
-        """Whether the game is over here (remoteness 0: no move left)."""
-        return self.remoteness == 0
-
-
-@dataclass(frozen=True)
-class Edge:
-    src: int
-    dst: int
-    move: str
-
-
-@dataclass(frozen=True)
-class RulesetGraph:
-    """One ruleset's positions and moves, loaded for drawing."""
-
-    rules: Ruleset
-    summary: dict  # the ruleset's catalog row
-    positions: dict[int, Position]  # by id, ascending
-    moves: dict[int, list[Edge]]  # each position's moves, best first for its mover
-    start: int
-
-    def reachable(self) -> list[Position]:
-        return [p for p in self.positions.values() if p.reachable]
-
-
-@dataclass(frozen=True)
 class Strategy:
     """The subgraph one side needs from the start: at its turns one best move, at the
     other side's turns every reply. Nodes are (position id, whether the owner moves)."""
@@ -116,17 +82,15 @@ class Strategy:
     edges: list[tuple[tuple[int, bool], tuple[int, bool], str]]
 
 
-def read_summary(rules: Ruleset, data: Path) -> dict:
+def read_summary(rules: Ruleset, data: Path) -> CatalogRow:
     """The ruleset's catalog row (from its summary.parquet); DataError if not built."""
     path = trusted_summary(DataDir(data), rules)
-    row = read_summary_row(path).to_pylist()[0]
-    row["params"] = dict(row["params"])
-    return row
+    return CatalogRow.rows(read_summary_row(path))[0]
 
 
-def check_size(summary: dict, graphs: bool) -> None:
+def check_size(summary: CatalogRow, graphs: bool) -> None:
     """DrawError if the ruleset is too large for the pictures asked for."""
-    reachable, ruleset = summary["reachable"], summary["ruleset"]
+    reachable, ruleset = summary.reachable, summary.ruleset
     if graphs and reachable > GRAPH_LIMIT:
         raise DrawError(
             f"{ruleset} has {reachable:,} positions reachable from the start, too many to draw "
@@ -137,7 +101,7 @@ def check_size(summary: dict, graphs: bool) -> None:
             f"a page (at most {PAGE_LIMIT:,})")
 
 
-def load_graph(rules: Ruleset, data: Path, summary: dict, reachable_only: bool) -> RulesetGraph:
+def load_graph(rules: Ruleset, data: Path, summary: CatalogRow, reachable_only: bool) -> RulesetGraph:
     """The ruleset's positions (every one, or those reachable from the start) and their moves."""
     files = trusted(DataDir(data), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
@@ -165,9 +129,9 @@ def load_graph(rules: Ruleset, data: Path, summary: dict, reachable_only: bool) 
         moves[src].append(Edge(src, dst, move))
     for edges_of in moves.values():
         edges_of.sort(key=lambda e: best_first(_as_move(e, positions)))
-    start = next((p.id for p in positions.values() if p.text == summary["start"]), None)
+    start = next((p.id for p in positions.values() if p.text == summary.start), None)
     if start is None:
-        raise DataError(f"{rules.id}: the start {summary['start']!r} is not in the tablebase")
+        raise DataError(f"{rules.id}: the start {summary.start!r} is not in the tablebase")
     return RulesetGraph(rules, summary, positions, moves, start)
 
 
@@ -239,7 +203,7 @@ def state_graph_dot(graph: RulesetGraph) -> str:
     nodes = graph.reachable()
     edges = [edge for p in nodes for edge in sorted(graph.moves[p.id], key=lambda e: e.dst)]
     title = _dot_label(
-        f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary['start']}, {len(edges):,} moves",
+        f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary.start}, {len(edges):,} moves",
         "fill: the value for the side to move (green win, red loss, yellow tie, grey draw)",
         "double border: game over; thick border: the start")
     lines = [f"digraph {_dot_label(graph.rules.id)} {{",
@@ -345,7 +309,7 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
     stays readable. The files written; DrawError if the ruleset is too large."""
     summary = read_summary(rules, data)
     check_size(summary, graphs)
-    graph = load_graph(rules, data, summary, reachable_only=summary["positions"] > PAGE_LIMIT)
+    graph = load_graph(rules, data, summary, reachable_only=summary.positions > PAGE_LIMIT)
     folder = pages_dir(data, out) / rules.folder
     written, pictures, notes = [], [], []
     graphviz = shutil.which("dot") is not None
@@ -389,19 +353,19 @@ def _picture(folder: Path, name: str, dot: str, what: str, edges: int, svg: bool
     return [dot_file] + ([drawn] if drawn is not None else [])
 
 
-def catalog_order(row: dict) -> tuple:
+def catalog_order(row: CatalogRow) -> tuple:
     """Index order: by game, then by each parameter's value in the game's order: numbers as
     numbers (fingers=2 before fingers=10), choices in the order the game lists them
     (split none, dead, any); the id itself where the game is not installed."""
     games = all_games()
-    if row["game"] not in games:
-        return (row["game"], 1, natural_key(row["ruleset"]))
+    if row.game not in games:
+        return (row.game, 1, natural_key(row.ruleset))
     key = []
-    for param in games[row["game"]].params:
-        text = row["params"].get(param.name) or param.default
+    for param in games[row.game].params:
+        text = row.parameters.get(param.name) or param.default
         choices = getattr(param, "choices", ())
         key.append((choices.index(text), ()) if text in choices else (-1, natural_key(text)))
-    return (row["game"], 0, tuple(key))
+    return (row.game, 0, tuple(key))
 
 
 def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | None = None) -> Path:
@@ -410,12 +374,10 @@ def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | N
     store = DataDir(data)
     catalog = read_catalog(store)
     trusted_catalog(store)  # the counts read every tablebase: each must have its checksum
-    for row in catalog:
-        row["params"] = dict(row["params"])
     catalog.sort(key=catalog_order)
     pages = pages_dir(data, out)
-    files = {row["ruleset"]: store.inside(row["tablebase_path"]) for row in catalog}
-    drawn = {row["ruleset"] for row in catalog if (pages / row["folder"] / "index.html").exists()}
+    files = {row.ruleset: store.inside(row.tablebase_path) for row in catalog}
+    drawn = {row.ruleset for row in catalog if (pages / row.folder / "index.html").exists()}
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments or {}))
 
 
@@ -438,17 +400,17 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
     if every:
         catalog = read_catalog(DataDir(data))
         named = {rules.id for rules in chosen}
-        for row in sorted(catalog, key=lambda r: r["ruleset"]):
-            if row["ruleset"] in named:
+        for row in sorted(catalog, key=lambda r: r.ruleset):
+            if row.ruleset in named:
                 continue
-            if row["reachable"] > PAGE_LIMIT or row["transitions"] > ALL_PAGE_TRANSITIONS:
-                log.info("skipped %s: %s positions, %s moves: too many for --all", row["ruleset"],
-                         f"{row['positions']:,}", f"{row['transitions']:,}")
+            if row.reachable > PAGE_LIMIT or row.transitions > ALL_PAGE_TRANSITIONS:
+                log.info("skipped %s: %s positions, %s moves: too many for --all", row.ruleset,
+                         f"{row.positions:,}", f"{row.transitions:,}")
                 continue
-            if row["game"] not in all_games():
-                log.info("skipped %s: its game (a plug-in?) is not installed", row["ruleset"])
+            if row.game not in all_games():
+                log.info("skipped %s: its game (a plug-in?) is not installed", row.ruleset)
                 continue
-            plans.append((Ruleset.parse(row["ruleset"]), graphs and row["reachable"] <= ALL_GRAPH_LIMIT, graphs))
+            plans.append((Ruleset.parse(row.ruleset), graphs and row.reachable <= ALL_GRAPH_LIMIT, graphs))
     if shutil.which("dot") is None and any(g or s for _, g, s in plans):
         log.warning(GRAPHVIZ_HINT)
     pages = pages_dir(data, out)

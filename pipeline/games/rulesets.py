@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import RulesetError
-from pipeline.games import Game, find_game
-from pipeline.params import quoted
+from pipeline.core.errors import RulesetError
+from pipeline.games.contract import Game
+from pipeline.games.registry import find_game
+from pipeline.core.params import quoted
 
 
 SLUG_KEY = re.compile(r"[a-z][a-z0-9_]*")

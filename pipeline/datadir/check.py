@@ -10,7 +10,7 @@ Like the checksums published with the Syzygy tables, which caught a corrupted re
     hidden file: every byte read is the folder's own;
   - every catalog row's folder is `<game>/<slug>` inside the folder, its files exist and
     have the checksums the catalog records, and no other file or ruleset folder is there;
-  - every file has its documented schema (pipeline/dataset.py), the same for every
+  - every file has its documented schema (pipeline/core/dataset.py), the same for every
     ruleset of a game;
   - each tablebase agrees with its catalog row: positions, values counted, reachable,
     start, start value and remoteness, longest remoteness.
@@ -39,11 +39,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, game_fields
-from pipeline.errors import DataError
-from pipeline.layout import RESERVED, DataDir, RulesetFiles, misplaced
-from pipeline.parquet import atomic_path, read_table, require, sha256
-from pipeline.rulesets import Ruleset
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, game_fields
+from pipeline.core.errors import DataError
+from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
+from pipeline.storage.parquet import atomic_path, read_table, require, sha256
+from pipeline.games.rulesets import Ruleset
 
 SUMS = "SHA256SUMS"
 #: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.
@@ -224,7 +224,7 @@ def _walk(folder: Path, bundle: bool, report: _Report) -> set[str]:
     return files
 
 
-def _catalog_rows(store: DataDir, files: set[str], report: _Report) -> list[dict] | None:
+def _catalog_rows(store: DataDir, files: set[str], report: _Report) -> list[CatalogRow] | None:
     """The catalog's rows, each ruleset once; None (and the problem reported) if it is
     missing, unreadable or not of the documented schema."""
     if "catalog.parquet" not in files:
@@ -240,7 +240,7 @@ def _catalog_rows(store: DataDir, files: set[str], report: _Report) -> list[dict
         report.add(store.catalog, "its schema is not the documented one")
         return None
     rows, seen = [], set()
-    for row in catalog.to_pylist():
+    for row in CatalogRow.rows(catalog):
         if row["ruleset"] in seen:
             report.add(store.catalog, f"{row['ruleset']} has more than one row", whole=False)
         else:
@@ -323,7 +323,7 @@ def _check_listed(path: Path, name: str, digest: str, files: set[str], digests: 
         report.add(path, f"its SHA-256 differs from {SUMS}")
 
 
-def check_folders(store: DataDir, rows: list[dict], report: _Report) -> None:
+def check_folders(store: DataDir, rows: list[CatalogRow], report: _Report) -> None:
     """Ruleset folders and files that no catalog row accounts for."""
     folders = {row["folder"] for row in rows}
     names = {f"{kind.name}.parquet" for kind in RULESET_FILES}
@@ -376,7 +376,7 @@ def check_database(store: DataDir, report: _Report) -> None:
         report.add(path, "written with another catalog (tablebase export rewrites it)")
 
 
-def check_ruleset(store: DataDir, row: dict, schemas: dict, files: set[str], digests: _Digests,
+def check_ruleset(store: DataDir, row: CatalogRow, schemas: dict, files: set[str], digests: _Digests,
                   report: _Report) -> None:
     """One catalog row against its folder's files."""
     folder = store.root / row["folder"]
@@ -413,7 +413,7 @@ def check_ruleset(store: DataDir, row: dict, schemas: dict, files: set[str], dig
     except (OSError, pa.ArrowException) as error:  # no catalog checksum to catch it first
         report.add(folder / "summary.parquet", f"not a readable Parquet file ({error})")
         return
-    if summary != [row]:
+    if summary != [row.as_dict()]:
         report.add(folder / "summary.parquet", "differs from its catalog row")
     tablebase = folder / "tablebase.parquet"
     if pq.read_schema(tablebase).names[: len(TABLEBASE.head)] != [c.name for c in TABLEBASE.head]:

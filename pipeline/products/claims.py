@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline.layout import DataDir
-from pipeline.output import write_output
-from pipeline.query import QueryError, QueryFile, query_files, run_sql
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.output import write_output
+from pipeline.products.query import QueryError, QueryFile, query_files, run_sql
 
 #: Parameters for the report's run of queries that take some.
 REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.errors import DataError, OutputError
+from pipeline.core.errors import DataError, OutputError
 
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 1 << 20

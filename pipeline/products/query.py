@@ -24,16 +24,16 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from pipeline.check import require_built, trusted
-from pipeline.errors import PositionError, TablebaseError
+from pipeline.datadir.check import require_built, trusted
+from pipeline.core.errors import PositionError, TablebaseError
 from pipeline.games import read_position
-from pipeline.layout import DataDir
-from pipeline.parquet import read_table, require
-from pipeline.rulesets import Ruleset
-from pipeline.views import connect_views
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.parquet import read_table, require
+from pipeline.games.rulesets import Ruleset
+from pipeline.datadir.views import connect_views
 
 #: A source checkout, recognised by the pyproject.toml beside the package.
-_CHECKOUT = Path(__file__).resolve().parent.parent
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 class QueryError(TablebaseError):

@@ -18,7 +18,7 @@ class _Hidden:
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
         if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"No module named {name!r} (hidden: pipeline/imports.py)", name=name)
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden: pipeline/storage/imports.py)", name=name)
         return None
 
 

@@ -8,7 +8,9 @@ types are the game's and the same in every ruleset of the game, and they may be 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -73,6 +75,76 @@ CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is t
     Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
     Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
 ))
+
+
+@dataclass(frozen=True)
+class CatalogRow(Mapping[str, Any]):
+    """One row of the catalog, a ruleset's summary: CATALOG's columns, in its order, typed
+    (tests/test_catalog_row.py holds the two to each other). It reads as a mapping of its
+    columns too (`row["wins"]` is `row.wins`), as rows of the catalog's Parquet file do."""
+
+    ruleset: str
+    game: str
+    params: list[tuple[str, str]]  # the map's entries, in the game's order
+    folder: str
+    tablebase_path: str
+    transitions_path: str
+    positions: int
+    transitions: int
+    wins: int
+    losses: int
+    ties: int
+    draws: int
+    reachable: int
+    start: str
+    start_value: str
+    start_remoteness: int | None
+    start_grundy: int | None
+    max_remoteness: int | None
+    tablebase_sha256: str
+    transitions_sha256: str
+    positions_sha256: str
+    solution_sha256: str
+    verification_sha256: str
+    pipeline_version: str
+
+    @property
+    def parameters(self) -> dict[str, str]:
+        """`params` as a dict: every parameter's value as text, by name."""
+        return dict(self.params)
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in _CATALOG_NAMES:
+            raise KeyError(column)
+        return getattr(self, column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_CATALOG_NAMES)
+
+    def __len__(self) -> int:
+        return len(_CATALOG_NAMES)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a dict of columns, in CATALOG's order."""
+        return {name: getattr(self, name) for name in _CATALOG_NAMES}
+
+    def table(self) -> pa.Table:
+        """The row as a one-row table with the catalog's schema (summary.parquet)."""
+        return pa.Table.from_pylist([self.as_dict()], schema=CATALOG.schema())
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "CatalogRow":
+        """The row of a mapping of CATALOG's columns (a row of `to_pylist()`)."""
+        return cls(**{name: row[name] for name in _CATALOG_NAMES})
+
+    @classmethod
+    def rows(cls, table: pa.Table) -> list["CatalogRow"]:
+        """Every row of a table with the catalog's columns."""
+        return [cls.of(row) for row in table.to_pylist()]
+
+
+_CATALOG_NAMES = tuple(field.name for field in fields(CatalogRow))
+
 
 TABLEBASE = FileKind("tablebase", "every position with its value, one row per position, ordered by `id`: the product", (
     RULESET,

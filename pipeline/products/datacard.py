@@ -1,6 +1,6 @@
 """DATASET.md, the data card of a published dataset, and the data licence.
 
-Written from the catalog and from pipeline/dataset.py, so what it says of every file
+Written from the catalog and from pipeline/core/dataset.py, so what it says of every file
 and column is what the files hold.
 """
 
@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.dataset import CATALOG, RULESET_FILES, TABLEBASE, Column, FileKind, game_fields
-from pipeline.values import in_words
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, Column, FileKind, game_fields
+from pipeline.core.values import in_words
 from pipeline.games import find_game
 
 LICENCE_FILE = "LICENSE-DATA"
@@ -24,7 +24,7 @@ DATA_LICENCE = "CC0-1.0"
 
 def data_licence() -> str:
     """The data licence's text (LICENSE-DATA, installed with the package's metadata)."""
-    checkout = Path(__file__).resolve().parent.parent / LICENCE_FILE
+    checkout = Path(__file__).resolve().parents[2] / LICENCE_FILE
     if checkout.exists():
         return checkout.read_text()
     text = metadata.distribution("tablebase").read_text(f"licenses/{LICENCE_FILE}")
@@ -66,13 +66,13 @@ def _file_section(kind: FileKind) -> list[str]:
 
 def data_card(folder: Path, catalog: pa.Table) -> str:
     """DATASET.md for the dataset in `folder`, whose catalog is `catalog`."""
-    rows = sorted(catalog.to_pylist(), key=lambda r: (r["game"], r["ruleset"]))
-    games = sorted({row["game"] for row in rows})
-    versions = sorted({row["pipeline_version"] for row in rows})
-    schemas = {game: pq.read_schema(folder / next(r["tablebase_path"] for r in rows if r["game"] == game))
+    rows = sorted(CatalogRow.rows(catalog), key=lambda r: (r.game, r.ruleset))
+    games = sorted({row.game for row in rows})
+    versions = sorted({row.pipeline_version for row in rows})
+    schemas = {game: pq.read_schema(folder / next(r.tablebase_path for r in rows if r.game == game))
                for game in games}
-    total_positions = sum(r["positions"] for r in rows)
-    total_transitions = sum(r["transitions"] for r in rows)
+    total_positions = sum(r.positions for r in rows)
+    total_transitions = sum(r.transitions for r in rows)
     out = [
         card_header(rows) + f"# tablebase dataset {__version__}",
         "",
@@ -105,14 +105,14 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for game in games:
-        mine = [r for r in rows if r["game"] == game]
+        mine = [r for r in rows if r.game == game]
         out.append(f"| {game} | {len(mine)} | " + " | ".join(
             f"{sum(r[key] for r in mine):,}" for key in ("positions", "transitions", "wins", "losses", "ties", "draws")) + " |")
     out += ["", "## Rulesets", "",
             "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
     for row in rows:
-        out.append(f"| `{cell(row['ruleset'])}` | `{row['folder']}/` | {row['positions']:,} | `{cell(row['start'])}` "
-                   f"| {in_words(row['start_value'], row['start_remoteness'])} |")
+        out.append(f"| `{cell(row.ruleset)}` | `{row.folder}/` | {row.positions:,} | `{cell(row.start)}` "
+                   f"| {in_words(row.start_value, row.start_remoteness)} |")
     out += [
         "", "## Files", "",
         "```",

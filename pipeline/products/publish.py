@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.check import SUMS, check
-from pipeline.datacard import citation_cff, croissant, data_card, data_licence, datapackage
-from pipeline.errors import DataError, full_disk
-from pipeline.layout import DataDir
-from pipeline.parquet import atomic_path, sha256
-from pipeline.progress import log
+from pipeline.datadir.check import SUMS, check
+from pipeline.products.datacard import citation_cff, croissant, data_card, data_licence, datapackage
+from pipeline.core.errors import DataError, full_disk
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.parquet import atomic_path, sha256
+from pipeline.storage.progress import log
 from pipeline.stages.export import write_catalog_table
-from pipeline.views import write_database
+from pipeline.datadir.views import write_database
 
 #: Files that zip would not make smaller.
 STORED = (".parquet", ".zip")

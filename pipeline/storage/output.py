@@ -16,7 +16,7 @@ from typing import TextIO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from pipeline.errors import OutputError, ReaderGone, TablebaseError
+from pipeline.core.errors import OutputError, ReaderGone, TablebaseError
 
 
 class Format(str, Enum):
@@ -191,7 +191,7 @@ def write_output(data: bytes | memoryview, path: Path) -> None:
         raise OutputError(f"cannot write {path}: it is a folder (name a file in it)")
     try:
         if mode is None or (stat.S_ISREG(mode) and not _names_a_descriptor(path)):
-            from pipeline.parquet import atomic_path
+            from pipeline.storage.parquet import atomic_path
 
             with atomic_path(Path(os.path.realpath(path))) as tmp:
                 with open(tmp, "wb") as handle:

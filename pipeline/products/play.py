@@ -1,9 +1,9 @@
 """Playing a ruleset against the tablebase in the terminal.
 
-    >>> from pipeline.play import play
+    >>> from pipeline.products.play import play
     >>> play("chopsticks", "data", human_first=True)   # reads moves from stdin
 
-The computer plays perfectly, taking the first of `pipeline.probe`'s best-first moves:
+The computer plays perfectly, taking the first of `pipeline.products.probe`'s best-first moves:
 from a won position it wins fastest, from a lost one it holds out longest, and otherwise
 it ties (fastest) or draws. Every ply is one `probe` look-up; nothing is loaded in bulk.
 
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from pipeline.errors import PositionError, TablebaseError
+from pipeline.core.errors import PositionError, TablebaseError
 from pipeline.games import read_position
-from pipeline.probe import Move, Probe, probe
-from pipeline.params import is_number
-from pipeline.rulesets import Ruleset
-from pipeline.values import Value, in_words
+from pipeline.products.probe import Move, Probe, probe
+from pipeline.core.params import is_number
+from pipeline.games.rulesets import Ruleset
+from pipeline.core.values import Value, in_words
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
 MAX_PLIES = 200

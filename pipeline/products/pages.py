@@ -15,15 +15,13 @@ import html
 import json
 import re
 from collections import deque
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pipeline.games._svg import text_picture
-from pipeline.probe import Move, best_first
-from pipeline.values import PREFERENCE, Value, in_words
-
-if TYPE_CHECKING:
-    from pipeline.draw import Position, RulesetGraph
+from pipeline.products.probe import Move, best_first
+from pipeline.core.dataset import CatalogRow
+from pipeline.core.values import PREFERENCE, Value, in_words
+from pipeline.products.ruleset_graph import Position, RulesetGraph
 
 #: Fill colour of each value, shared by the DOT files and the pages.
 COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
@@ -406,16 +404,16 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
     s, rules = graph.summary, graph.rules
     start = graph.positions[graph.start]
     order = _table_order(graph)
-    every = len(order) == s["positions"]
+    every = len(order) == s.positions
     drawings, drawn = _drawings(graph)
     data, pics = _walk_data(graph, order, drawings)
     body = [
         '<p><a href="../../index.html">All rulesets</a></p>',
         f"<h1>{_e(rules.id).replace(',', ',<wbr>')}</h1>",  # long ids break after a comma
         f"<p>{_e(rules.game.summary[:1].upper() + rules.game.summary[1:])}. "
-        + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s["params"].items()) + ".</p>",
-        f'<p>From the start <code>{_e(start.text)}</code>: <b class="{s["start_value"]}">'
-        f"{_e(in_words(s['start_value'], s['start_remoteness']))}</b>.</p>",
+        + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s.parameters.items()) + ".</p>",
+        f'<p>From the start <code>{_e(start.text)}</code>: <b class="{s.start_value}">'
+        f"{_e(in_words(s.start_value, s.start_remoteness))}</b>.</p>",
         *_walk(graph, drawings),
     ]
     if not drawn:
@@ -442,7 +440,7 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
              "<h2>Positions</h2>", _LEGEND,
              "<p>" + (f"Every position ({len(order):,}); those play cannot reach from the start are faded."
                       if every else
-                      f"The {len(order):,} positions reachable from the start (of {s['positions']:,}).")
+                      f"The {len(order):,} positions reachable from the start (of {s.positions:,}).")
              + " Positions are written from the side to move. Moves are listed best first (the best in bold), "
              "coloured by what they mean for the player making them. Click a position or a move to walk "
              "from it; click a column's name to sort.</p>",
@@ -508,7 +506,7 @@ def natural_key(text: str) -> tuple:
                  for part in re.split(r"(\d+)", text) if part)
 
 
-def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str],
+def index_page(catalog: list[CatalogRow], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str],
                comments: dict[str, str]) -> str:
     """The index of every built ruleset, in `catalog`'s order: its comment, numbers, who wins
     in words, a win/loss/tie/draw bar and a remoteness histogram each, grouped by game;
@@ -518,7 +516,7 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
             "who wins from the start with best play, the share of positions won, lost, tied and drawn by the "
             "player to move, and how many positions lie at each remoteness. Rulesets with a page link to it "
             "(draw others with <code>tablebase draw RULESET</code>).</p>", _LEGEND]
-    games = list(dict.fromkeys(row["game"] for row in catalog))
+    games = list(dict.fromkeys(row.game for row in catalog))
     body.append("<p>Games: " + " · ".join(f'<a href="#game-{_e(g)}">{_e(g)}</a>' for g in games) + "</p>")
     for game in games:
         body += [f'<h2 id="game-{_e(game)}">{_e(game)}</h2>', '<div class="scroll"><table class="catalog">',
@@ -526,21 +524,21 @@ def index_page(catalog: list[dict], counts: dict[str, dict[tuple[str, int], int]
                  '<th>with best play</th><th class="wide">wins</th><th class="wide">losses</th>'
                  '<th class="wide">ties</th><th class="wide">draws</th>'
                  '<th>win / loss / tie / draw</th><th class="wide">remoteness</th></tr></thead>', "<tbody>"]
-        for row in (r for r in catalog if r["game"] == game):
-            ruleset = row["ruleset"]
-            name = (f'<a href="{_e(page_href(row["folder"]))}">{_e(ruleset)}</a>' if ruleset in drawn
+        for row in (r for r in catalog if r.game == game):
+            ruleset = row.ruleset
+            name = (f'<a href="{_e(page_href(row.folder))}">{_e(ruleset)}</a>' if ruleset in drawn
                     else _e(ruleset))
             comment = comments.get(ruleset)
             body.append(
                 f'<tr data-ruleset="{_e(ruleset)}"><td class="ruleset">{name}'
                 + (f'<div class="comment">{_e(comment)}</div>' if comment else "") + "</td>"
-                f'<td class="n positions" data-label="positions">{row["positions"]:,}</td>'
-                f'<td class="n reachable wide">{row["reachable"]:,}</td>'
-                f'<td data-label="start"><code>{_e(row["start"])}</code></td>'
-                f'<td class="{row["start_value"]} verdict">{_e(in_words(row["start_value"], row["start_remoteness"]))}</td>'
-                f'<td class="n wins wide">{row["wins"]:,}</td><td class="n losses wide">{row["losses"]:,}</td>'
-                f'<td class="n ties wide">{row["ties"]:,}</td><td class="n draws wide">{row["draws"]:,}</td>'
-                f'<td>{value_bar(row["wins"], row["losses"], row["ties"], row["draws"], width=120)}</td>'
+                f'<td class="n positions" data-label="positions">{row.positions:,}</td>'
+                f'<td class="n reachable wide">{row.reachable:,}</td>'
+                f'<td data-label="start"><code>{_e(row.start)}</code></td>'
+                f'<td class="{row.start_value} verdict">{_e(in_words(row.start_value, row.start_remoteness))}</td>'
+                f'<td class="n wins wide">{row.wins:,}</td><td class="n losses wide">{row.losses:,}</td>'
+                f'<td class="n ties wide">{row.ties:,}</td><td class="n draws wide">{row.draws:,}</td>'
+                f'<td>{value_bar(row.wins, row.losses, row.ties, row.draws, width=120)}</td>'
                 f'<td class="wide">{remoteness_histogram(counts.get(ruleset, {}))}</td></tr>')
         body += ["</tbody></table></div>"]
     return _document("Tablebases", body)

@@ -21,13 +21,13 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pyarrow as pa
 
-from pipeline.errors import DataError, TablebaseError
+from pipeline.core.errors import DataError, TablebaseError
 from pipeline.games import (
     POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Space, broken_plugin, check_contract, find_game,
     failed, impartial_problem,
 )
-from pipeline.rulesets import Ruleset
-from pipeline.values import TERMINAL
+from pipeline.games.rulesets import Ruleset
+from pipeline.core.values import TERMINAL
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
 LIMIT = 2_000_000

@@ -12,16 +12,16 @@ as its Size's `listed`: enumerate holds them too.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.db import DEFAULT_MEMORY_LIMIT
-from pipeline.errors import RulesetError
+from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size
+from pipeline.core.errors import RulesetError
+from pipeline.engines import EngineKind
 from pipeline.games import Size
-from pipeline.params import shortened
-from pipeline.rulesets import Ruleset
+from pipeline.core.params import shortened
+from pipeline.games.rulesets import Ruleset
 
 MiB = 1 << 20
 #: Python with NumPy, pyarrow and DuckDB loaded.
@@ -85,11 +85,13 @@ class Estimate:
                 f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk")
 
 
-def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
-    """The estimate for `rules` on this machine, or None if its game cannot count itself.
-    With the Spark engine this machine is the driver: it finds the positions and writes the
-    files; the rest runs in Spark's executors, which in local mode are a JVM here, whose heap
-    is spark.driver.memory, and on a cluster are elsewhere."""
+def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | None:
+    """The estimate for `rules` on this machine with `engine` (None: the stages run in this
+    process), or None if its game cannot count itself. Where the engine runs the stages outside this
+    process (Engine.heap: Spark's executors, which in local mode are a JVM here, whose heap
+    is spark.driver.memory, and on a cluster are elsewhere), this machine finds the
+    positions and writes the files, and the engine's heap is added; else the model below
+    counts DuckDB's SQL stages and the NumPy passes."""
     size = rules.game.size(rules)
     if size is None:
         return None
@@ -97,10 +99,9 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
                    + min(MOVE_BATCHES, 64 * size.transitions))
     per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
     disk = per_transition * size.transitions + DISK_PER_POSITION * size.positions
-    if engine == "spark":
-        from pipeline.engines.spark_engine import local_heap
-
-        return Estimate(rules, size, enumerating + local_heap(), disk)
+    heap = engine.heap() if engine is not None else None
+    if heap is not None:
+        return Estimate(rules, size, enumerating + heap, disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     if size.window is not None:
         # streamed rank by rank: the stages hold a window of ranks, DuckDB spills beyond its cap
@@ -114,7 +115,7 @@ def estimate(rules: Ruleset, engine: str = "duckdb") -> Estimate | None:
     return Estimate(rules, size, max(enumerating, solving, checking), disk)
 
 
-def require_fit(rules: Ruleset, data: Path, engine: str = "duckdb") -> Estimate | None:
+def require_fit(rules: Ruleset, data: Path, engine: EngineKind | None = None) -> Estimate | None:
     """The estimate, or RulesetError in one line if the ruleset cannot fit this machine's
     memory, this process's address-space limit or the disk under `data`."""
     found = estimate(rules, engine)
@@ -140,15 +141,6 @@ def require_fit(rules: Ruleset, data: Path, engine: str = "duckdb") -> Estimate 
 def memory_limit() -> int:
     """DuckDB's memory cap (TABLEBASE_MEMORY_LIMIT) in bytes."""
     return parse_size(DEFAULT_MEMORY_LIMIT, "TABLEBASE_MEMORY_LIMIT")
-
-
-def parse_size(text: str, what: str) -> int:
-    """'4GB', '3.5GiB', '500MB' (DuckDB's way of writing sizes) in bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B?\s*", text, flags=re.I)
-    if not match:
-        raise RulesetError(f"{what}={text!r}: expected a size such as 4GB or 3.5GiB")
-    power = " KMGT".index(match.group(2).upper() or " ")
-    return int(float(match.group(1)) * ((1024 if match.group(3) else 1000) ** power))
 
 
 def available_memory() -> int | None:

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from pipeline.core.errors import RulesetError
+
 #: Default cap on DuckDB's memory; beyond it DuckDB spills to the temp directory.
 DEFAULT_MEMORY_LIMIT = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
+
+
+def parse_size(text: str, what: str) -> int:
+    """'4GB', '3.5GiB', '500MB' (DuckDB's way of writing sizes) in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(I?)B?\s*", text, flags=re.I)
+    if not match:
+        raise RulesetError(f"{what}={text!r}: expected a size such as 4GB or 3.5GiB")
+    power = " KMGT".index(match.group(2).upper() or " ")
+    return int(float(match.group(1)) * ((1024 if match.group(3) else 1000) ** power))
 
 
 _databases: dict[tuple[str, str | None], duckdb.DuckDBPyConnection] = {}
@@ -33,15 +45,9 @@ def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIM
     return _databases[key].cursor()
 
 
-def sql_text(name: str, engine: str = "duckdb") -> str:
-    """The text of pipeline/sql/<engine>/<name>.sql."""
-    return resources.files("pipeline").joinpath("sql", engine, f"{name}.sql").read_text()
-
-
-def run_sql(con: duckdb.DuckDBPyConnection, name: str, **variables: Any) -> None:
-    """Run every statement of pipeline/sql/duckdb/<name>.sql with `getvariable(...)` values set."""
-    set_variables(con, **variables)
-    con.execute(sql_text(name))
+def sql_text(name: str, folder: str) -> str:
+    """The text of pipeline/sql/<folder>/<name>.sql (each engine's folder: Engine.sql_folder)."""
+    return resources.files("pipeline").joinpath("sql", folder, f"{name}.sql").read_text()
 
 
 def set_variables(con: duckdb.DuckDBPyConnection, **variables: Any) -> None:

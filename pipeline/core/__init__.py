@@ -1,0 +1,1 @@
+"""The domain every layer shares: errors, the value vocabulary, parameters and the dataset's schemas."""

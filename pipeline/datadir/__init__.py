@@ -1,0 +1,1 @@
+"""The data folder: where each ruleset's files are (layout), their checksums (check), the database of views."""

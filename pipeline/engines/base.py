@@ -1,0 +1,156 @@
+"""What every engine is (the Engine and Solver protocols) and the helpers they share; each
+engine's module (duckdb_engine.py, spark_engine.py) builds on this, and pipeline/engines/
+(__init__.py) chooses one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Protocol
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from pipeline.games.contract import Space
+    from pipeline.games.rulesets import Ruleset
+    from pipeline.graph.numbering import RankNumbering
+
+
+
+
+class Steps(Protocol):
+    """A computation that runs level by level: `first()` sets up level 0 and says how many
+    positions it holds; `step(level)` computes the next level from the last and says how
+    many positions it finished (0: done)."""
+
+    def first(self) -> int: ...
+
+    def step(self, level: int) -> int: ...
+
+
+class Solver(Protocol):
+    """The solve stage's steps (pipeline/stages/solve.py runs them in order)."""
+
+    def ranks(self) -> list[tuple[int, int, int, int]]:
+        """(rank, first id, last id, positions) of every rank, lowest first."""
+
+    def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
+        """Solve the positions lo..hi (one rank; every child of theirs is solved), and
+        give the solution's rows that are final now, in id order (none, for an engine
+        that gives every row at the end)."""
+
+    def values(self) -> Steps:
+        """Retrograde analysis of wins and losses: level k decides remoteness k."""
+
+    def ties(self) -> Steps:
+        """Then ties, from the tied ends up (only positions still undecided)."""
+
+    def grundy(self) -> Steps:
+        """Grundy values from the positions without moves up."""
+
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        """The solution's rows not given yet (id, value, remoteness, grundy,
+        grundy_height), in id order, after the last rank or level."""
+
+
+class Engine(Protocol):
+    """A session of one engine, opened on a scratch folder (`EngineKind(scratch)`)."""
+
+    #: Its name, as --engine takes it.
+    name: ClassVar[str]
+    #: Its folder of SQL files under pipeline/sql/.
+    sql_folder: ClassVar[str]
+    #: Whether it makes the moves in this process, so that a game that lists its positions part
+    #: by part (Space.streams) is enumerated part by part (pipeline/stages/enumerate.py).
+    local_moves: ClassVar[bool]
+
+    @staticmethod
+    def require() -> None:
+        """TablebaseError in one line saying what to install, unless it can run here
+        (checked without starting it)."""
+
+    @staticmethod
+    def heap() -> int | None:
+        """Bytes of this machine's memory it holds outside this process (Spark's JVM in local
+        mode), or None where the stages run in this process, as pipeline/stages/estimate.py's
+        model counts them."""
+
+    @staticmethod
+    def explain(error: BaseException) -> tuple[str, str] | None:
+        """(what failed, why) in words for an error of its own libraries, else None."""
+
+    def register(self, view: str, path: Path) -> None:
+        """The Parquet file at `path` as the view `view`."""
+
+    def rows(self, sql: str) -> list[tuple]:
+        """The rows of a query in the shared dialect over the registered views."""
+
+    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+        """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
+        and deterministically (the same rows give the same bytes on every engine); the
+        number of rows."""
+
+    def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
+                    scratch: Path, generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+        """Every move of `space` as batches of (src, dst, move), numbered by `numbering` where
+        the game has a rank, in the published order (pipeline/stages/enumerate.py); the
+        sources are below `bound`. `generated(moves so far)`, where the engine can tell,
+        follows the generation before the first batch comes."""
+
+    def solver(self, impartial: bool) -> Solver: ...
+
+    def facts(self, impartial: bool) -> Iterator[int]:
+        """The view `facts` (pipeline/stages/verify.py's checks read it), a part of the
+        positions each time the iterator gives how many it holds: the checks run on each
+        part in turn."""
+
+    def reach(self, starts: list[int]) -> Steps: ...
+
+    def by_id(self, views: dict[str, str]) -> tuple[str, str]:
+        """FROM and ORDER BY clauses that put the rows of `views` (alias: view, the first
+        the positions) side by side by id, in id order."""
+        ...
+
+    def release(self) -> None:
+        """Drop every view and table made since it was opened or last released: a stage
+        leaves the session as it found it, its memory free for the next."""
+
+    def close(self) -> None: ...
+
+
+#: An engine's class: its declarations, and a session when called with a scratch folder.
+EngineKind = type[Engine]
+
+
+def by_id_join(views: dict[str, str]) -> tuple[str, str]:
+    """Engine.by_id as joins on id, then a sort."""
+    (first, positions), *others = views.items()
+    joins = "".join(f" JOIN {view} AS {alias} ON {alias}.id = {first}.id" for alias, view in others)
+    return f"{positions} AS {first}{joins}", f"ORDER BY {first}.id"
+
+
+def run_levels(steps: Steps, on_level: Callable[[int, int, int], None] | None = None) -> tuple[int, int]:
+    """Run `steps` level after level until a level finishes nothing; `on_level(level,
+    finished, done so far)` before each step. Returns the number of levels and of positions
+    finished (level 0's included)."""
+    finished = steps.first()
+    done, level = finished, 0
+    while finished:
+        if on_level is not None:
+            on_level(level, finished, done)
+        level += 1
+        finished = steps.step(level)
+        done += finished
+    return level, done
+
+
+def literal(value: object) -> str:
+    """A Python value as an SQL literal both engines read alike (for the shared dialect)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and not set(value) & set("'\\"):
+        return "'" + value + "'"  # DuckDB doubles quotes, Spark escapes them: neither is needed
+    raise TypeError(f"no SQL literal for {value!r}")

@@ -1,0 +1,275 @@
+"""The game seam: the contract every game satisfies (each game is one module of
+pipeline/games/ exporting one object, a `Game`; pipeline/games/registry.py finds them).
+
+A game turns a ruleset into a `Space`: every position (as integer columns, a position
+text and a terminal value) and every transition, generated in bulk as Arrow data. The
+pipeline's stages know nothing else about a game.
+
+A finished game's value is from the side to move: 'win', 'loss' or 'tie' (pipeline/core/values.py),
+NULL for "not over yet".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.games._svg import text_picture
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pipeline.core.params import Param
+
+class Rules(Protocol):
+    """What a game is handed of a ruleset (pipeline/games/rulesets.py's Ruleset, made from
+    the registry's games: the contract knows it only by this)."""
+
+    @property
+    def id(self) -> str:
+        """The canonical id, `game:key=value,…`."""
+
+    @property
+    def game(self) -> "Game":
+        """The ruleset's game."""
+
+    def __getitem__(self, name: str) -> Any:
+        """A parameter's value, parsed (IntParam: an int)."""
+
+
+#: Columns every game's positions table starts with, in this order.
+POSITION_COLUMNS = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("terminal", pa.string()),
+    ]
+)
+
+#: The schema of every batch of transitions.
+TRANSITION_SCHEMA = pa.schema(
+    [
+        pa.field("src", pa.int64(), nullable=False),
+        pa.field("dst", pa.int64(), nullable=False),
+        pa.field("move", pa.dictionary(pa.int32(), pa.string()), nullable=False),
+    ]
+)
+
+
+#: The range a rank lies in (Space.rank): positions.parquet and the solvers hold it in 32 bits.
+RANKS = (-(2**31), 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a ruleset is, known before building it: `positions` exactly where `exact`,
+    else an upper bound; `transitions` (distinct position pairs) an upper bound. `ranked`
+    where the game has a rank (Space.rank), `by_rank` where it also generates its moves
+    rank by rank (Space.transitions_from): what the build holds in memory and on disk
+    depends on both (pipeline/stages/estimate.py); unsure, leave them False. `window` for a space
+    streamed part by part."""
+
+    positions: int
+    transitions: int
+    exact: bool = False
+    ranked: bool = False
+    by_rank: bool = False
+    #: Where the space lists its positions part by part (Space.positions_part): a bound on
+    #: the positions a stage holds at once, the widest rank and the ranks its moves lead to.
+    window: int | None = None
+
+
+class Space:
+    """Every position and transition of one ruleset. Subclass it.
+
+    Required:
+      positions() one table: POSITION_COLUMNS, then the game's decoded columns (documented
+                  in `Game.columns`). `id` is unique; `terminal` is 'win', 'loss' or 'tie'
+                  (pipeline.core.values.TERMINAL) where the game is over (no transitions leave such a position) and NULL
+                  elsewhere.
+      transitions() batches of TRANSITION_SCHEMA: one row per distinct (src, dst) pair,
+                  `move` naming the first move (in the game's order) that leads there.
+                  Batches come in ascending `src`; within a source, ascending `dst`.
+
+    Optional, with their defaults:
+      rank()      None: moves may return to a position, so the pipeline solves by
+                  retrograde analysis. A game whose moves never can returns one integer
+                  per row of positions() that every transition strictly lowers (sticks
+                  left, say), within RANKS (32 bits); enumerate then numbers the positions
+                  rank by rank and solve computes each rank from the one below in a
+                  single pass, checking that the rank did fall.
+      parts() and transitions_part(part)
+                  1 and transitions(): the transitions come in one piece. A game that can
+                  generate them in independent parts (each a run of sources) says how
+                  many, and transitions_part(part) gives part 0, 1, … of transitions() in
+                  order; the Spark engine then generates the parts on its executors, each
+                  from a Space of its own, so no process holds every move. A game giving
+                  parts need not write transitions(): by default it is every part in order.
+      positions_part(part) and part_rank(part)
+                  not offered: positions() gives every position at once. A space too big
+                  for that lists them part by part, in the parts of transitions_part:
+                  part i's positions are the sources of part i's moves (it may have none),
+                  ids ascending and consecutive from 0 across the parts, each part all of
+                  one rank, part_rank(i), and the ranks never falling from one part to the
+                  next: numbered rank by rank already. Enumerate then streams the parts,
+                  holding one part's positions and moves at a time, never every position
+                  (connect:cols=5,rows=6 has a billion). positions() and rank() default to
+                  every part's, for check-game and the Spark engine's driver.
+      transitions_from(ids)
+                  None: not offered. A game with a rank that can generate the moves of
+                  any positions it is given (ids: an ascending array of ids) yields the
+                  rows transitions() has for them, in the same order. Enumerate then
+                  generates the moves rank by rank in the published order, instead of
+                  spilling every move to scratch files to reorder them (sticks:rows=13's
+                  3×10^9 moves would need 36 GB).
+    """
+
+    #: A folder for the space's own scratch files, set by enumerate before it asks for
+    #: anything (None: keep everything in memory); removed when enumerate ends.
+    scratch: "Path | None" = None
+
+    def positions(self) -> pa.Table:
+        if type(self).positions_part is Space.positions_part:
+            raise NotImplementedError
+        return pa.concat_tables([self.positions_part(part) for part in range(self.parts())])
+
+    def streams(self) -> bool:
+        """Whether the space lists its positions part by part (positions_part)."""
+        return type(self).positions_part is not Space.positions_part
+
+    def positions_part(self, part: int) -> pa.Table:
+        raise NotImplementedError
+
+    def part_rank(self, part: int) -> int:
+        raise NotImplementedError
+
+    def transitions(self) -> Iterator[pa.RecordBatch]:
+        if type(self).transitions_part is Space.transitions_part:
+            raise NotImplementedError
+        for part in range(self.parts()):
+            yield from self.transitions_part(part)
+
+    def rank(self) -> Any:
+        if type(self).positions_part is not Space.positions_part:
+            return np.concatenate([np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
+                                   for part in range(self.parts())])
+        return None
+
+    def parts(self) -> int:
+        return 1
+
+    def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
+        if part != 0:
+            raise IndexError(f"part {part} of a space in one part")
+        return self.transitions()
+
+    def transitions_from(self, ids: Any) -> Iterator[pa.RecordBatch] | None:
+        return None
+
+
+class Game:
+    """One game with its rule parameters. Subclass it; `check` says what is missing.
+
+    Required: name ([a-z][a-z0-9_]*), summary, params, columns (decoded position columns:
+    name -> meaning), impartial (True where both players have the same moves from every
+    position and a player without a move loses under normal play, so Grundy values mean
+    something; False, as for tic-tac-toe, and no Grundy value is computed), space(rules),
+    start(rules), canonical_position(rules, text).
+    Optional, with their defaults:
+      validate(values)  nothing: every combination of individually valid values is accepted
+      starts(rules)     [start(rules)]: where the first player chooses how the game begins
+                        (nim's arrow), every legal start; `reachable` counts from them all
+      size(rules)       None: the ruleset is not counted before it is built, so not checked
+                        against the machine; else a Size, in well under a second
+      sides(rules, text) None: the position has no part that is a player's (heaps, a
+                        tree); else (the player to move's part, the other's) as players see
+                        them, which `tablebase play` labels "you" and "the computer"
+      draw(rules, text) the position's text in a box: the picture of a position on the pages
+                        (`tablebase draw`); a game draws its hands, heaps or board instead
+    """
+
+    name: str
+    summary: str
+    params: tuple["Param", ...]
+    columns: Mapping[str, str]
+    impartial: bool
+    #: Optional: whether every position text has the same length, a board written cell by
+    #: cell (tictactoe, connect). Such texts are stored as they are, which zstd compresses
+    #: better and quicker than the prefix each shares with the one before (stored so for
+    #: the other games' texts: chopsticks' take a third of the space that way).
+    fixed_texts: bool = False
+
+    def space(self, rules: Rules) -> Space:
+        raise NotImplementedError
+
+    def start(self, rules: Rules) -> str:
+        """The start position's text."""
+        raise NotImplementedError
+
+    def canonical_position(self, rules: Rules, text: str) -> str:
+        """The canonical text of a position a user typed; PositionError if malformed."""
+        raise NotImplementedError
+
+    def validate(self, values: dict) -> None:
+        return None
+
+    def starts(self, rules: Rules) -> list[str]:
+        return [self.start(rules)]
+
+    def size(self, rules: Rules) -> Size | None:
+        return None
+
+    def sides(self, rules: Rules, text: str) -> tuple[str, str] | None:
+        return None
+
+    def draw(self, rules: Rules, text: str) -> str:
+        """A picture of the position `text` (canonical) as inline SVG for an HTML page:
+        no script and no reference outside itself (helpers in pipeline/games/_svg.py)."""
+        return text_picture(text)
+
+
+def impartial_problem(game: Game, finished: set[str]) -> str | None:
+    """Why the values of the finished positions of one ruleset contradict the game's
+    `impartial`, or None. An impartial game ends the same way wherever it ends: all lost
+    (normal play) or all won (misère); with ties, or wins beside losses, its Grundy values
+    say nothing and would be published, 0 on won positions as on lost ones."""
+    if not game.impartial or (len(finished) <= 1 and "tie" not in finished):
+        return None
+    return (f"impartial is True, but finished positions are {' and '.join(sorted(finished))}: "
+            f"an impartial game's finished positions are all lost (normal play) or all won "
+            f"(misère); a game that ends otherwise is not impartial (impartial = False)")
+
+
+#: The word that names a ruleset's start position wherever a position is taken.
+START = "start"
+
+
+def read_position(rules: Rules, text: str) -> str:
+    """The canonical text of a position a user typed: `start` (any case) is the ruleset's
+    start; anything else goes to the game's canonical_position (PositionError if malformed)."""
+    if text.strip().lower() == START:
+        return rules.game.start(rules)
+    return rules.game.canonical_position(rules, text)
+
+
+def legal_starts(rules: Rules) -> list[str]:
+    """Every position a game may begin from; `reachable` means reachable from one of these."""
+    return list(rules.game.starts(rules))
+
+
+def first_line(error: BaseException) -> str:
+    """An exception's message cut to one line of reasonable length, for an error line."""
+    from pipeline.core.params import shortened
+
+    text = str(error).strip()
+    return shortened(text.splitlines()[0] if text else "")
+
+
+def failed(error: BaseException) -> str:
+    """What a game's code raised, for an error line: 'ZeroDivisionError: oops'."""
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {first_line(error)}"

@@ -1,0 +1,86 @@
+"""Looking positions up in a built tablebase, from the CLI or a notebook.
+
+    >>> from pipeline.products.probe import probe
+    >>> result = probe("chopsticks", "1-1|1-1")
+    >>> result.value, result.remoteness          # from the side to move
+    ('loss', ...)
+    >>> result.moves[0]                          # the best move first
+
+Values are the mover's: 'win', 'loss', 'tie' or 'draw' (pipeline/core/values.py); remoteness is
+the number of plies to the end under best play (None for draws). Moves are ordered best
+first for the mover: wins fastest first, then ties fastest first, then draws, then losses
+slowest first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipeline.core.errors import PositionError
+from pipeline.datadir.check import trusted
+from pipeline.games import read_position
+from pipeline.datadir.layout import DataDir
+from pipeline.storage.parquet import require
+from pipeline.games.rulesets import Ruleset
+from pipeline.core.values import Value, best_move_first
+
+
+@dataclass(frozen=True)
+class Move:
+    move: str
+    position: str  # the position after the move, from the new mover's side
+    value: str  # the new mover's value
+    remoteness: int | None
+
+    @property
+    def outcome(self) -> str:
+        """The move's result for the player making it."""
+        return Value(self.value).opposite.value
+
+
+@dataclass(frozen=True)
+class Probe:
+    ruleset: str
+    position: str
+    value: str
+    remoteness: int | None
+    moves: list[Move] = field(default_factory=list)
+
+
+def best_first(move: Move) -> tuple:
+    """Sort key: winning fastest, then tying fastest, then drawing, then losing slowest."""
+    return (*best_move_first(move.value, move.remoteness), move.move)
+
+
+def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> Probe:
+    """The value, remoteness and every move of `position`; PositionError if there is no such position."""
+    rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
+    text = read_position(rules, position)
+    files = trusted(DataDir(Path(data)), rules)
+    tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
+    transitions = str(require(files.transitions, f"transitions of {rules.id}"))
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?", [tablebase, text],
+    ).fetchall()
+    if not rows:
+        raise PositionError(f"{text!r} is not a position of {rules.id}")
+    row = rows[0]
+    moves = con.execute(
+        """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
+           SELECT t.move, c.position, c.value, c.remoteness
+           FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""", [transitions, row[0], tablebase],
+    ).fetchall()
+    con.close()
+    return Probe(rules.id, text, row[1], row[2], sorted((Move(*m) for m in moves), key=best_first))
+
+
+def get(ruleset: str | Ruleset, position: str, data: Path | str = "data", default=None) -> Probe | None:
+    """Like `probe`, but `default` instead of an error when the position does not exist."""
+    try:
+        return probe(ruleset, position, data)
+    except PositionError:
+        return default

@@ -1,0 +1,51 @@
+"""One ruleset's run through the stages: what every stage of it is handed."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from pipeline.datadir.layout import RulesetFiles
+from pipeline.engines import Engine, EngineKind, open_engine
+from pipeline.games.rulesets import Ruleset
+
+
+@dataclass(frozen=True)
+class Run:
+    """A ruleset, the folder of its files, a scratch folder and the one engine session its
+    stages share (pipeline/engines/). `label` names it in progress lines and errors;
+    `impartial` says whether Grundy values are computed and checked (Game.impartial).
+    `rules` is None for files made by hand, which solve and verify take as they are."""
+
+    rules: Ruleset | None
+    files: RulesetFiles
+    scratch: Path
+    engine: Engine
+    label: str
+    impartial: bool
+
+    @property
+    def ruleset(self) -> Ruleset:
+        """The ruleset, for the stages that need one (enumerate, export)."""
+        if self.rules is None:
+            raise TypeError(f"{self.label}: this stage needs a ruleset, not files alone")
+        return self.rules
+
+
+@contextmanager
+def open_run(files: RulesetFiles, scratch: Path, rules: Ruleset | None = None, engine: EngineKind | None = None,
+             label: str = "", impartial: bool | None = None) -> Iterator[Run]:
+    """A run of `rules` (or of files alone) on a fresh session of `engine` (None: the one
+    --engine or TABLEBASE_ENGINE names), closed at the end. `label` and `impartial` are the
+    ruleset's unless given: by default the ruleset's id, else the folder's name; and the
+    game's, else True."""
+    if impartial is None:
+        impartial = rules.game.impartial if rules is not None else True
+    label = label or (rules.id if rules is not None else files.dir.name)
+    session = open_engine(engine, scratch)
+    try:
+        yield Run(rules, files, scratch, session, label, impartial)
+    finally:
+        session.close()

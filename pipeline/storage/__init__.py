@@ -1,0 +1,1 @@
+"""Storage and plumbing: Parquet files, DuckDB connections, threads, progress and output."""

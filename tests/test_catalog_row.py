@@ -1,0 +1,31 @@
+"""A catalog row is typed (pipeline/core/dataset.py's CatalogRow): its fields are the
+catalog's columns, and export, build and the readers of the catalog hand it on whole."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pyarrow.parquet as pq
+
+from pipeline.core.dataset import CATALOG, CatalogRow
+from pipeline.datadir.layout import DataDir
+from pipeline.games.rulesets import Ruleset
+from pipeline.products.draw import read_summary
+from pipeline.stages.build import build
+from pipeline.stages.export import read_catalog
+
+
+def test_a_catalog_row_has_the_catalogs_columns_in_order():
+    assert [field.name for field in fields(CatalogRow)] == [column.name for column in CATALOG.columns]
+
+
+def test_a_build_returns_the_row_its_summary_holds(tmp_path):
+    rules = Ruleset.parse("chopsticks:split=any")
+    data = DataDir(tmp_path)
+    row = build(rules, data)
+    assert isinstance(row, CatalogRow)
+    assert row.table().equals(pq.read_table(data.ruleset(rules).summary))
+    assert (row.ruleset, row.positions, row["wins"], row.parameters["split"]) == (
+        rules.id, row.wins + row.losses + row.ties + row.draws, row.wins, "any")
+    assert read_summary(rules, tmp_path) == row
+    assert read_catalog(data) == [row]
