@@ -24,6 +24,16 @@ class Terminated(BaseException):
 _signals: list[int] = []
 
 
+#: Set once Ctrl-C arrives: a C extension's import it breaks (NumPy's) fails as an
+#: ImportError that does not carry the KeyboardInterrupt.
+_interrupted: list[int] = []
+
+
+def _interrupt(*_: object) -> None:
+    _interrupted.append(signal.SIGINT)
+    raise KeyboardInterrupt
+
+
 def _terminate(*_: object) -> None:
     _signals.append(signal.SIGTERM)  # DuckDB may turn the exception into its own interrupt
     raise Terminated()
@@ -48,6 +58,7 @@ def main() -> None:
     if "--debug" in sys.argv[1:2]:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _interrupt)
     sys.unraisablehook = _unraisable
     global _last_words
     # made now, while there is memory: where memory runs out, even describing it can fail
@@ -277,7 +288,7 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     Nothing is imported to tell: what is not loaded did not raise it (`loaded`)."""
     if isinstance(error, loaded("typer", "Abort")):
         return "aborted", 1
-    if isinstance(error, KeyboardInterrupt):
+    if isinstance(error, KeyboardInterrupt) or (_interrupted and isinstance(error, ImportError)):
         return interrupted(), 130
     if isinstance(error, Terminated):
         return interrupted(), 143

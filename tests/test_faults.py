@@ -99,7 +99,13 @@ def test_ctrl_c_in_any_stage_is_one_line_and_loses_nothing(data, stage):
 
 def test_ctrl_c_while_the_commands_load_is_one_line(data):
     process = start("build", SLOW, "-q", data=data)
-    time.sleep(0.3)
+    # not before Python's own start-up is over (a signal there is the interpreter's, before
+    # any of our code runs: on a loaded machine 0.3 s was not always enough), but as the
+    # command's libraries load: the first of them mapped into the process
+    maps, deadline = Path(f"/proc/{process.pid}/maps"), time.monotonic() + 30
+    while maps.exists() and time.monotonic() < deadline and not re.search(
+            r"/(numpy|duckdb|pyarrow|typer)[^/]*/", maps.read_text()):
+        time.sleep(0.005)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130 and len(err.strip().splitlines()) == 1, err
