@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline.storage.parquet import first_seen, write_batches
 
@@ -69,3 +70,23 @@ def test_first_rows_are_each_codes_first_occurrence():
         for row, code in reversed(list(enumerate(codes.tolist()))):
             expected[code] = row
         assert _first_rows(codes, count).tolist() == expected.tolist()
+
+
+def test_what_stops_the_writing_is_raised_not_the_failed_close(tmp_path, monkeypatch):
+    # Ctrl-C in export's writing came out as Arrow's "Column 5 had 245024 while previous
+    # column had 0", raised by closing the half-written file, and exit status 1, not 130
+    from pipeline.storage import parquet
+
+    def failing_close(self):
+        raise OSError("Column 5 had 245024 while previous column had 0")
+
+    monkeypatch.setattr(parquet.BatchWriter, "close", failing_close)
+    schema = pa.schema([("id", pa.int64())])
+
+    def batches():
+        yield pa.record_batch([pa.array([1, 2, 3])], schema=schema)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_batches(batches(), tmp_path / "out.parquet", schema)
+    assert not list(tmp_path.iterdir())

@@ -6,7 +6,7 @@ import hashlib
 import os
 import queue
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -118,8 +118,14 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
                         pending, held = rest.to_batches(), rest.num_rows
                 if held or not (behind.puts or writer.rows):
                     behind.put(pa.Table.from_batches(pending, schema))
-        finally:
-            writer.close()
+        except BaseException:
+            # the file is scratch and goes with atomic_path; closing a half-written row group
+            # fails in Arrow's words ("Column 5 had 245024 while previous column had 0"),
+            # which must not hide what stopped the writing (a Ctrl-C, a full disk)
+            with suppress(Exception):
+                writer.close()
+            raise
+        writer.close()
     return writer.rows
 
 
