@@ -218,33 +218,51 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     # normal play: every finished position is lost by the mover (NULL: no game is over)
     normal_play = bool((finished == loss).all()) if finished.size else None
 
-    def nullable(array: np.ndarray, missing: np.ndarray, wide: bool = False) -> pa.Array:
-        return pa.array(array.astype(np.int64) if wide else array, mask=missing)
+    return _facts_table(
+        pos["id"], terminal, terminal_code, pos["moves"], placed("value"), code, stored["remoteness"], solved,
+        children, known, counts, (min_loss, max_win, min_tie), stored, grundy_children, (taken, grundy < 0), below,
+        max_height, impartial, normal_play)
 
+
+def _nullable(array: np.ndarray, absent: np.ndarray, wide: bool = False) -> pa.Array:
+    return pa.array(array.astype(np.int64) if wide else array, mask=absent)
+
+
+def _facts_table(ids: pa.Array, terminal: pa.Array, terminal_code: np.ndarray, moves: pa.Array, value: pa.Array,
+                 code: np.ndarray, remoteness: pa.Array, solved: pa.Array, children: np.ndarray, known: np.ndarray,
+                 counts: dict[int, np.ndarray], extremes: tuple[np.ndarray, np.ndarray, np.ndarray], own: pa.Table,
+                 grundy_children: np.ndarray, taken: tuple[np.ndarray, np.ndarray], below: np.ndarray,
+                 max_height: np.ndarray, impartial: bool, normal_play: bool | None) -> pa.Table:
+    """The facts verify checks, one row a position (the whole table's and a part's alike):
+    its own columns, what its children say, and the Grundy facts. `extremes`: min_loss,
+    max_win, min_tie; `own`: its grundy and grundy_height; `taken`: (taken, no Grundy value)."""
+    loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
+    min_loss, max_win, min_tie = extremes
+    n = len(ids)
     return pa.table({
-        "id": pos["id"],
+        "id": ids,
         "terminal": terminal.cast(pa.string()),
-        "terminal_code": nullable(terminal_code.astype(np.int32), terminal_code == 0),
-        "moves": pos["moves"],
-        "value": placed("value").cast(pa.string()),
-        "code": nullable(code.astype(np.int32), code == 0),
-        "remoteness": stored["remoteness"],
+        "terminal_code": _nullable(terminal_code.astype(np.int32), terminal_code == 0),
+        "moves": moves,
+        "value": value.cast(pa.string()),
+        "code": _nullable(code.astype(np.int32), code == 0),
+        "remoteness": remoteness,
         "solved": solved,
         "children": children,
         "known_children": known,
         "loss_children": counts[loss],
-        "min_loss": nullable(min_loss, min_loss == NO_MIN, wide=True),
+        "min_loss": _nullable(min_loss, min_loss == NO_MIN, wide=True),
         "win_children": counts[win],
-        "max_win": nullable(max_win, max_win == NO_MAX, wide=True),
+        "max_win": _nullable(max_win, max_win == NO_MAX, wide=True),
         "tie_children": counts[tie],
-        "min_tie": nullable(min_tie, min_tie == NO_MIN, wide=True),
+        "min_tie": _nullable(min_tie, min_tie == NO_MIN, wide=True),
         "draw_children": counts[draw],
-        "grundy": stored["grundy"],
-        "grundy_height": stored["grundy_height"],
+        "grundy": own["grundy"],
+        "grundy_height": own["grundy_height"],
         "grundy_children": grundy_children,
-        "grundy_taken": pa.array(taken, mask=grundy < 0),
+        "grundy_taken": pa.array(taken[0], mask=taken[1]),
         "grundy_below": below,
-        "max_child_height": nullable(max_height, max_height == NO_MAX, wide=True),
+        "max_child_height": _nullable(max_height, max_height == NO_MAX, wide=True),
         "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
         "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
     })
@@ -701,34 +719,8 @@ def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[
                 pairs = np.unique(src[lower].astype(np.int64) * width + child_grundy[lower])
                 below += np.bincount(pairs // width, minlength=n).astype(np.int32)
 
-    def nullable(array: np.ndarray, absent: np.ndarray, wide: bool = False) -> pa.Array:
-        return pa.array(array.astype(np.int64) if wide else array, mask=absent)
-
     by_kind = {c: tally[:, c] for c in (loss, win, tie, draw)}
-    return pa.table({
-        "id": part["id"],
-        "terminal": terminal.cast(pa.string()),
-        "terminal_code": nullable(terminal_code.astype(np.int32), terminal_code == 0),
-        "moves": part["moves"],
-        "value": own["value"].cast(pa.string()),
-        "code": nullable(own_code.astype(np.int32), own_code == 0),
-        "remoteness": own["remoteness"],
-        "solved": solved,
-        "children": children,
-        "known_children": children - unknown,
-        "loss_children": by_kind[loss],
-        "min_loss": nullable(min_loss, min_loss == NO_MIN, wide=True),
-        "win_children": by_kind[win],
-        "max_win": nullable(max_win, max_win == NO_MAX, wide=True),
-        "tie_children": by_kind[tie],
-        "min_tie": nullable(min_tie, min_tie == NO_MIN, wide=True),
-        "draw_children": by_kind[draw],
-        "grundy": own["grundy"],
-        "grundy_height": own["grundy_height"],
-        "grundy_children": grundy_children,
-        "grundy_taken": pa.array(taken, mask=grundy < 0),
-        "grundy_below": below,
-        "max_child_height": nullable(max_height, max_height == NO_MAX, wide=True),
-        "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
-        "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
-    })
+    return _facts_table(
+        part["id"], terminal, terminal_code, part["moves"], own["value"], own_code, own["remoteness"], solved,
+        children, children - unknown, by_kind, (min_loss, max_win, min_tie), own, grundy_children,
+        (taken, grundy < 0), below, max_height, impartial, normal_play)
