@@ -4,6 +4,9 @@ tests/test_pages.py walks the pages of every game in a browser."""
 
 from __future__ import annotations
 
+import csv
+import json
+import logging
 import re
 import shutil
 import subprocess
@@ -18,6 +21,7 @@ import pytest
 
 import pipeline.products.draw as draw_module
 from pipeline.products.draw import DrawError, draw
+from pipeline.products.pages import PAGE_BYTES, TABLE_ROWS, remoteness_histogram
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
@@ -171,9 +175,12 @@ def test_ruleset_page_colours_every_position_and_links_its_moves(built, pages):
     positions, children = tablebase(built, "chopsticks")
     page = Page(pages / "chopsticks" / "default" / "index.html")
     rows = {rid: row for rid, row in page.rows.items() if rid.startswith("r")}
-    assert set(rows) == {f"r{pid}" for pid in positions}
+    # the first page of the table is written out (the script pages through the rest)
+    assert set(rows) <= {f"r{pid}" for pid in positions} and len(rows) == min(TABLE_ROWS, len(positions))
     meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}  # for the player making the move
     for pid, position in positions.items():
+        if f"r{pid}" not in rows:
+            continue
         row = rows[f"r{pid}"]
         assert position["value"] in row["class"]
         assert ("unreachable" in row["class"]) == (not position["reachable"])
@@ -183,7 +190,33 @@ def test_ruleset_page_colours_every_position_and_links_its_moves(built, pages):
         assert sorted(targets) == sorted(children[pid])
         for href, classes in moves:
             assert meaning[positions[int(href[2:])]["value"]] in classes
-    assert {"graph.dot", "strategy.dot"} <= {href for href, _ in page.links}
+    assert {"graph.dot", "strategy.dot", "positions.csv"} <= {href for href, _ in page.links}
+
+
+def test_positions_csv_beside_a_page_holds_every_position_and_its_moves(built, pages):
+    positions, children = tablebase(built, "chopsticks")
+    with open(pages / "chopsticks" / "default" / "positions.csv", newline="") as file:
+        rows = {int(row["id"]): row for row in csv.DictReader(file)}
+    assert rows.keys() == positions.keys()
+    for pid, row in rows.items():
+        assert (row["position"], row["value"]) == (positions[pid]["position"], positions[pid]["value"])
+        assert {dst for _, dst in json.loads(row["moves"])} == children[pid]
+
+
+def test_a_page_stays_under_five_megabytes_with_every_position_one_link_away(tmp_path):
+    build(Ruleset.parse("sticks:rows=8"), DataDir(tmp_path))  # 15,394 positions, 403,214 moves: 70 MB once
+    draw(["sticks:rows=8"], tmp_path, graphs=False)
+    folder = tmp_path / "pages" / "sticks" / "rows-8"
+    assert (folder / "index.html").stat().st_size <= PAGE_BYTES
+    page = (folder / "index.html").read_text()
+    assert "nearest the start" in page and 'href="positions.csv"' in page
+    with open(folder / "positions.csv", newline="") as file:
+        assert sum(1 for _ in csv.DictReader(file)) == 15_394
+
+
+def test_a_long_remoteness_histogram_keeps_to_its_column():
+    svg = remoteness_histogram({("win", r): 1 for r in range(0, 400, 2)} | {("loss", 399): 1})
+    assert int(re.search(r'width="(\d+)"', svg).group(1)) <= 240
 
 
 def test_index_counts_match_the_catalog(built, pages):
@@ -224,11 +257,22 @@ def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_
     assert all(href[1:] in page.ids for href, _ in page.links if href.startswith("#"))
 
 
-def test_too_large_a_graph_is_refused_before_anything_is_written(built, tmp_path, monkeypatch):
+def test_a_ruleset_too_large_for_a_graph_gets_its_page_and_one_too_large_for_a_page_is_skipped(
+        built, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(draw_module, "GRAPH_LIMIT", 150)  # chopsticks has 92, the rollover one 200
+    draw(["chopsticks", "chopsticks:overflow=rollover"], built, tmp_path)
+    assert (tmp_path / "chopsticks" / "default" / "graph.dot").exists()
+    rollover = tmp_path / "chopsticks" / "overflow-rollover"
+    assert (rollover / "index.html").exists() and not (rollover / "graph.dot").exists()
+    monkeypatch.setattr(draw_module, "PAGE_LIMIT", 150)
+    with caplog.at_level(logging.WARNING, logger="tablebase"):
+        draw(["chopsticks:overflow=rollover", "chopsticks"], built, tmp_path / "second")
+    assert (tmp_path / "second" / "chopsticks" / "default" / "index.html").exists()
+    assert not (tmp_path / "second" / "chopsticks" / "overflow-rollover").exists()
+    assert any("skipped chopsticks:overflow=rollover has 200 positions" in r.getMessage() for r in caplog.records)
     with pytest.raises(DrawError, match=r"^chopsticks:overflow=rollover has 200 positions reachable .*at most 150"):
-        draw(["chopsticks", "chopsticks:overflow=rollover"], built, tmp_path)
-    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+        draw(["chopsticks:overflow=rollover"], built, tmp_path / "third")
+    assert not (tmp_path / "third").exists()
 
 
 def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
@@ -236,22 +280,24 @@ def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
     for ruleset in ("sticks:rows=7", "sticks:rows=6", "hackenbush:tree=1:2/3"):
         build(Ruleset.parse(ruleset), DataDir(tmp_path))
 
-    def tablebase_draw(*args):
-        return subprocess.run([sys.executable, "-m", "pipeline", "draw", "-q", *args, "--data", str(tmp_path)],
+    def tablebase_draw(*args, quiet=True):
+        return subprocess.run([sys.executable, "-m", "pipeline", "draw", *(["-q"] if quiet else []), *args, "--data", str(tmp_path)],
                               capture_output=True, text=True, cwd=ROOT, timeout=120)
 
-    refused = tablebase_draw("sticks:rows=7")
-    assert refused.returncode == 1
-    assert refused.stderr.strip().splitlines() == [
-        "error: sticks:rows=7 has 3,558 positions reachable from the start, too many to draw as a graph "
-        "(at most 2,000); --page-only writes its HTML page alone"]
-    assert not (tmp_path / "pages").exists()
-    drawn = tablebase_draw("--all")
+    alone = tablebase_draw("sticks:rows=7")
+    assert alone.returncode == 0, alone.stderr
+    assert [line.split(" ", 1)[1] for line in alone.stderr.strip().splitlines() if "state graph" in line] == [
+        "drawing the page of sticks:rows=7 without its state graph: 3,558 reachable positions, too many to draw "
+        "as a graph (at most 2,000)"]
+    by_hand = tmp_path / "pages" / "sticks" / "rows-7"
+    assert (by_hand / "index.html").exists() and not (by_hand / "graph.dot").exists()
+    drawn = tablebase_draw("--all", quiet=False)
     assert drawn.returncode == 0, drawn.stderr
-    assert not (tmp_path / "pages" / "sticks" / "rows-7").exists()  # too many moves for --all
+    assert (by_hand / "index.html").exists()  # too many moves for --all, drawn by hand: kept
+    assert ".tmp" not in drawn.stderr and str(tmp_path / "pages" / "sticks" / "rows-6") in drawn.stderr
     sticks = tmp_path / "pages" / "sticks" / "rows-6"
     # too large for a state graph: the page and the strategy, small enough to read, alone
-    assert {p.name for p in sticks.iterdir()} - {"strategy.svg"} == {"index.html", "strategy.dot"}
+    assert {p.name for p in sticks.iterdir()} - {"strategy.svg"} == {"index.html", "positions.csv", "strategy.dot"}
     assert (tmp_path / "pages" / Ruleset.parse("hackenbush:tree=1:2/3").folder / "graph.dot").exists()
     index = Page(tmp_path / "pages" / "index.html")
     for href, _ in index.links:

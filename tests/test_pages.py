@@ -3,6 +3,9 @@ search, filters and sorting working in a real browser (headless Chromium)."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import logging
 import shutil
 import xml.etree.ElementTree as ET
@@ -92,7 +95,9 @@ def test_every_game_draws_its_positions_and_a_plug_in_shows_its_text(site):
         for text in tablebase(data, ruleset):
             picture = rules.game.draw(rules, text)
             svg = ET.fromstring(picture)  # well-formed, without a namespace: inline in HTML
-            assert svg.tag == "svg" and svg.get("class") == "position" and svg.get("viewBox"), ruleset
+            assert svg.tag == "svg" and svg.get("viewBox"), ruleset
+            # a picture with the mover below and the other above says so: the pages keep each player's side
+            assert svg.get("class").split() == ["position"] + (["sides"] if rules.game_name == "chopsticks" else []), ruleset
             assert "<script" not in picture and "href" not in picture, ruleset
             assert (picture == text_picture(text)) == (rules.game_name == "takeaway"), (ruleset, text)
 
@@ -169,29 +174,61 @@ def opened(browser, path: Path, width: int = 1400, height: int = 900):
     return page
 
 
-def test_walking_the_game_by_clicking_reaches_each_move_and_back(site, browser):
+def test_walking_the_game_lists_the_moves_by_ply_keeps_each_players_side_and_downloads_the_line(site, browser):
     data, pages = site
     positions = tablebase(data, "chopsticks:split=any")
     page = opened(browser, pages / "chopsticks" / "split-any" / "index.html")
     here = page.locator("#here")
     assert here.locator("svg.position").get_attribute("aria-label").endswith("holds 1-1, the other player 1-1")
     assert here.locator(".pos").inner_text().startswith("1-1|1-1")
-    walked = ["1-1|1-1"]
-    for _ in range(4):  # the first move each time: the best
+    assert here.locator(".turn").inner_text() == "Ply 0 · the first player to move"
+    assert here.locator(".verdict").inner_text() == "the second player wins in 26 plies"
+    walked, played = ["1-1|1-1"], []
+    for ply in range(1, 5):  # the first move each time: the best
         card = page.locator("#moves li a").first
         assert card.locator("svg.position").count() == 1
         target = card.get_attribute("title").removeprefix("to ")
         child = positions[target]
         meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}[child["value"]]
         assert meaning in card.get_attribute("class").split()
+        assert card.locator(".what").inner_text().startswith(f"{meaning} in {child['remoteness'] + 1} plies")
+        played.append(card.locator(".label").inner_text())
         card.click()
         page.wait_for_function("id => document.querySelector('#here').dataset.id === id", arg=str(child["id"]))
         assert here.locator(".pos").inner_text().split()[0] == target
-        assert page.url.endswith(f"#p{child['id']}")
+        assert page.url.endswith(f".{child['id']}")
         assert page.locator("#moves li").count() == child["moves"] or child["moves"] == 0
+        mover, other = ("second", "first") if ply % 2 else ("first", "second")
+        assert here.locator(".turn").inner_text() == f"Ply {ply} · the {mover} player to move"
+        winner = mover if child["value"] == "win" else other
+        assert here.locator(".verdict").inner_text() == f"the {winner} player wins in {child['remoteness']} plies"
+        # the first player's hands stay below: the picture is flipped when the second player moves
+        flipped = page.evaluate("getComputedStyle(document.querySelector('#here svg.position')).transform")
+        assert (flipped != "none") == (mover == "second")
         walked.append(target)
+    moves = page.locator("ol#line > li")
+    assert moves.count() == 4
+    for k in range(4):
+        text = moves.nth(k).inner_text()
+        player = "first" if k % 2 == 0 else "second"
+        assert text.startswith(f"ply {k + 1} {player} player {played[k]} → {walked[k + 1]}"), text
+    assert page.locator("#strip a").count() == 5  # the value at each ply, the start's too
+    with page.expect_download() as saving:
+        page.click("#save-csv")
+    assert saving.value.suggested_filename == "chopsticks-split-any-line.csv"
+    rows = list(csv.DictReader(io.StringIO(Path(saving.value.path()).read_text())))
+    assert [row["position"] for row in rows] == walked and [row["ply"] for row in rows] == ["0", "1", "2", "3", "4"]
+    assert [row["to_move"] for row in rows] == ["first player", "second player"] * 2 + ["first player"]
+    assert [row["move"] for row in rows] == played + [""]
+    assert all(row["value"] == positions[row["position"]]["value"] for row in rows)
+    with page.expect_download() as saving:
+        page.click("#save-json")
+    line = json.loads(Path(saving.value.path()).read_text())
+    assert line["ruleset"] == "chopsticks:split=any" and [step["position"] for step in line["line"]] == walked
+    assert [step["remoteness"] for step in line["line"]] == [positions[t]["remoteness"] for t in walked]
     page.go_back()
     page.wait_for_function("t => document.querySelector('#here .pos').textContent.startsWith(t)", arg=walked[-2])
+    assert page.locator("ol#line > li").count() == 3
     page.close()
 
 
@@ -199,7 +236,7 @@ def test_search_filters_and_sorting_change_what_the_table_shows(site, browser):
     data, pages = site
     positions = tablebase(data, "chopsticks")
     page = opened(browser, pages / "chopsticks" / "default" / "index.html")
-    visible = "() => Array.from(document.querySelectorAll('table.positions tbody tr')).filter(r => !r.hidden).length"
+    visible = "() => Number(document.getElementById('shown').dataset.count)"
     assert page.evaluate(visible) == len(positions)
     page.fill("#search", "0-4|")
     assert page.evaluate(visible) == sum("0-4|" in text for text in positions) > 0

@@ -21,9 +21,11 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def svg(width: float, height: float, body: list[str], label: str) -> str:
-    """An inline SVG of `body` (SVG elements), `label` its accessible name."""
-    return (f'<svg class="position" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
+def svg(width: float, height: float, body: list[str], label: str, sides: bool = False) -> str:
+    """An inline SVG of `body` (SVG elements), `label` its accessible name. With `sides`
+    the player to move is drawn below and the other above: the pages flip the picture
+    (its texts kept upright) where the second player moves, so each player keeps a side."""
+    return (f'<svg class="position{" sides" * sides}" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
             f'role="img" aria-label="{esc(label)}" font-family="system-ui,sans-serif">{"".join(body)}</svg>')
 
 

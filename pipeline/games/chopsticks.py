@@ -139,7 +139,7 @@ class Chopsticks(Game):
         for i, n in enumerate(mover):
             body += _hand(label + i * (hand + gap), row + 6, hand, n, slots, _svg.MOVER, down=False)
         return _svg.svg(width, 2 * row + 6, body, f"the player to move holds {'-'.join(map(str, mover))}, "
-                        f"the other player {'-'.join(map(str, other))}")
+                        f"the other player {'-'.join(map(str, other))}", sides=True)
 
 
 #: Hands of more fingers than this show their count as a number.

@@ -21,7 +21,6 @@ ones, up to PAGE_LIMIT of those. Values are the side to move's, as everywhere.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections import deque
@@ -36,7 +35,7 @@ from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
-from pipeline.products.pages import COLOURS, index_page, natural_key, ruleset_page
+from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
 from pipeline.storage.parquet import atomic_path, require
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
@@ -90,15 +89,21 @@ def read_summary(rules: Ruleset, data: Path) -> CatalogRow:
 
 def check_size(summary: CatalogRow, graphs: bool) -> None:
     """DrawError if the ruleset is too large for the pictures asked for."""
+    problem = too_large(summary, graphs)
+    if problem is not None:
+        raise DrawError(problem)
+
+
+def too_large(summary: CatalogRow, graphs: bool) -> str | None:
+    """Why the ruleset is too large for the pictures asked for, or None."""
     reachable, ruleset = summary.reachable, summary.ruleset
     if graphs and reachable > GRAPH_LIMIT:
-        raise DrawError(
-            f"{ruleset} has {reachable:,} positions reachable from the start, too many to draw "
-            f"as a graph (at most {GRAPH_LIMIT:,}); --page-only writes its HTML page alone")
+        return (f"{ruleset} has {reachable:,} positions reachable from the start, too many to draw "
+                f"as a graph (at most {GRAPH_LIMIT:,}); --page-only writes its HTML page alone")
     if reachable > PAGE_LIMIT:
-        raise DrawError(
-            f"{ruleset} has {reachable:,} positions reachable from the start, too many for "
-            f"a page (at most {PAGE_LIMIT:,})")
+        return (f"{ruleset} has {reachable:,} positions reachable from the start, too many for "
+                f"a page (at most {PAGE_LIMIT:,})")
+    return None
 
 
 def load_graph(rules: Ruleset, data: Path, summary: CatalogRow, reachable_only: bool) -> RulesetGraph:
@@ -337,6 +342,7 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
                          f"{READABLE_STRATEGY} positions it is too large to read.")
     files = DataDir(data).ruleset(rules)
     counts = remoteness_counts({rules.id: files.tablebase})[rules.id]
+    written.append(_write(folder / "positions.csv", positions_csv(graph)))
     written.append(_write(folder / "index.html", ruleset_page(graph, pictures, notes, counts)))
     log.info("drew %s: %s in %s", rules.id, ", ".join(p.name for p in written), folder)
     return written
@@ -386,17 +392,28 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
     """Draw each ruleset (every built one that fits with `every`), then the index, with the
     comments of `ruleset_file`.
 
-    Named rulesets are all checked before anything is written; with `every`, rulesets
-    of more than ALL_GRAPH_LIMIT reachable positions get their page and a readable strategy
-    alone, and those of more than ALL_PAGE_TRANSITIONS moves are skipped (name them to draw them).
+    A named ruleset too large for a state graph gets its page and a readable strategy alone,
+    and one too large for a page is skipped, each with a note (DrawError if every named one
+    is); with `every`, rulesets of more than ALL_GRAPH_LIMIT reachable positions get their
+    page and a readable strategy alone, and those of more than ALL_PAGE_TRANSITIONS moves
+    are skipped (name them to draw them). Pages already drawn are kept.
     """
     chosen = [Ruleset.parse(text) for text in rulesets]
     comments = read_comments(ruleset_file) if ruleset_file is not None else {}
-    plans = []
+    plans, skipped = [], []
     for rules in chosen:
         summary = read_summary(rules, data)
-        check_size(summary, graphs)
-        plans.append((rules, graphs, graphs))
+        if too_large(summary, False) is not None:
+            skipped.append(too_large(summary, False))
+            log.warning("skipped %s", skipped[-1])
+            continue
+        with_graph = graphs and too_large(summary, True) is None
+        if graphs and not with_graph:
+            log.warning("drawing the page of %s without its state graph: %s reachable positions, too many to draw "
+                        "as a graph (at most %s)", rules.id, f"{summary.reachable:,}", f"{GRAPH_LIMIT:,}")
+        plans.append((rules, with_graph, graphs))
+    if chosen and not plans and not every:
+        raise DrawError(skipped[0])
     if every:
         catalog = read_catalog(DataDir(data))
         named = {rules.id for rules in chosen}
@@ -413,22 +430,21 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
             plans.append((Ruleset.parse(row.ruleset), graphs and row.reachable <= ALL_GRAPH_LIMIT, graphs))
     if shutil.which("dot") is None and any(g or s for _, g, s in plans):
         log.warning(GRAPHVIZ_HINT)
-    pages = pages_dir(data, out)
-    # --all draws every page anew aside, then swaps the folders: no page is left of a
-    # ruleset no longer built (or of an earlier layout)
-    target = pages.with_name(f".{pages.name}.tmp") if every else pages
-    if every:
-        shutil.rmtree(target, ignore_errors=True)
     written = []
     for rules, with_graph, with_strategy in plans:
-        written += draw_ruleset(rules, data, target, with_graph, with_strategy)
-    written.append(draw_index(data, target, comments))
+        written += draw_ruleset(rules, data, out, with_graph, with_strategy)
     if every:
-        old = pages.with_name(f".{pages.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        if pages.exists():
-            os.rename(pages, old)
-        os.rename(target, pages)
-        shutil.rmtree(old, ignore_errors=True)
-        written = [pages / path.relative_to(target) for path in written]
+        _remove_unbuilt(data, pages_dir(data, out))
+    written.append(draw_index(data, out, comments))
     return written
+
+
+def _remove_unbuilt(data: Path, pages: Path) -> None:
+    """Remove the pages of rulesets no longer built (a <game>/<slug> folder with a page,
+    not a catalog row's); pages drawn by hand of those built stay."""
+    built = {row.folder for row in read_catalog(DataDir(data))}
+    for page in sorted(pages.glob("*/*/index.html")):
+        folder = page.parent
+        if folder.relative_to(pages).as_posix() not in built and not folder.is_symlink():
+            shutil.rmtree(folder)
+            log.info("removed the page of a ruleset no longer built: %s", folder)

@@ -11,7 +11,9 @@ the table. Nothing is fetched: the pages open offline straight from the disk.
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import re
 from collections import deque
@@ -37,23 +39,6 @@ def _count(n: int, value: str) -> str:
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _value_text(value: str, remoteness: int | None) -> str:
-    return value if remoteness is None else f"{value} in {remoteness}"
-
-
-def for_the_mover(value: str, remoteness: int | None) -> str:
-    """What a position's value means, from the side of the player to move."""
-    words = in_words(value, remoteness, "the player to move", "the other player")
-    return f"game over: {words}" if remoteness == 0 else words
-
-
-def move_outcome(value: str, remoteness: int | None) -> tuple[str, str]:
-    """What a move into a position of `value` and `remoteness` means for the player making
-    it: its value word, and the value with the plies counted from before the move ("win in 5")."""
-    outcome = Value(value).opposite.value
-    return outcome, _value_text(outcome, None if remoteness is None else remoteness + 1)
 
 
 # --- charts ------------------------------------------------------------------------------
@@ -82,7 +67,8 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
     top = max(r for _, r in counts)
     peak = max(max(counts.get(("win", r), 0) + counts.get(("tie", r), 0), counts.get(("loss", r), 0))
                for r in range(top + 1))
-    bar = max(2.0, min(14.0, width / (top + 1)))
+    # bars narrow as remoteness grows, so a histogram keeps to its column's `width`
+    bar = min(14.0, width / (top + 1))
     width = int(bar * (top + 1))
     half = (height - 12) / 2
     parts = [f'<line x1="0" y1="{half:.1f}" x2="{width}" y2="{half:.1f}" stroke="#90a4ae" stroke-width="0.5"/>']
@@ -141,6 +127,20 @@ svg { vertical-align: middle; }
 #here[data-value=tie] .pic { border-color: #fdd835; } #here[data-value=draw] .pic { border-color: #90a4ae; }
 #here .pos { font-size: 1.2em; font-weight: 600; } #here .pos .note { font: 0.8em system-ui, sans-serif; }
 #here .verdict { font-size: 1.1em; }
+#here .turn { font-size: 1.05em; }
+/* the first player at the bottom of a picture with two sides: flipped when the second is to move, its words kept upright */
+#here.second .pic svg.sides, ol.cards a.second svg.sides { transform: scaleY(-1); }
+#here.second .pic svg.sides text, ol.cards a.second svg.sides text { transform: scaleY(-1); transform-box: fill-box; transform-origin: center; }
+#walk h3 { font-size: 1em; margin: 1em 0 0.3em; }
+ol#line { margin: 0.2em 0; padding-left: 2.2em; }
+ol#line li { margin: 1px 0; }
+ol#line a { color: inherit; text-decoration: none; }
+ol#line .ply { color: #607d8b; font-variant-numeric: tabular-nums; }
+.slip { color: #b71c1c; font-size: 0.9em; }
+.strip { display: inline-flex; flex-wrap: wrap; gap: 1px; vertical-align: middle; }
+.strip a { display: inline-block; min-width: 1.6em; text-align: center; font-size: 0.8em; color: #000;
+  text-decoration: none; border-radius: 2px; }
+.strip a.now { outline: 2px solid #37474f; }
 ol.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 0.6em 0 0; padding: 0; list-style: none; }
 ol.cards li a { display: flex; flex-direction: column; align-items: center; gap: 3px; padding: 6px 8px 5px;
   border-radius: 8px; color: #000; text-decoration: none; border: 2px solid transparent; min-width: 90px; }
@@ -196,13 +196,23 @@ def _json(data: object) -> str:
 
 # --- a ruleset's page --------------------------------------------------------------------
 
-# The walk: shows the position the fragment #p<id> names (the start without one) with its
-# moves as cards, from the JSON document #data. The table: search, filters, sorting.
+#: A page's size at most (a browser opens 5 MB in a second; sticks:rows=8's 70 MB took 99 s).
+PAGE_BYTES = 5_000_000
+#: What the walk's data may take at first: positions nearest the start keep their moves
+#: until it is spent; the page halves it while the page is over PAGE_BYTES.
+WALK_BYTES = 2_500_000
+#: Rows of the positions table at a time (the script pages through the rest).
+TABLE_ROWS = 200
+
+# The walk: the line the fragment #p<id>.<id>… names (a position, then each position a move
+# led to; the start without one), its position drawn with its moves as cards, the moves
+# played as a numbered list, a strip of the value at each ply and a download of the line.
+# The table: search, filters, sorting and paging over the JSON document #data.
 _SCRIPT = r"""
 (() => {
   const D = JSON.parse(document.getElementById('data').textContent);
   const at = new Map(D.id.map((id, i) => [id, i]));
-  const V = ['win', 'loss', 'tie', 'draw'];
+  const V = ['win', 'loss', 'tie', 'draw'], OPPOSITE = [1, 0, 2, 3];
   const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]);
   const pics = document.querySelectorAll('#pics > template');
   // a position not drawn: its text in a box, as pipeline/games/_svg.py's text_picture draws it
@@ -211,82 +221,192 @@ _SCRIPT = r"""
     return D.box.replace(/@W@|@X@|@R@|\u0000/g, k => ({'@W@': w, '@X@': w / 2, '@R@': w - 1})[k] ?? esc(t));
   };
   const pic = i => D.d[i] >= 0 ? pics[D.d[i]].innerHTML : box(D.t[i]);
-  const key = i => V[D.v[i]] + ' ' + (D.r[i] === null ? '' : D.r[i]);
-  const here = document.getElementById('here'), cards = document.getElementById('moves');
-  const title = document.title;
-  function show(i) {
-    const v = V[D.v[i]];
-    here.dataset.value = v;
-    here.dataset.id = D.id[i];
-    here.innerHTML = '<div class="pic">' + pic(i) + '</div><div><div class="pos">' + esc(D.t[i]) +
-      (i === D.start ? ' <span class="note">(the start)</span>' : '') + '</div><div class="verdict"><b class="' +
-      v + '">' + esc(D.w[key(i)]) + '</b></div><div class="note">' + esc(D.n[i]) + '</div></div>';
-    const m = D.m[i], out = [];
-    for (let k = 0; k < m.length; k += 2) {
-      const j = m[k], o = D.c[key(j)];
-      out.push('<li' + (k / 2 < D.b[i] ? ' class="best"' : '') + '><a class="' + o[0] + '" href="#p' +
-        D.id[j] + '" title="to ' + esc(D.t[j]) + '">' + pic(j) + '<span class="label">' + esc(D.l[m[k + 1]]) +
-        '</span><span class="what">' + esc(o[1]) + (k / 2 < D.b[i] ? ' · best' : '') + '</span></a></li>');
+  const count = (n, what) => n.toLocaleString('en') + ' ' + what + (n === 1 ? '' : 's');
+  const plies = n => n === 1 ? '1 ply' : n.toLocaleString('en') + ' plies';
+  // what position i means for `mover`, the player to move there, and `other`
+  function verdict(i, mover, other) {
+    const v = D.v[i], r = D.r[i];
+    if (v === 3) return 'a draw: neither player can force the game to end';
+    if (r === 0) return 'game over: ' + (v === 2 ? 'a tie' : (v === 0 ? mover : other) + ' has won');
+    return v === 2 ? 'a tie in ' + plies(r) : (v === 0 ? mover : other) + ' wins in ' + plies(r);
+  }
+  // what the move into position j means for the player making it, plies counted from before it
+  const outcome = j => V[OPPOSITE[D.v[j]]] + (D.r[j] === null ? '' : ' in ' + plies(D.r[j] + 1));
+  const legal = i => D.k[i] ? count(D.k[i], 'legal move') : 'no legal move';
+  function note(i) {
+    const parts = [];
+    if (D.g[i] !== null) parts.push('Grundy value ' + D.g[i]);
+    if (!D.reach[i]) parts.push('play cannot reach this position from the start');
+    parts.push(legal(i));
+    return parts.join('; ');
+  }
+  const moves = i => { const m = D.m[i] || [], out = []; for (let k = 0; k < m.length; k += 2) out.push([m[k], D.l[m[k + 1]]]); return out; };
+  const best = (i, j) => { const m = D.m[i]; return !!m && D.v[j] === D.v[m[0]] && D.r[j] === D.r[m[0]]; };
+  const away = i => 'This page holds the moves of the ' + D.held.toLocaleString('en') + ' positions nearest the start, ' +
+    'not of this one: tablebase probe ' + D.ruleset + " '" + D.t[i] + "' lists them.";
+
+  // the line walked: its positions and the moves played between them
+  let line = [D.start], played = [];
+  function parse() {
+    const hit = /^#p(\d+)((?:\.\d+)*)$/.exec(location.hash), root = hit ? at.get(Number(hit[1])) : undefined;
+    line = [root === undefined ? D.start : root];
+    played = [];
+    if (root === undefined || !hit[2]) return;
+    for (const id of hit[2].slice(1).split('.').map(Number)) {  // a step that is not a move ends the line
+      const move = moves(line[line.length - 1]).find(([j]) => D.id[j] === id);
+      if (!move) break;
+      line.push(move[0]);
+      played.push(move[1]);
     }
-    cards.innerHTML = out.join('') || '<li class="note">' + (D.r[i] === 0 ? 'No move: the game is over.' : 'No move.') + '</li>';
+  }
+  const href = ids => '#p' + ids.map(i => D.id[i]).join('.');
+  // who is who: from the start the game's own players; from elsewhere, A moves first
+  const players = () => line[0] === D.start ? ['first player', 'second player'] : ['player A', 'player B'];
+  const moverAt = ply => players()[ply % 2];
+
+  const here = document.getElementById('here'), cards = document.getElementById('moves');
+  const list = document.getElementById('line'), strip = document.getElementById('strip');
+  const title = document.title;
+  function show() {
+    parse();
+    const n = line.length - 1, i = line[n], [first, second] = players();
+    const mover = moverAt(n), other = moverAt(n + 1);
+    here.dataset.value = V[D.v[i]];
+    here.dataset.id = D.id[i];
+    here.dataset.ply = n;
+    here.classList.toggle('second', n % 2 === 1);
+    here.innerHTML = '<div class="pic">' + pic(i) + '</div><div><div class="turn">Ply ' + n + ' · <b>the ' + mover +
+      '</b> to move</div><div class="pos">' + esc(D.t[i]) + (i === D.start ? ' <span class="note">(the start)</span>' : '') +
+      '</div><div class="verdict"><b class="' + V[D.v[i]] + '">' + esc(verdict(i, 'the ' + mover, 'the ' + other)) +
+      '</b></div><div class="note">' + esc(note(i)) + '</div></div>';
+    const out = [];
+    for (const [j, label] of moves(i)) {
+      const good = best(i, j);
+      out.push('<li' + (good ? ' class="best"' : '') + '><a class="' + V[OPPOSITE[D.v[j]]] + (n % 2 ? '' : ' second') +
+        '" href="' + href([...line, j]) + '" title="to ' + esc(D.t[j]) + '">' + pic(j) + '<span class="label">' +
+        esc(label) + '</span><span class="what">' + esc(outcome(j)) + (good ? ' · best' : '') + '</span></a></li>');
+    }
+    cards.innerHTML = out.join('') || '<li class="note">' + esc(D.m[i] ? (D.r[i] === 0 ? 'No move: the game is over.' : 'No move.') : away(i)) + '</li>';
+    const rows = [];
+    for (let k = 0; k < n; k++) {
+      const a = line[k], b = line[k + 1];
+      rows.push('<li data-ply="' + (k + 1) + '"><a href="' + href(line.slice(0, k + 2)) + '"><span class="ply">ply ' + (k + 1) +
+        '</span> <span class="who">' + moverAt(k) + '</span> <b>' + esc(played[k]) + '</b> → <code>' + esc(D.t[b]) +
+        '</code></a> <span class="' + V[OPPOSITE[D.v[b]]] + '">' + esc(outcome(b)) + '</span>' +
+        (best(a, b) ? ' <span class="note">best</span>' : ' <span class="slip">not the best: ' + esc(outcome(D.m[a][0])) + ' was there</span>') + '</li>');
+    }
+    list.innerHTML = rows.join('');
+    document.getElementById('line-none').hidden = n > 0;
+    document.getElementById('line-from').innerHTML = 'From <a href="' + href(line.slice(0, 1)) + '"><code>' + esc(D.t[line[0]]) +
+      '</code></a>' + (line[0] === D.start ? ', the start' : ' (not the start: player A is the one to move there)') +
+      ', the ' + first + ' to move: ' + esc(verdict(line[0], 'the ' + first, 'the ' + second)) + '.';
+    // the strip: the value for the first player (A) after each ply, plies left written in it
+    strip.innerHTML = line.map((p, k) => {
+      const v = V[k % 2 ? OPPOSITE[D.v[p]] : D.v[p]];
+      return '<a class="' + v + (k === n ? ' now' : '') + '" href="' + href(line.slice(0, k + 1)) + '" title="ply ' + k + ': ' +
+        esc(verdict(p, 'the ' + moverAt(k), 'the ' + moverAt(k + 1))) + '">' + (D.r[p] === null ? '∞' : D.r[p]) + '</a>';
+    }).join('');
+    document.getElementById('strip-who').textContent = first;
     document.title = D.t[i] + ' · ' + title;
   }
-  function follow() {
-    const hit = /^#p(\d+)$/.exec(location.hash), i = hit ? at.get(Number(hit[1])) : undefined;
-    show(i === undefined ? D.start : i);
-  }
-  addEventListener('hashchange', follow);
-  follow();
+  addEventListener('hashchange', show);
+  show();
 
-  const rows = Array.from(document.querySelectorAll('table.positions tbody tr'));
-  const body = document.querySelector('table.positions tbody');
+  // the line as a file: one row a position, from its first, with the move then played
+  function walked() {
+    return line.map((i, k) => ({ply: k, to_move: moverAt(k), position: D.t[i], value: V[D.v[i]],
+      remoteness: D.r[i], move: k < played.length ? played[k] : null}));
+  }
+  const cell = x => x === null ? '' : /[",\r\n]/.test(String(x)) ? '"' + String(x).replace(/"/g, '""') + '"' : String(x);
+  function save(name, text, type) {
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([text], {type}));
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+  }
+  document.getElementById('save-csv').addEventListener('click', () => {
+    const rows = walked(), keys = Object.keys(rows[0]);
+    save(D.file + '-line.csv', [keys, ...rows.map(r => keys.map(k => r[k]))].map(r => r.map(cell).join(',')).join('\r\n') + '\r\n', 'text/csv');
+  });
+  document.getElementById('save-json').addEventListener('click', () => {
+    save(D.file + '-line.json', JSON.stringify({ruleset: D.ruleset, values: 'for the player to move; remoteness in plies',
+      line: walked()}, null, 1) + '\n', 'application/json');
+  });
+
+  // the table: every position the page holds, filtered, sorted, a page of rows at a time
+  const body = document.querySelector('table.positions tbody'), shown = document.getElementById('shown');
   const search = document.getElementById('search'), reach = document.getElementById('reachable');
   const values = Array.from(document.querySelectorAll('.controls input[name=value]'));
-  const shown = document.getElementById('shown');
+  const back = document.getElementById('previous'), next = document.getElementById('next');
+  let order = D.id.map((_, i) => i), chosen = order, from = 0;
+  function row(i) {
+    const m = moves(i), good = m.filter(([j]) => best(i, j)).length;
+    const cells = !D.m[i] ? '<span class="note">' + legal(i) + ' (not held by this page)</span>'
+      : !m.length ? '<span class="note">' + (D.r[i] === 0 ? esc(verdict(i, 'the player to move', 'the other player')) : 'no move') + '</span>'
+      : '<ul class="moves">' + m.map(([j, label], k) => '<li><a class="' + V[OPPOSITE[D.v[j]]] + (k < good ? ' best' : '') +
+        '" href="#p' + D.id[j] + '">' + esc(label) + '</a> → <code>' + esc(D.t[j]) + '</code> <span class="note">(' +
+        esc(outcome(j)) + ')</span></li>').join('') + '</ul>';
+    return '<tr id="r' + D.id[i] + '" data-i="' + i + '" class="' + V[D.v[i]] + (D.reach[i] ? '' : ' unreachable') +
+      (i === D.start ? ' start' : '') + '"><td class="v"><a href="#p' + D.id[i] + '"><code>' + esc(D.t[i]) + '</code></a>' +
+      (i === D.start ? ' <span class="note">start</span>' : '') + '</td><td class="v">' + V[D.v[i]] + '</td><td class="n">' +
+      (D.r[i] === null ? '' : D.r[i]) + '</td><td class="n g">' + (D.g[i] === null ? '—' : D.g[i]) + '</td><td>' + cells + '</td></tr>';
+  }
+  function render() {
+    const to = Math.min(from + D.rows, chosen.length);
+    body.innerHTML = chosen.slice(from, to).map(row).join('');
+    shown.dataset.count = chosen.length;
+    shown.textContent = (chosen.length ? (from + 1).toLocaleString('en') + '–' + to.toLocaleString('en') + ' of ' : '') +
+      chosen.length.toLocaleString('en') + ' shown, of ' + order.length.toLocaleString('en');
+    back.disabled = from === 0;
+    next.disabled = to >= chosen.length;
+  }
   function filter() {
     const words = search.value.trim().toLowerCase(), only = reach && reach.checked;
     const wanted = new Set(values.filter(b => b.checked).map(b => b.value));
-    let n = 0;
-    for (const row of rows) {
-      const i = Number(row.dataset.i);
-      const ok = (!words || D.t[i].toLowerCase().includes(words)) && (!only || D.reach[i]) && wanted.has(V[D.v[i]]);
-      row.hidden = !ok;
-      n += ok;
-    }
-    shown.textContent = n.toLocaleString('en') + ' of ' + rows.length.toLocaleString('en') + ' shown';
+    chosen = order.filter(i => (!words || D.t[i].toLowerCase().includes(words)) && (!only || D.reach[i]) && wanted.has(V[D.v[i]]));
+    from = 0;
+    render();
   }
   const keys = {
     text: i => D.t[i], value: i => ['win', 'tie', 'draw', 'loss'].indexOf(V[D.v[i]]),
-    remoteness: i => D.r[i], grundy: i => D.g[i], moves: i => D.m[i].length / 2,
+    remoteness: i => D.r[i], grundy: i => D.g[i], moves: i => D.k[i],
   };
   const heads = Array.from(document.querySelectorAll('table.positions th[data-key]'));
   function sort(head) {
     const by = keys[head.dataset.key], down = head.getAttribute('aria-sort') === 'ascending';
     heads.forEach(h => h.removeAttribute('aria-sort'));
     head.setAttribute('aria-sort', down ? 'descending' : 'ascending');
-    const order = rows.map(row => Number(row.dataset.i));
-    order.sort((a, b) => {
+    order = D.id.map((_, i) => i).sort((a, b) => {
       const x = by(a), y = by(b);
       if (x === null || y === null) return (x === null) - (y === null) || a - b;
       const c = typeof x === 'string' ? x.localeCompare(y, 'en', {numeric: true}) : x - y;
       return (down ? -c : c) || a - b;
     });
-    const byIndex = new Map(rows.map(row => [Number(row.dataset.i), row]));
-    body.append(...order.map(i => byIndex.get(i)));
+    filter();
   }
   heads.forEach(h => h.querySelector('button').addEventListener('click', () => sort(h)));
   search.addEventListener('input', filter);
   [reach, ...values].forEach(box => box && box.addEventListener('change', filter));
+  back.addEventListener('click', () => { from = Math.max(0, from - D.rows); render(); });
+  next.addEventListener('click', () => { from += D.rows; render(); });
   filter();
 })();
 """
 
 
-def _table_order(graph: "RulesetGraph") -> list["Position"]:
+def _table_order(graph: "RulesetGraph", listed: set[int]) -> list["Position"]:
     """The listed positions as the table first shows them: the start, then what play can
     reach, the longest forced results first (draws after them), then the rest."""
-    return sorted(graph.positions.values(), key=lambda p: (
+    return sorted((graph.positions[pid] for pid in listed), key=lambda p: (
         p.id != graph.start, not p.reachable, p.remoteness is None, -(p.remoteness or 0), p.id))
+
+
+def _as_move(graph: "RulesetGraph", dst: int, label: str) -> Move:
+    child = graph.positions[dst]
+    return Move(label, child.text, child.value, child.remoteness)
 
 
 def _best_count(graph: "RulesetGraph", pid: int) -> int:
@@ -295,43 +415,64 @@ def _best_count(graph: "RulesetGraph", pid: int) -> int:
     return sum(1 for k in keys if keys and k == keys[0])
 
 
-def _as_move(graph: "RulesetGraph", dst: int, label: str) -> Move:
-    child = graph.positions[dst]
-    return Move(label, child.text, child.value, child.remoteness)
+def _held(graph: "RulesetGraph", budget: int) -> tuple[set[int], set[int]]:
+    """The positions whose moves the page holds, and those it lists (them and where their
+    moves lead): every loaded position if they fit in about `budget` bytes of JSON, else
+    those nearest the start (as a walk meets them) while the budget lasts."""
+    def cost(pid: int) -> int:
+        return 48 + len(graph.positions[pid].text) + 12 * len(graph.moves[pid])
+
+    if sum(cost(pid) for pid in graph.positions) <= budget:
+        return set(graph.positions), set(graph.positions)
+    held, listed, spent = set(), {graph.start}, 0
+    queue, seen = deque([graph.start]), {graph.start}
+    while queue:
+        pid = queue.popleft()
+        spent += cost(pid) + sum(48 + len(graph.positions[e.dst].text) for e in graph.moves[pid] if e.dst not in listed)
+        if spent > budget and held:
+            break
+        held.add(pid)
+        for edge in graph.moves[pid]:
+            listed.add(edge.dst)
+            if edge.dst not in seen:
+                seen.add(edge.dst)
+                queue.append(edge.dst)
+    return held, listed
 
 
-def _walk_data(graph: "RulesetGraph", order: list["Position"], drawings: dict[int, str]) -> tuple[dict, list[str]]:
+def _walk_data(graph: "RulesetGraph", order: list["Position"], held: set[int],
+               drawings: dict[int, str]) -> tuple[dict, list[str]]:
     """The JSON document the page's scripts read, and the distinct drawings it refers to:
-    the listed positions in table order (by index), each move as (index of the position it
-    leads to, index of its label), each position's drawing by index (-1: none, show the text)."""
+    the listed positions in table order (by index), the moves of those held as (index of
+    the position it leads to, index of its label), best first, each position's drawing by
+    index (-1: none, show the text)."""
     index = {p.id: i for i, p in enumerate(order)}
     labels: dict[str, int] = {}
     pics: dict[str, int] = {}
-    moves, best, notes, pictures = [], [], [], []
+    moves, pictures = [], []
     for p in order:
-        flat = []
-        for edge in graph.moves[p.id]:
-            flat += [index[edge.dst], labels.setdefault(edge.move, len(labels))]
-        moves.append(flat)
-        best.append(_best_count(graph, p.id))
-        notes.append(_position_note(graph, p))
+        if p.id in held:
+            flat = []
+            for edge in graph.moves[p.id]:
+                flat += [index[edge.dst], labels.setdefault(edge.move, len(labels))]
+            moves.append(flat)
+        else:
+            moves.append(None)
         pictures.append(pics.setdefault(drawings[p.id], len(pics)) if p.id in drawings else -1)
     values = [v.value for v in (Value.WIN, Value.LOSS, Value.TIE, Value.DRAW)]
-    pairs = {(p.value, p.remoteness) for p in order}
     return {
-        "start": index[graph.start],
+        "ruleset": graph.rules.id, "file": graph.rules.folder.replace("/", "-"), "start": index[graph.start],
+        "held": len(held), "rows": TABLE_ROWS,
         "id": [p.id for p in order], "t": [p.text for p in order], "v": [values.index(p.value) for p in order],
         "r": [p.remoteness for p in order], "g": [p.grundy for p in order],
-        "reach": [int(p.reachable) for p in order], "m": moves, "b": best, "n": notes,
+        "reach": [int(p.reachable) for p in order], "m": moves, "k": [len(graph.moves[p.id]) for p in order],
         "l": list(labels), "d": pictures, "box": text_picture("\0", width="@W@"),
-        "w": {f"{value} {'' if r is None else r}": for_the_mover(value, r) for value, r in pairs},
-        "c": {f"{value} {'' if r is None else r}": list(move_outcome(value, r)) for value, r in pairs},
     }, list(pics)
 
 
-def _drawings(graph: "RulesetGraph") -> tuple[dict[int, str], bool]:
+def _drawings(graph: "RulesetGraph", listed: set[int], budget: int) -> tuple[dict[int, str], bool]:
     """Drawings of the listed positions, nearest the start first (as a walk meets them),
-    up to DRAWING_BYTES, the start and its moves always; and whether every one is drawn."""
+    up to `budget` bytes, the start and its moves always; and whether every one is drawn."""
     rules, positions = graph.rules, graph.positions
     drawn: dict[int, str] = {}
     size, queue, seen = 0, deque([graph.start]), {graph.start}
@@ -339,21 +480,48 @@ def _drawings(graph: "RulesetGraph") -> tuple[dict[int, str], bool]:
         pid = queue.popleft()
         picture = rules.game.draw(rules, positions[pid].text)
         size += len(picture)
-        if size > DRAWING_BYTES and pid != graph.start and len(drawn) > len(graph.moves[graph.start]):
+        if size > budget and pid != graph.start and len(drawn) > len(graph.moves[graph.start]):
             return drawn, False
         drawn[pid] = picture
         for edge in graph.moves[pid]:
-            if edge.dst not in seen:
+            if edge.dst not in seen and edge.dst in listed:
                 seen.add(edge.dst)
                 queue.append(edge.dst)
-    for pid, position in positions.items():  # those no walk from the start meets
-        if pid not in drawn:
-            picture = rules.game.draw(rules, position.text)
-            size += len(picture)
-            if size > DRAWING_BYTES:
-                return drawn, False
-            drawn[pid] = picture
+    for pid in sorted(listed - set(drawn)):  # those no walk from the start meets
+        picture = rules.game.draw(rules, positions[pid].text)
+        size += len(picture)
+        if size > budget:
+            return drawn, False
+        drawn[pid] = picture
     return drawn, True
+
+
+def _plies(n: int) -> str:
+    return "1 ply" if n == 1 else f"{n:,} plies"
+
+
+def for_the_mover(value: str, remoteness: int | None, mover: str = "the player to move",
+                  other: str = "the other player") -> str:
+    """What a position's value means for `mover`, the player to move, and `other`, with
+    its unit: "the first player wins in 8 plies"."""
+    if value == Value.DRAW:
+        return "a draw: neither player can force the game to end"
+    if remoteness == 0:
+        return "game over: " + ("a tie" if value == Value.TIE else f"{mover if value == Value.WIN else other} has won")
+    if value == Value.TIE:
+        return f"a tie in {_plies(remoteness)}"
+    return f"{mover if value == Value.WIN else other} wins in {_plies(remoteness)}"
+
+
+def move_outcome(value: str, remoteness: int | None) -> tuple[str, str]:
+    """What a move into a position of `value` and `remoteness` means for the player making
+    it: its value word, and the value with the plies counted from before the move ("win in 5 plies")."""
+    outcome = Value(value).opposite.value
+    return outcome, outcome if remoteness is None else f"{outcome} in {_plies(remoteness + 1)}"
+
+
+def _legal(n: int) -> str:
+    return f"{n:,} legal move{'s' * (n != 1)}" if n else "no legal move"
 
 
 def _position_note(graph: "RulesetGraph", p: "Position") -> str:
@@ -362,13 +530,13 @@ def _position_note(graph: "RulesetGraph", p: "Position") -> str:
         parts.append(f"Grundy value {p.grundy}")
     if not p.reachable:
         parts.append("play cannot reach this position from the start")
-    parts.append(f"{len(graph.moves[p.id])} move{'s' * (len(graph.moves[p.id]) != 1)}")
+    parts.append(_legal(len(graph.moves[p.id])))
     return "; ".join(parts)
 
 
 def _walk(graph: "RulesetGraph", drawings: dict[int, str]) -> list[str]:
     """The walk as written in the page: the start and its moves (the script redraws it for
-    the position the address names)."""
+    the line the address names, and fills in the moves played and the strip)."""
     start = graph.positions[graph.start]
     cards = []
     best = _best_count(graph, start.id)
@@ -376,49 +544,89 @@ def _walk(graph: "RulesetGraph", drawings: dict[int, str]) -> list[str]:
         child = graph.positions[edge.dst]
         outcome, what = move_outcome(child.value, child.remoteness)
         cards.append(
-            ('<li class="best">' if k < best else "<li>") + f'<a class="{outcome}" href="#p{child.id}" '
+            ('<li class="best">' if k < best else "<li>") + f'<a class="{outcome} second" href="#p{child.id}" '
             f'title="to {_e(child.text)}">{drawings.get(child.id) or text_picture(child.text)}'
             f'<span class="label">{_e(edge.move)}</span><span class="what">{_e(what)}'
             f'{" · best" if k < best else ""}</span></a></li>')
+    verdict = for_the_mover(start.value, start.remoteness, "the first player", "the second player")
     return [
         '<section id="walk" aria-label="walk the game">',
-        '<div class="anchors">' + "".join(f'<i id="p{pid}"></i>' for pid in graph.positions) + "</div>",
         "<h2>Walk the game</h2>",
         '<p class="note">Each move is drawn as the position it leads to, best first, coloured by what it '
-        "means for the player making it (green: a winning move). Click one to play it; the browser's Back "
-        f'button takes it back, or go <a href="#p{start.id}">back to the start</a>.</p>',
-        f'<div id="here" data-value="{start.value}" data-id="{start.id}"><div class="pic">'
-        f'{drawings.get(start.id) or text_picture(start.text)}</div><div><div class="pos">{_e(start.text)} '
+        "means for the player making it (green: a winning move); a ply is one move by either player. Click "
+        "one to play it; the browser's Back button takes it back, or go "
+        f'<a href="#p{start.id}">back to the start</a>. The first player stays at the bottom of a picture with '
+        "two sides, the second at the top; positions are written from the side to move.</p>",
+        f'<div id="here" data-value="{start.value}" data-id="{start.id}" data-ply="0"><div class="pic">'
+        f'{drawings.get(start.id) or text_picture(start.text)}</div><div><div class="turn">Ply 0 · '
+        f'<b>the first player</b> to move</div><div class="pos">{_e(start.text)} '
         f'<span class="note">(the start)</span></div><div class="verdict"><b class="{start.value}">'
-        f'{_e(for_the_mover(start.value, start.remoteness))}</b></div><div class="note">{_e(_position_note(graph, start))}</div></div></div>',
+        f'{_e(verdict)}</b></div><div class="note">{_e(_position_note(graph, start))}</div></div></div>',
         f'<ol id="moves" class="cards">{"".join(cards)}</ol>',
-        "</section>",
+        '<div class="line"><h3>The line walked</h3>',
+        f'<p id="line-from">From <a href="#p{start.id}"><code>{_e(start.text)}</code></a>, the start, the first '
+        f"player to move: {_e(verdict)}.</p>",
+        '<p id="line-none" class="note">No move played yet.</p><ol id="line"></ol>',
+        '<p class="strip-row"><span class="note">Value for the <span id="strip-who">first player</span> after each '
+        'ply (the number: plies left; ∞: a draw):</span> <span id="strip" class="strip"></span></p>',
+        '<p class="controls"><span>Download the line:</span> <button type="button" id="save-csv">CSV</button> '
+        '<button type="button" id="save-json">JSON</button></p>',
+        "</div></section>",
     ]
+
+
+def positions_csv(graph: "RulesetGraph") -> str:
+    """Every loaded position as CSV, by id: the full table a page too large lists in part,
+    each position's moves as a JSON list of [move, position id], best first."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "position", "value", "remoteness", "grundy", "reachable", "moves"])
+    for pid, p in graph.positions.items():
+        writer.writerow([pid, p.text, p.value, "" if p.remoteness is None else p.remoteness,
+                         "" if p.grundy is None else p.grundy, str(p.reachable).lower(),
+                         _json([[edge.move, edge.dst] for edge in graph.moves[pid]])])
+    return out.getvalue()
 
 
 def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: list[str],
                  counts: dict[tuple[str, int], int]) -> str:
-    """A ruleset's HTML page: the walk from the start, its numbers, links to `pictures`
-    (file name, description) and `notes` on those not drawn, a remoteness histogram and the
-    table of the loaded positions, each linked to its children."""
+    """A ruleset's HTML page, at most PAGE_BYTES: the walk from the start, its numbers,
+    links to `pictures` (file name, description) and `notes` on those not drawn, a
+    remoteness histogram and the table of the positions it holds, each linked to its
+    children; every position one link away in positions.csv."""
+    walk, drawing = WALK_BYTES, DRAWING_BYTES
+    while True:
+        page = _ruleset_page(graph, pictures, notes, counts, walk, drawing)
+        if len(page.encode()) <= PAGE_BYTES or walk < 1_000:
+            return page
+        walk, drawing = walk // 2, drawing // 2
+
+
+def _ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: list[str],
+                  counts: dict[tuple[str, int], int], walk: int, drawing: int) -> str:
     s, rules = graph.summary, graph.rules
     start = graph.positions[graph.start]
-    order = _table_order(graph)
+    held, listed = _held(graph, walk)
+    order = _table_order(graph, listed)
     every = len(order) == s.positions
-    drawings, drawn = _drawings(graph)
-    data, pics = _walk_data(graph, order, drawings)
+    drawings, drawn = _drawings(graph, listed, drawing)
+    data, pics = _walk_data(graph, order, held, drawings)
     body = [
         '<p><a href="../../index.html">All rulesets</a></p>',
         f"<h1>{_e(rules.id).replace(',', ',<wbr>')}</h1>",  # long ids break after a comma
         f"<p>{_e(rules.game.summary[:1].upper() + rules.game.summary[1:])}. "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s.parameters.items()) + ".</p>",
         f'<p>From the start <code>{_e(start.text)}</code>: <b class="{s.start_value}">'
-        f"{_e(in_words(s.start_value, s.start_remoteness))}</b>.</p>",
+        f"{_e(in_words(s.start_value, s.start_remoteness))}{' plies' if s.start_remoteness else ''}</b>.</p>",
         *_walk(graph, drawings),
     ]
+    if len(held) < len(graph.positions):
+        body.append(f'<p class="note">This page holds the moves of the {len(held):,} positions nearest the start '
+                    f"(of {len(graph.positions):,}; a page stays under {PAGE_BYTES / 1e6:g} MB): "
+                    '<a href="positions.csv">positions.csv</a> has every one.</p>')
     if not drawn:
         body.append(f'<p class="note">Of the {len(order):,} positions listed, the {len(drawings):,} nearest the start '
-                    f"are drawn (a page keeps its drawings under {DRAWING_BYTES / 1e6:g} MB); the walk shows the "
+                    f"are drawn (a page keeps its drawings under {drawing / 1e6:g} MB); the walk shows the "
                     "others as text.</p>")
     body += [
         "<h2>Numbers</h2>",
@@ -427,7 +635,7 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
             ("positions", "positions", ""), ("reachable from the start", "reachable", ""),
             ("moves", "transitions", ""), ("wins", "wins", "win"), ("losses", "losses", "loss"),
             ("ties", "ties", "tie"), ("draws", "draws", "draw"),
-            ("longest forced win, loss or tie", "max_remoteness", ""))),
+            ("longest forced win, loss or tie (plies)", "max_remoteness", ""))),
         "</tbody></table>",
         "<h2>Pictures</h2>",
     ]
@@ -435,30 +643,38 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
         body.append('<ul class="pictures">' + "".join(
             f'<li><a href="{_e(name)}">{_e(what)}</a></li>' for name, what in pictures) + "</ul>")
     body += [f'<p class="note">{_e(note)}</p>' for note in notes]
+    if every:
+        listing = f"Every position ({len(order):,}); those play cannot reach from the start are faded."
+    elif len(held) == len(graph.positions):
+        listing = f"The {len(order):,} positions reachable from the start (of {s.positions:,})."
+    else:
+        listing = (f"The {len(order):,} positions this page holds: the {len(held):,} nearest the start and where "
+                   f"their moves lead (of {s.positions:,}).")
     body += ["<h2>Remoteness</h2>", f"<p>{remoteness_histogram(counts)} "
              '<span class="note">wins (and ties, yellow) above the line, losses below; every position</span></p>',
              "<h2>Positions</h2>", _LEGEND,
-             "<p>" + (f"Every position ({len(order):,}); those play cannot reach from the start are faded."
-                      if every else
-                      f"The {len(order):,} positions reachable from the start (of {s.positions:,}).")
-             + " Positions are written from the side to move. Moves are listed best first (the best in bold), "
-             "coloured by what they mean for the player making them. Click a position or a move to walk "
-             "from it; click a column's name to sort.</p>",
+             f"<p>{listing} Positions are written from the side to move. Moves are listed best first (the best "
+             "in bold), coloured by what they mean for the player making them. Click a position or a move to "
+             f"walk from it; click a column's name to sort. Every position as a file: "
+             f'<a href="positions.csv" download>positions.csv</a>.</p>',
              _controls(graph, every), '<div class="scroll"><table class="positions">',
              "<thead><tr>" + "".join(f'<th data-key="{key}"><button type="button">{name}</button></th>'
                                      for key, name in (("text", "position"), ("value", "value"),
                                                        ("remoteness", "remoteness"), ("grundy", "grundy"),
                                                        ("moves", "moves"))) + "</tr></thead>",
              "<tbody>"]
-    for i, p in enumerate(order):
+    for i, p in enumerate(order[:TABLE_ROWS]):
         classes = " ".join([p.value] + (["unreachable"] if not p.reachable else [])
                            + (["start"] if p.id == graph.start else []))
         body.append(
             f'<tr id="r{p.id}" data-i="{i}" class="{classes}"><td class="v"><a href="#p{p.id}"><code>{_e(p.text)}</code></a>'
             + (' <span class="note">start</span>' if p.id == graph.start else "")
             + f'</td><td class="v">{p.value}</td><td class="n">{"" if p.remoteness is None else p.remoteness}</td>'
-            f'<td class="n g">{"—" if p.grundy is None else p.grundy}</td><td>{_moves_cell(graph, p)}</td></tr>')
+            f'<td class="n g">{"—" if p.grundy is None else p.grundy}</td><td>{_moves_cell(graph, p, held)}</td></tr>')
     body += ["</tbody></table></div>",
+             '<p class="controls"><button type="button" id="previous">previous</button> '
+             '<button type="button" id="next">next</button></p>',
+             '<div class="anchors">' + "".join(f'<i id="p{p.id}"></i>' for p in order) + "</div>",
              '<div id="pics" hidden>' + "".join(f"<template>{pic}</template>" for pic in pics) + "</div>",
              f'<script type="application/json" id="data">{_json(data)}</script>',
              f"<script>{_SCRIPT}</script>"]
@@ -478,8 +694,10 @@ def _controls(graph: "RulesetGraph", every: bool) -> str:
     return "".join(parts)
 
 
-def _moves_cell(graph: "RulesetGraph", position: "Position") -> str:
+def _moves_cell(graph: "RulesetGraph", position: "Position", held: set[int]) -> str:
     edges = graph.moves[position.id]
+    if position.id not in held:
+        return f'<span class="note">{_legal(len(edges))} (not held by this page)</span>'
     if not edges:
         return f'<span class="note">{_e(for_the_mover(position.value, position.remoteness)) if position.over else "no move"}</span>'
     best = _best_count(graph, position.id)
