@@ -5,12 +5,14 @@ Errors are not handled here: pipeline/cli.py turns each into one line.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from pipeline import __version__
 from pipeline.engines import engine_kind
@@ -27,9 +29,49 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+#: The global options given in this invocation (quiet, verbose, debug), before the
+#: command's name or after it.
+_given: set[str] = set()
+
+#: The options every command takes wherever they stand, as git's do.
+GLOBAL_OPTIONS = ("quiet", "verbose", "debug")
+
+
+def _remember(param: typer.CallbackParam, value: bool) -> None:
+    if value:
+        _given.add(param.name)
+        if param.name == "debug":
+            os.environ["TABLEBASE_DEBUG"] = "1"
+
+
+class _Commands(TyperGroup):
+    """The command group: each command also takes the global options after its name
+    (`tablebase build x -q` as `tablebase -q build x`), parsed with the command's own
+    options, so that an option's value or what follows `--` is never taken for one."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        _given.clear()  # a new invocation (tests run several in one process)
+        return super().make_context(*args, **kwargs)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            return None
+        taken = {opt for param in command.params for opt in param.opts}
+        for option in self.params:
+            if option.name in GLOBAL_OPTIONS and not taken.intersection(option.opts):
+                shared = copy.copy(option)
+                shared.expose_value = False  # read from _given: the command's function does not take it
+                command.params.append(shared)
+        return command
+
+
 app = typer.Typer(
     name="tablebase",
-    help="Solve small two-player games completely and publish the tablebases as Parquet.",
+    cls=_Commands,
+    help="Solve small two-player games completely and publish the tablebases as Parquet.\n\n"
+         "--quiet, --verbose and --debug go before the command's name or after it.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -48,7 +90,7 @@ EngineOption = Annotated[Optional[str], typer.Option(
 def _setup(quiet: bool, verbose: bool = False) -> None:
     from pipeline.storage.progress import configure
 
-    configure(quiet, verbose)
+    configure(quiet or "quiet" in _given, verbose or "verbose" in _given)
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -557,9 +599,19 @@ def draw(
     typer.echo(f"wrote {written[-1]}")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
-    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_remember, help="Show no progress.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", callback=_remember, help=(
+        "Show a line as each stage begins and every rank or level it solves."))] = False,
+    debug: Annotated[bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
-    if debug:
-        os.environ["TABLEBASE_DEBUG"] = "1"
+    """The global options, before the command's name (after it: _Commands)."""

@@ -210,3 +210,41 @@ def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkey
     message, status = describe(error)
     assert status == 1 and message.startswith("no space left on the disk during publish chopsticks "
                                               "(writing dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet)")
+
+
+def test_version_option_prints_the_version_and_exits_0():
+    from pipeline import __version__
+
+    result = tablebase("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{__version__}\n", "")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_goes_before_or_after_the_command(tmp_path, where):
+    args = ["-q", "build", "chopsticks:hands=1"] if where == "before" else ["build", "chopsticks:hands=1", "-q"]
+    loud = tablebase("build", "chopsticks:hands=1", data=tmp_path / "loud")
+    quiet = tablebase(*args, data=tmp_path / "quiet")
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert "built chopsticks:hands=1" in loud.stderr and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("args", [["--debug", "probe", "chopsticks", "start"],
+                                  ["probe", "--debug", "chopsticks", "start"],
+                                  ["probe", "chopsticks", "start", "--debug"]])
+def test_debug_goes_before_or_after_the_command(tmp_path, args):
+    result = tablebase(*args, data=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and result.stderr.rstrip().splitlines()[-1].startswith("error: ")
+
+
+def test_verbose_after_a_command_without_progress_is_taken(data):
+    """Every command takes the global options, those that show no progress as well."""
+    assert tablebase("probe", "chopsticks", "start", "-v", data=data).stdout == \
+        tablebase("-v", "probe", "chopsticks", "start", data=data).stdout != ""
+
+
+def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
+    result = tablebase("sql", "--data", str(data), "--", "-q")
+    assert result.returncode == 1 and 'syntax error at or near "-"' in result.stderr
+    result = tablebase("sql", "SELECT 1", "-p", "-q", data=data)
+    assert result.returncode == 1 and "bad --param '-q'" in result.stderr
