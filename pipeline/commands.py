@@ -21,7 +21,7 @@ from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
 from pipeline.storage.output import Format
 from pipeline.storage.progress import log
-from pipeline.games.rulesets import Ruleset, load_ruleset_file
+from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file
 
 if TYPE_CHECKING:
     from pipeline.engines import EngineKind
@@ -91,6 +91,23 @@ def _setup(quiet: bool, verbose: bool = False) -> None:
     from pipeline.storage.progress import configure
 
     configure(quiet or "quiet" in _given, verbose or "verbose" in _given)
+
+
+RulesetFileOption = Annotated[Optional[Path], typer.Option(
+    "--rulesets", help="The ruleset file (default: rulesets.toml of the current folder where there is one, "
+                       "else the one installed with tablebase).", show_default=False)]
+
+
+def _ruleset_file(named: Optional[Path]) -> tuple[Path, Optional[str]]:
+    """The ruleset file named, else the default; and a line saying which where it is the
+    packaged one: a user outside the repository reads rulesets they did not write."""
+    if named is not None:
+        return named, None
+    found = default_ruleset_file()
+    if found != PACKAGED_RULESETS:
+        return found, None
+    return found, (f"reading the ruleset file installed with tablebase, {found} (no rulesets.toml in this "
+                   f"folder; --rulesets FILE names another)")
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -202,7 +219,7 @@ def export(
 def build(
     rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Build every ruleset of the ruleset file.")] = False,
-    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+    ruleset_file: RulesetFileOption = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -224,7 +241,10 @@ def build(
     kind = engine_kind(engine, available=True)
     ids = list(rulesets or [])
     if all_:
-        ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
+        path, note = _ruleset_file(ruleset_file)
+        if note is not None:
+            log.info("%s", note)
+        ids += [rules.id for rules, _ in load_ruleset_file(path)]
     if not ids:
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
@@ -530,14 +550,15 @@ def games() -> None:
 
 
 @app.command()
-def rulesets(
-    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
-) -> None:
+def rulesets(ruleset_file: RulesetFileOption = None) -> None:
     """List the named rulesets of the ruleset file with their comments.
 
     Example: tablebase rulesets
     """
-    for rules, comment in load_ruleset_file(ruleset_file):
+    path, note = _ruleset_file(ruleset_file)
+    if note is not None:
+        typer.echo(note, err=True)
+    for rules, comment in load_ruleset_file(path):
         typer.echo(f"{rules.id:<45} {comment}")
 
 
@@ -579,7 +600,7 @@ def draw(
     all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
     page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
-    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one).", show_default=False)] = None,
+    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one, else the packaged one).", show_default=False)] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -595,7 +616,7 @@ def draw(
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,
-                         ruleset_file=ruleset_file or Path("rulesets.toml"))
+                         ruleset_file=ruleset_file or default_ruleset_file())
     typer.echo(f"wrote {written[-1]}")
 
 

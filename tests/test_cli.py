@@ -248,3 +248,43 @@ def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
     assert result.returncode == 1 and 'syntax error at or near "-"' in result.stderr
     result = tablebase("sql", "SELECT 1", "-p", "-q", data=data)
     assert result.returncode == 1 and "bad --param '-q'" in result.stderr
+
+
+def test_rulesets_outside_the_repository_reads_the_packaged_file_and_says_so(tmp_path):
+    from pipeline.games.rulesets import PACKAGED_RULESETS
+
+    result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "chopsticks" and len(result.stdout.splitlines()) > 50
+    assert result.stderr == (f"reading the ruleset file installed with tablebase, {PACKAGED_RULESETS} "
+                             "(no rulesets.toml in this folder; --rulesets FILE names another)\n")
+
+
+def test_a_ruleset_file_in_the_current_folder_or_named_is_read_instead_of_the_packaged_one(tmp_path):
+    (tmp_path / "rulesets.toml").write_text('[[ruleset]]\nid = "nim"\ncomment = "mine"\n')
+    (tmp_path / "other.toml").write_text('[[ruleset]]\nid = "sticks"\ncomment = "other"\n')
+    for args, first in [([], "nim"), (["--rulesets", "other.toml"], "sticks")]:
+        result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets", *args], capture_output=True, text=True,
+                                cwd=tmp_path)
+        assert (result.returncode, result.stdout.split(), result.stderr) == (0, [first, result.stdout.split()[1]], "")
+
+
+def test_build_all_outside_the_repository_builds_the_packaged_rulesets(tmp_path, monkeypatch):
+    """Without building them all (minutes): the list build --all takes is the packaged file's."""
+    import pipeline.commands as commands
+    from pipeline.games.rulesets import PACKAGED_RULESETS, load_ruleset_file
+
+    class Stop(Exception):
+        pass
+
+    def first_build(rules, *args, **kwargs):
+        asked.append(rules.id)
+        raise Stop
+
+    asked = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipeline.stages.build.build", first_build)
+    monkeypatch.setattr(commands, "_setup", lambda *args: None)
+    with pytest.raises(Stop):
+        commands.app(["build", "--all", "--data", str(tmp_path / "data")], standalone_mode=False)
+    assert asked == [load_ruleset_file(PACKAGED_RULESETS)[0][0].id]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
 
@@ -20,3 +22,25 @@ def test_query_library_is_installed_as_a_package():
     assert SETUPTOOLS["package-data"]["pipeline.queries"] == ["*.sql"]
     # A regular package, not a namespace one: an editable install only finds those.
     assert (ROOT / "queries" / "__init__.py").is_file()
+
+
+def test_the_wheel_holds_the_default_ruleset_file(tmp_path):
+    """Outside the repository, `tablebase rulesets` and `build --all` read the packaged file."""
+    import subprocess
+    import sys
+    import zipfile
+
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                           capture_output=True, text=True, timeout=300)
+    if built.returncode != 0:
+        pytest.skip(f"no wheel could be built here (pip wheel: {built.stderr.strip().splitlines()[-1:]})")
+    [wheel] = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = archive.read("pipeline/games/rulesets.toml")
+    assert packaged == (ROOT / "rulesets.toml").read_bytes()
+
+
+def test_the_repositorys_ruleset_file_is_the_packaged_one():
+    """One file, so that `make all` and a user outside the repository build the same rulesets."""
+    assert (ROOT / "rulesets.toml").resolve() == ROOT / "pipeline" / "games" / "rulesets.toml"
+    assert SETUPTOOLS["package-data"]["pipeline.games"] == ["rulesets.toml"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -120,6 +121,18 @@ class Ruleset:
         values = {p.name: p.parse(given.get(p.name, p.default)) for p in game.params}
         game.validate(values)
         return Ruleset(name, tuple(values.items()))
+
+
+#: The ruleset file installed with the package (rulesets.toml at the repository's root links to it).
+PACKAGED_RULESETS = Path(__file__).with_name("rulesets.toml")
+
+
+def default_ruleset_file() -> Path:
+    """The ruleset file to read where none is named: rulesets.toml of the current folder
+    where there is anything by that name (even a broken link: the user's file, to be read
+    or refused in its own words), else the packaged one."""
+    local = Path("rulesets.toml")
+    return local if os.path.lexists(local) else PACKAGED_RULESETS
 
 
 def load_ruleset_file(path: Path) -> list[tuple[Ruleset, str]]:
