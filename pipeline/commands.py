@@ -21,7 +21,8 @@ from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
 from pipeline.storage.output import Format
 from pipeline.storage.progress import log
-from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file
+from pipeline.games.rulesets import (PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file,
+                                     not_installed)
 
 if TYPE_CHECKING:
     from pipeline.engines import EngineKind
@@ -98,16 +99,18 @@ RulesetFileOption = Annotated[Optional[Path], typer.Option(
                        "else the one installed with tablebase).", show_default=False)]
 
 
-def _ruleset_file(named: Optional[Path]) -> tuple[Path, Optional[str]]:
-    """The ruleset file named, else the default; and a line saying which where it is the
-    packaged one: a user outside the repository reads rulesets they did not write."""
-    if named is not None:
-        return named, None
-    found = default_ruleset_file()
-    if found != PACKAGED_RULESETS:
-        return found, None
-    return found, (f"reading the ruleset file installed with tablebase, {found} (no rulesets.toml in this "
-                   f"folder; --rulesets FILE names another)")
+def _listed(named: Optional[Path]) -> tuple[list[tuple[Ruleset, str]], Optional[str]]:
+    """The rulesets of the ruleset file named, else of the default one; and, where that is
+    the packaged file, a line saying so (a user outside the repository reads rulesets they
+    did not write) and which of its rulesets are left out, their game not being installed."""
+    path = named if named is not None else default_ruleset_file()
+    if path != PACKAGED_RULESETS or named is not None:
+        return load_ruleset_file(path), None
+    missing = not_installed(path)
+    left_out = f"; left out, their game not installed here: {', '.join(missing)}" if missing else ""
+    return load_ruleset_file(path, installed_only=True), (
+        f"reading the ruleset file installed with tablebase, {path} (no rulesets.toml in this folder; "
+        f"--rulesets FILE names another){left_out}")
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -241,10 +244,10 @@ def build(
     kind = engine_kind(engine, available=True)
     ids = list(rulesets or [])
     if all_:
-        path, note = _ruleset_file(ruleset_file)
+        listed, note = _listed(ruleset_file)
         if note is not None:
             log.info("%s", note)
-        ids += [rules.id for rules, _ in load_ruleset_file(path)]
+        ids += [rules.id for rules, _ in listed]
     if not ids:
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
@@ -555,10 +558,10 @@ def rulesets(ruleset_file: RulesetFileOption = None) -> None:
 
     Example: tablebase rulesets
     """
-    path, note = _ruleset_file(ruleset_file)
+    listed, note = _listed(ruleset_file)
     if note is not None:
         typer.echo(note, err=True)
-    for rules, comment in load_ruleset_file(path):
+    for rules, comment in listed:
         typer.echo(f"{rules.id:<45} {comment}")
 
 

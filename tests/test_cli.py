@@ -288,3 +288,23 @@ def test_build_all_outside_the_repository_builds_the_packaged_rulesets(tmp_path,
     with pytest.raises(Stop):
         commands.app(["build", "--all", "--data", str(tmp_path / "data")], standalone_mode=False)
     assert asked == [load_ruleset_file(PACKAGED_RULESETS)[0][0].id]
+
+
+def test_the_packaged_file_leaves_out_rulesets_of_games_not_installed_and_says_which(tmp_path, monkeypatch, capsys):
+    """The packaged file names the example plug-in's rulesets, which a user's installation lacks:
+    `tablebase rulesets` said `unknown game 'takeaway'` and listed nothing."""
+    import pipeline.commands as commands
+    import pipeline.games.rulesets as rulesets
+
+    packaged = tmp_path / "packaged.toml"
+    packaged.write_text('[[ruleset]]\nid = "nim"\ncomment = "built in"\n\n'
+                        '[[ruleset]]\nid = "nosuchgame:size=3"\ncomment = "a plug-in\'s"\n')
+    monkeypatch.setattr(commands, "PACKAGED_RULESETS", packaged)
+    monkeypatch.setattr(rulesets, "PACKAGED_RULESETS", packaged)
+    monkeypatch.chdir(tmp_path)
+    assert commands.app(["rulesets"], standalone_mode=False) is None
+    out, err = capsys.readouterr()
+    assert out.split() == ["nim", "built", "in"]
+    assert err.endswith("; left out, their game not installed here: nosuchgame:size=3\n"), err
+    with pytest.raises(Exception, match="unknown game 'nosuchgame'"):  # a file named: every ruleset or an error
+        commands.app(["rulesets", "--rulesets", str(packaged)], standalone_mode=False)
