@@ -1,5 +1,7 @@
 # tablebase: `make all` builds every ruleset of rulesets.toml into data/, `make test` tests.
-# Both create the virtual environment .venv/ and install the project first.
+# Both create the virtual environment .venv/ and install what they need first: `make all`
+# the project alone (`make install`), `make test` the tests' packages, Spark and the browser
+# test's driver besides (`make dev`).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,21 +9,36 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims dist clean install java chromium pages-shots enumerate solve verify export build big billion
+.PHONY: all test bench claims dist clean install dev java chromium pages-shots enumerate solve verify export build big billion
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
 
+# The light install: the project and what its commands need (DuckDB, pyarrow, NumPy, Typer),
+# and the example game plug-in.
 install: $(VENV)/.installed
 
-# DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
-# with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
+# Everything the tests need besides: the test extra, Spark, playwright for the pages' browser
+# test and DuckDB 1.1.3.
+dev: $(VENV)/.installed-dev
+
+# setuptools' note on every editable install ("Please be careful with folders in your working
+# directory…"), a box of asterisks printed twice, says nothing about this project.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,spark]'
-	# the example game plug-in (tests/test_plugins.py): found through its entry point
-	$(BIN)/pip install --quiet --no-deps -e examples/takeaway
+	$(EDITABLE) $(BIN)/pip install --quiet -e .
+	# the example game plug-in, found through its entry point: rulesets.toml names two of its
+	# rulesets (make all), tests/test_plugins.py tries it
+	$(EDITABLE) $(BIN)/pip install --quiet --no-deps -e examples/takeaway
+	touch $@
+
+# DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
+# with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[test,browser,spark]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	touch $@
 
@@ -34,7 +51,7 @@ $(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
 # Two workers, a test file each (one Spark session serves all of tests/test_spark.py).
-test: $(VENV)/.installed java chromium
+test: $(VENV)/.installed-dev java chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # Java for the spark engine (tests/test_spark.py), through the package manager when missing.

@@ -55,7 +55,8 @@ def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
 
 def main() -> None:
     """Run the command line; one line on stderr for every error it can explain."""
-    if "--debug" in sys.argv[1:2]:
+    arguments = sys.argv[1:]
+    if "--debug" in arguments[:arguments.index("--") if "--" in arguments else None]:  # before the commands load
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _interrupt)

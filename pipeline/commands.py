@@ -5,12 +5,14 @@ Errors are not handled here: pipeline/cli.py turns each into one line.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from pipeline import __version__
 from pipeline.engines import engine_kind
@@ -19,7 +21,8 @@ from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
 from pipeline.storage.output import Format
 from pipeline.storage.progress import log
-from pipeline.games.rulesets import Ruleset, load_ruleset_file
+from pipeline.games.rulesets import (PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file,
+                                     not_installed)
 
 if TYPE_CHECKING:
     from pipeline.engines import EngineKind
@@ -27,9 +30,49 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+#: The global options given in this invocation (quiet, verbose, debug), before the
+#: command's name or after it.
+_given: set[str] = set()
+
+#: The options every command takes wherever they stand, as git's do.
+GLOBAL_OPTIONS = ("quiet", "verbose", "debug")
+
+
+def _remember(param: typer.CallbackParam, value: bool) -> None:
+    if value:
+        _given.add(param.name)
+        if param.name == "debug":
+            os.environ["TABLEBASE_DEBUG"] = "1"
+
+
+class _Commands(TyperGroup):
+    """The command group: each command also takes the global options after its name
+    (`tablebase build x -q` as `tablebase -q build x`), parsed with the command's own
+    options, so that an option's value or what follows `--` is never taken for one."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        _given.clear()  # a new invocation (tests run several in one process)
+        return super().make_context(*args, **kwargs)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is None:
+            return None
+        taken = {opt for param in command.params for opt in param.opts}
+        for option in self.params:
+            if option.name in GLOBAL_OPTIONS and not taken.intersection(option.opts):
+                shared = copy.copy(option)
+                shared.expose_value = False  # read from _given: the command's function does not take it
+                command.params.append(shared)
+        return command
+
+
 app = typer.Typer(
     name="tablebase",
-    help="Solve small two-player games completely and publish the tablebases as Parquet.",
+    cls=_Commands,
+    help="Solve small two-player games completely and publish the tablebases as Parquet.\n\n"
+         "--quiet, --verbose and --debug go before the command's name or after it.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -48,7 +91,26 @@ EngineOption = Annotated[Optional[str], typer.Option(
 def _setup(quiet: bool, verbose: bool = False) -> None:
     from pipeline.storage.progress import configure
 
-    configure(quiet, verbose)
+    configure(quiet or "quiet" in _given, verbose or "verbose" in _given)
+
+
+RulesetFileOption = Annotated[Optional[Path], typer.Option(
+    "--rulesets", help="The ruleset file (default: rulesets.toml of the current folder where there is one, "
+                       "else the one installed with tablebase).", show_default=False)]
+
+
+def _listed(named: Optional[Path]) -> tuple[list[tuple[Ruleset, str]], Optional[str]]:
+    """The rulesets of the ruleset file named, else of the default one; and, where that is
+    the packaged file, a line saying so (a user outside the repository reads rulesets they
+    did not write) and which of its rulesets are left out, their game not being installed."""
+    path = named if named is not None else default_ruleset_file()
+    if path != PACKAGED_RULESETS or named is not None:
+        return load_ruleset_file(path), None
+    missing = not_installed(path)
+    left_out = f"; left out, their game not installed here: {', '.join(missing)}" if missing else ""
+    return load_ruleset_file(path, installed_only=True), (
+        f"reading the ruleset file installed with tablebase, {path} (no rulesets.toml in this folder; "
+        f"--rulesets FILE names another){left_out}")
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
@@ -160,7 +222,7 @@ def export(
 def build(
     rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Build every ruleset of the ruleset file.")] = False,
-    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
+    ruleset_file: RulesetFileOption = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -182,7 +244,10 @@ def build(
     kind = engine_kind(engine, available=True)
     ids = list(rulesets or [])
     if all_:
-        ids += [rules.id for rules, _ in load_ruleset_file(ruleset_file)]
+        listed, note = _listed(ruleset_file)
+        if note is not None:
+            log.info("%s", note)
+        ids += [rules.id for rules, _ in listed]
     if not ids:
         raise RulesetError("nothing to build: name rulesets or use --all")
     store = DataDir(data)
@@ -488,14 +553,15 @@ def games() -> None:
 
 
 @app.command()
-def rulesets(
-    ruleset_file: Annotated[Path, typer.Option("--rulesets", help="The ruleset file.")] = Path("rulesets.toml"),
-) -> None:
+def rulesets(ruleset_file: RulesetFileOption = None) -> None:
     """List the named rulesets of the ruleset file with their comments.
 
     Example: tablebase rulesets
     """
-    for rules, comment in load_ruleset_file(ruleset_file):
+    listed, note = _listed(ruleset_file)
+    if note is not None:
+        typer.echo(note, err=True)
+    for rules, comment in listed:
         typer.echo(f"{rules.id:<45} {comment}")
 
 
@@ -537,7 +603,7 @@ def draw(
     all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
     page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
-    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one).", show_default=False)] = None,
+    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one, else the packaged one).", show_default=False)] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -553,13 +619,23 @@ def draw(
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,
-                         ruleset_file=ruleset_file or Path("rulesets.toml"))
+                         ruleset_file=ruleset_file or default_ruleset_file())
     typer.echo(f"wrote {written[-1]}")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
 
 
 @app.callback()
 def _options(
-    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback of an error.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_remember, help="Show no progress.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", callback=_remember, help=(
+        "Show a line as each stage begins and every rank or level it solves."))] = False,
+    debug: Annotated[bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
-    if debug:
-        os.environ["TABLEBASE_DEBUG"] = "1"
+    """The global options, before the command's name (after it: _Commands)."""

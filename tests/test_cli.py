@@ -210,3 +210,101 @@ def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkey
     message, status = describe(error)
     assert status == 1 and message.startswith("no space left on the disk during publish chopsticks "
                                               "(writing dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet)")
+
+
+def test_version_option_prints_the_version_and_exits_0():
+    from pipeline import __version__
+
+    result = tablebase("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{__version__}\n", "")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_goes_before_or_after_the_command(tmp_path, where):
+    args = ["-q", "build", "chopsticks:hands=1"] if where == "before" else ["build", "chopsticks:hands=1", "-q"]
+    loud = tablebase("build", "chopsticks:hands=1", data=tmp_path / "loud")
+    quiet = tablebase(*args, data=tmp_path / "quiet")
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert "built chopsticks:hands=1" in loud.stderr and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("args", [["--debug", "probe", "chopsticks", "start"],
+                                  ["probe", "--debug", "chopsticks", "start"],
+                                  ["probe", "chopsticks", "start", "--debug"]])
+def test_debug_goes_before_or_after_the_command(tmp_path, args):
+    result = tablebase(*args, data=tmp_path)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and result.stderr.rstrip().splitlines()[-1].startswith("error: ")
+
+
+def test_verbose_after_a_command_without_progress_is_taken(data):
+    """Every command takes the global options, those that show no progress as well."""
+    assert tablebase("probe", "chopsticks", "start", "-v", data=data).stdout == \
+        tablebase("-v", "probe", "chopsticks", "start", data=data).stdout != ""
+
+
+def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
+    result = tablebase("sql", "--data", str(data), "--", "-q")
+    assert result.returncode == 1 and 'syntax error at or near "-"' in result.stderr
+    result = tablebase("sql", "SELECT 1", "-p", "-q", data=data)
+    assert result.returncode == 1 and "bad --param '-q'" in result.stderr
+
+
+def test_rulesets_outside_the_repository_reads_the_packaged_file_and_says_so(tmp_path):
+    from pipeline.games.rulesets import PACKAGED_RULESETS
+
+    result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "chopsticks" and len(result.stdout.splitlines()) > 50
+    assert result.stderr == (f"reading the ruleset file installed with tablebase, {PACKAGED_RULESETS} "
+                             "(no rulesets.toml in this folder; --rulesets FILE names another)\n")
+
+
+def test_a_ruleset_file_in_the_current_folder_or_named_is_read_instead_of_the_packaged_one(tmp_path):
+    (tmp_path / "rulesets.toml").write_text('[[ruleset]]\nid = "nim"\ncomment = "mine"\n')
+    (tmp_path / "other.toml").write_text('[[ruleset]]\nid = "sticks"\ncomment = "other"\n')
+    for args, first in [([], "nim"), (["--rulesets", "other.toml"], "sticks")]:
+        result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets", *args], capture_output=True, text=True,
+                                cwd=tmp_path)
+        assert (result.returncode, result.stdout.split(), result.stderr) == (0, [first, result.stdout.split()[1]], "")
+
+
+def test_build_all_outside_the_repository_builds_the_packaged_rulesets(tmp_path, monkeypatch):
+    """Without building them all (minutes): the list build --all takes is the packaged file's."""
+    import pipeline.commands as commands
+    from pipeline.games.rulesets import PACKAGED_RULESETS, load_ruleset_file
+
+    class Stop(Exception):
+        pass
+
+    def first_build(rules, *args, **kwargs):
+        asked.append(rules.id)
+        raise Stop
+
+    asked = []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pipeline.stages.build.build", first_build)
+    monkeypatch.setattr(commands, "_setup", lambda *args: None)
+    with pytest.raises(Stop):
+        commands.app(["build", "--all", "--data", str(tmp_path / "data")], standalone_mode=False)
+    assert asked == [load_ruleset_file(PACKAGED_RULESETS)[0][0].id]
+
+
+def test_the_packaged_file_leaves_out_rulesets_of_games_not_installed_and_says_which(tmp_path, monkeypatch, capsys):
+    """The packaged file names the example plug-in's rulesets, which a user's installation lacks:
+    `tablebase rulesets` said `unknown game 'takeaway'` and listed nothing."""
+    import pipeline.commands as commands
+    import pipeline.games.rulesets as rulesets
+
+    packaged = tmp_path / "packaged.toml"
+    packaged.write_text('[[ruleset]]\nid = "nim"\ncomment = "built in"\n\n'
+                        '[[ruleset]]\nid = "nosuchgame:size=3"\ncomment = "a plug-in\'s"\n')
+    monkeypatch.setattr(commands, "PACKAGED_RULESETS", packaged)
+    monkeypatch.setattr(rulesets, "PACKAGED_RULESETS", packaged)
+    monkeypatch.chdir(tmp_path)
+    assert commands.app(["rulesets"], standalone_mode=False) is None
+    out, err = capsys.readouterr()
+    assert out.split() == ["nim", "built", "in"]
+    assert err.endswith("; left out, their game not installed here: nosuchgame:size=3\n"), err
+    with pytest.raises(Exception, match="unknown game 'nosuchgame'"):  # a file named: every ruleset or an error
+        commands.app(["rulesets", "--rulesets", str(packaged)], standalone_mode=False)

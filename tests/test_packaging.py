@@ -5,6 +5,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
 
@@ -20,3 +22,65 @@ def test_query_library_is_installed_as_a_package():
     assert SETUPTOOLS["package-data"]["pipeline.queries"] == ["*.sql"]
     # A regular package, not a namespace one: an editable install only finds those.
     assert (ROOT / "queries" / "__init__.py").is_file()
+
+
+def test_the_wheel_holds_the_default_ruleset_file(tmp_path):
+    """Outside the repository, `tablebase rulesets` and `build --all` read the packaged file."""
+    import subprocess
+    import sys
+    import zipfile
+
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                           capture_output=True, text=True, timeout=300)
+    if built.returncode != 0:
+        pytest.skip(f"no wheel could be built here (pip wheel: {built.stderr.strip().splitlines()[-1:]})")
+    [wheel] = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = archive.read("pipeline/games/rulesets.toml")
+    assert packaged == (ROOT / "rulesets.toml").read_bytes()
+
+
+def test_the_repositorys_ruleset_file_is_the_packaged_one():
+    """One file, so that `make all` and a user outside the repository build the same rulesets."""
+    assert (ROOT / "rulesets.toml").resolve() == ROOT / "pipeline" / "games" / "rulesets.toml"
+    assert SETUPTOOLS["package-data"]["pipeline.games"] == ["rulesets.toml"]
+
+
+def test_the_default_install_is_what_the_commands_need():
+    """Spark, the browser test's driver and the tests' packages are extras (the default
+    install was 1.4 GB with them)."""
+    import re
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+    def names(requirements: list[str]) -> set[str]:
+        return {re.split(r"[<>=!~\[; ]", requirement)[0] for requirement in requirements}
+
+    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy"}
+    extras = project["optional-dependencies"]
+    assert names(extras["spark"]) == {"pyspark"} and names(extras["browser"]) == {"playwright"}
+    assert "playwright" not in names(extras["test"]) and "pyspark" not in names(extras["test"])
+
+
+def make_dry_run(target: str) -> list[str]:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed here")
+    result = subprocess.run(["make", "-n", "-B", target], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return [line for line in result.stdout.splitlines() if "pip install" in line]
+
+
+def test_make_all_installs_the_light_install_and_make_test_every_extra():
+    light = make_dry_run("all")
+    assert not any("[" in line for line in light), light
+    assert any(line.endswith("pip install --quiet -e .") for line in light), light
+    assert any(".[test,browser,spark]" in line for line in make_dry_run("test"))
+
+
+def test_make_install_hides_setuptools_note_on_editable_installs():
+    editable = [line for line in make_dry_run("test") if " -e " in line]
+    assert len(editable) == 3 and all(line.startswith('PYTHONWARNINGS="ignore:Editable installation" ')
+                                      for line in editable), editable

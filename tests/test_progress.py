@@ -108,3 +108,88 @@ def test_a_failing_stage_names_itself_for_the_error_line():
     with pytest.raises(ValueError), progress.Stage("verify nim"):
         raise ValueError("boom")
     assert progress.failed_in == ["verify nim"]
+
+
+def drawn(stage_steps, width: int) -> list[str]:
+    """The lines a stage draws on a terminal `width` columns wide, escape codes removed."""
+    from rich.console import Console
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=width)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(progress, "_console", console)
+        patch.setattr(progress.log, "level", 20)
+        with progress.Stage("solve chopsticks:fingers=15,hands=4") as stage:
+            stage_steps(stage)
+            stage._bar.refresh()
+            running = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")
+            stage.summary = "9,400,000 positions, 57 ranks, 9,400,000 Grundy values"
+    finished = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")[len(running):]
+    return [line.rstrip() for line in running.splitlines() if line.strip()][-1:] + \
+        [line.rstrip() for line in finished.splitlines() if line.strip()]
+
+
+def by_rank(stage) -> None:
+    stage.phase("by rank", 0.9)
+    stage.count(3_000_000, 9_400_000)
+
+
+def test_at_80_columns_a_bar_shows_its_counts_and_time_left():
+    """The counts and the time left were cut off at 80 columns: the name kept 40 of them."""
+    running, *_ = drawn(by_rank, 80)
+    assert len(running) < 80
+    assert re.fullmatch(r"solve chopsticks:\S*…: by rank ━{10} 3\.0 M of 9\.4 M positions \d:\d\d, \d:\d\d left",
+                        running), running
+
+
+def test_a_wide_terminal_shows_the_whole_name_and_the_exact_counts():
+    running, *_ = drawn(by_rank, 160)
+    assert re.fullmatch(r"solve chopsticks:fingers=15,hands=4: by rank +━{30} 3,000,000 of 9,400,000 positions "
+                        r"\d:\d\d, \d:\d\d left", running), running
+
+
+def test_a_finished_stage_at_80_columns_wraps_rather_than_cut_its_summary():
+    _, *finished = drawn(by_rank, 80)
+    assert all(len(line) < 80 for line in finished)
+    assert " ".join(finished) == ("solve chopsticks:fingers=15,hands=4 9,400,000 positions, 57 ranks, 9,400,000 "
+                                  "Grundy values in 0:00")
+
+
+def test_off_a_terminal_a_running_stage_says_where_it_is(caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="tablebase"), progress.Stage("solve nim") as stage:
+        stage.phase("by rank", 0.5)
+        stage.count(3, 12)
+        stage.beat()
+        stage.phase("writing", 0.5)
+        with stage.expecting(60, "the moves"):
+            stage.beat()
+        stage.summary = "12 positions"
+    beats = [record.getMessage() for record in caplog.records][:2]
+    assert re.fullmatch(r"solve nim: by rank: 3 of 12 positions, 0:00 so far, about \d+:\d\d left", beats[0]), beats
+    assert re.fullmatch(r"solve nim: writing: the moves, 0:00 so far, about \d+:\d\d left", beats[1]), beats
+
+
+def test_off_a_terminal_the_heartbeat_runs_while_a_stage_does(caplog, monkeypatch):
+    """Every HEARTBEAT seconds (30): here a hundredth of a second, waited for, not timed."""
+    import logging
+    import threading
+
+    monkeypatch.setattr(progress, "_heartbeat", 0.01)
+    beaten = threading.Event()
+    monkeypatch.setattr(progress.Stage, "beat", lambda stage: beaten.set())
+    with caplog.at_level(logging.INFO, logger="tablebase"), progress.Stage("solve nim"):
+        assert beaten.wait(60)
+    beaten.clear()
+    assert not beaten.wait(0.1)  # the stage over, its heartbeat stops
+
+
+@pytest.mark.parametrize("quiet, beats", [(False, True), (True, False)])
+def test_configure_off_a_terminal_starts_the_heartbeat_unless_quiet(monkeypatch, quiet, beats):
+    import logging
+
+    monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)  # the test's logging left alone
+    monkeypatch.setattr(progress, "_heartbeat", "unset")
+    progress.configure(quiet)  # stderr is pytest's capture here: not a terminal
+    assert progress._heartbeat == (30 if beats else None)

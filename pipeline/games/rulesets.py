@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any
 
 from pipeline.core.errors import RulesetError
 from pipeline.games.contract import Game
-from pipeline.games.registry import find_game
+from pipeline.games.registry import all_games, broken_plugin, find_game
 from pipeline.core.params import quoted
 
 
@@ -122,19 +123,47 @@ class Ruleset:
         return Ruleset(name, tuple(values.items()))
 
 
-def load_ruleset_file(path: Path) -> list[tuple[Ruleset, str]]:
-    """The named rulesets of a ruleset file, each with its comment, in file order."""
+#: The ruleset file installed with the package (rulesets.toml at the repository's root links to it).
+PACKAGED_RULESETS = Path(__file__).with_name("rulesets.toml")
+
+
+def default_ruleset_file() -> Path:
+    """The ruleset file to read where none is named: rulesets.toml of the current folder
+    where there is anything by that name (even a broken link: the user's file, to be read
+    or refused in its own words), else the packaged one."""
+    local = Path("rulesets.toml")
+    return local if os.path.lexists(local) else PACKAGED_RULESETS
+
+
+def load_ruleset_file(path: Path, installed_only: bool = False) -> list[tuple[Ruleset, str]]:
+    """The named rulesets of a ruleset file, each with its comment, in file order;
+    `installed_only`: without those of games not installed here (`not_installed`)."""
     result = []
     seen = set()
     for entry in _entries(path, missing_ok=False):
         if "id" not in entry:
             raise RulesetError(f"ruleset file {path}: an entry has no id")
+        if installed_only and not _installed(entry["id"]):
+            continue
         rules = Ruleset.parse(entry["id"])
         if rules.id in seen:
             raise RulesetError(f"ruleset file {path}: {rules.id} is listed twice")
         seen.add(rules.id)
         result.append((rules, entry.get("comment", "")))
     return result
+
+
+def not_installed(path: Path) -> list[str]:
+    """The ids of a ruleset file whose game is not installed here (the packaged file names
+    the example plug-in's, examples/takeaway, which a user's installation lacks)."""
+    return [entry["id"] for entry in _entries(path, missing_ok=False) if "id" in entry and not _installed(entry["id"])]
+
+
+def _installed(ruleset_id: str) -> bool:
+    """Whether the game of `ruleset_id` is installed, working or not: a broken plug-in's
+    rulesets are kept, for reading them to say what is wrong with it."""
+    name = ruleset_id.strip().partition(":")[0]
+    return name in all_games() or broken_plugin(name) is not None
 
 
 def read_comments(path: Path) -> dict[str, str]:

@@ -5,8 +5,11 @@ A stage (`enumerate chopsticks`, `solve …`, `verify …`, `export …`, `publi
 
 - on a terminal, one Rich progress bar per stage, with its counts and time left (where
   the stage can tell its share done; enumerate cannot: games do not know their move count
-  before generating them), left on screen when the stage ends;
-- elsewhere (a pipe, a file, CI), one line per stage when it ends, with its counts and time;
+  before generating them), left on screen when the stage ends; the line fits the
+  terminal's width, 80 columns included (`_Line`);
+- elsewhere (a pipe, a file, CI), one line per stage when it ends, with its counts and time,
+  and every HEARTBEAT seconds while it runs a line saying where it is (`Stage.beat`), so
+  that a long stage's log shows it is alive;
 - with -v also a line when a stage begins and its per-rank and per-level lines
   (`log.debug`); with -q nothing but warnings and errors.
 
@@ -30,6 +33,11 @@ failed_in: list[str] = []
 #: The Rich console bars are drawn on, when `configure` found stderr to be a terminal.
 _console: Any = None
 
+#: Seconds between a running stage's lines off a terminal; None: no such lines (the
+#: library used from Python, or -q).
+HEARTBEAT = 30.0
+_heartbeat: float | None = None
+
 
 def configure(quiet: bool = False, verbose: bool = False) -> None:
     """Log to stderr: warnings only if `quiet`, per-rank and per-level lines too if
@@ -46,6 +54,8 @@ def configure(quiet: bool = False, verbose: bool = False) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     log.setLevel(logging.NOTSET)  # the root's level decides, whatever an earlier caller set
     _console = console if bars else None
+    global _heartbeat
+    _heartbeat = HEARTBEAT if not quiet and not bars else None
 
 
 class _ConsoleHandler(logging.Handler):
@@ -79,6 +89,10 @@ class Stage:
         self._before = 0.0  # share of the stage done before the current phase
         self._share = 0.0  # share of the current phase
         self._phase = ""
+        self._done: float | None = None  # share of the stage done, where it can tell
+        self._count: Count = ""
+        self._beating: threading.Event | None = None
+        self._expected: tuple[float, float] | None = None  # (when, seconds) of a statement `expecting` waits on
 
     def __enter__(self) -> "Stage":
         self.start = time.perf_counter()
@@ -88,10 +102,17 @@ class Stage:
             self._bar = _progress(_console)
             self._task = self._bar.add_task(self.what, total=None, count="")
             self._bar.start()
+        elif _heartbeat is not None and log.isEnabledFor(logging.INFO):
+            self._beating = threading.Event()
+            self._beater = threading.Thread(target=self._beats, args=(self._beating, _heartbeat), daemon=True)
+            self._beater.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.start
+        if self._beating is not None:  # stopped before the stage's last line, so none comes after it
+            self._beating.set()
+            self._beater.join()
         if exc[0] is None:
             self._end_phase()
             if self._bar is not None:
@@ -103,6 +124,22 @@ class Stage:
             failed_in.append(self.what)
         if self._bar is not None:
             self._bar.stop()
+
+    def _beats(self, stop: threading.Event, seconds: float) -> None:
+        while not stop.wait(seconds):
+            self.beat()
+
+    def beat(self) -> None:
+        """Log where the stage is: its phase, its count, the time so far and, where it can
+        tell its share done, the time left (off a terminal, every HEARTBEAT seconds)."""
+        now = time.perf_counter()
+        elapsed, done, expected = now - self.start, self._done, self._expected
+        if expected is not None:
+            done = self._before + self._share * min(0.95, (now - expected[0]) / max(expected[1], 0.01))
+        where = ": ".join(part for part in (self._phase, _count_text(self._count)) if part)
+        left = _left(elapsed, done)
+        log.info("%s: %s%s so far%s", self.what, f"{where}, " if where else "", _clock(elapsed),
+                 "" if left is None else f", about {_clock(left)} left")
 
     def phase(self, name: str, share: float) -> None:
         """Begin the phase `name`, about `share` (0..1) of the stage's time (the one before
@@ -121,10 +158,7 @@ class Stage:
         """`done` of `of` of the phase's units (positions unless `unit`); no `of`: the
         stage cannot tell how many there will be."""
         unit = unit or self.unit
-        if of is None:
-            self._show(None, f"{done:,} {unit}")
-        else:
-            self._show(done / of if of else 1.0, f"{done:,} of {of:,} {unit}")
+        self._show(None if of is None else done / of if of else 1.0, (done, of, unit))
 
     @contextmanager
     def expecting(self, seconds: float, count: str = "") -> Iterator[None]:
@@ -132,8 +166,14 @@ class Stage:
         (DuckDB's estimate of a join and aggregation stops at a few percent, Spark's is per
         job), move the bar through the phase as time passes against `seconds`, the time the
         statement is expected to take (a stage's model, measured), never past 95% of it."""
-        if self._bar is None:
-            yield
+        if self._bar is None:  # the heartbeat's lines (`beat`) move through the phase as time passes
+            self._show(0.0, count)
+            self._expected = (time.perf_counter(), seconds)
+            try:
+                yield
+            finally:
+                self._expected = None
+            self._show(1.0, count)
             return
         began = time.perf_counter()
         stop = threading.Event()
@@ -152,34 +192,101 @@ class Stage:
             ticker.join()
         self._show(1.0, count)
 
-    def _show(self, fraction: float | None, count: str) -> None:
+    def _show(self, fraction: float | None, count: Count) -> None:
+        self._count = count
+        if fraction is not None:
+            self._done = min(1.0, self._before + self._share * fraction)
         if self._bar is None:
             return
-        description = f"{self.what}: {self._phase}" if self._phase else self.what
         if fraction is None:
-            self._bar.update(self._task, description=description, count=count)
+            self._bar.update(self._task, description=self.what, phase=self._phase, count=count)
         else:
-            self._bar.update(self._task, description=description, count=count, total=1.0,
-                             completed=min(1.0, self._before + self._share * fraction))
+            self._bar.update(self._task, description=self.what, phase=self._phase, count=count, total=1.0,
+                             completed=self._done)
+
+
+#: What a stage has counted: text, or (done, of or None, unit) for `_count_text` to write.
+Count = "str | tuple[int, int | None, str]"
+
+
+def _count_text(count: Count, short: bool = False) -> str:
+    """A stage's count in words; `short`: large numbers in k, M or G, to fit 80 columns."""
+    if isinstance(count, str):
+        return count
+    done, of, unit = count
+    number = _short if short else "{:,}".format
+    return f"{number(done)} {unit}" if of is None else f"{number(done)} of {number(of)} {unit}"
+
+
+def _short(number: int) -> str:
+    for size, suffix in ((10**9, " G"), (10**6, " M"), (10**4, " k")):
+        if number >= size:
+            scaled = number / size if suffix != " k" else number / 1000
+            return f"{scaled:.1f}{suffix}" if scaled < 100 else f"{scaled:.0f}{suffix}"
+    return f"{number:,}"
+
+
+def _left(elapsed: float, done: float | None) -> float | None:
+    """Time left at the pace so far, where the share done is known and not nothing."""
+    return None if not done else elapsed * (1 - done) / done
+
+
+#: Columns a bar takes at most and at least: 30 where there is room, 10 at 80 columns.
+BAR_WIDEST, BAR_NARROWEST = 30, 10
+#: Columns a stage's name is padded to where there is room, so that a build's bars line up.
+NAME_COLUMNS = 40
+
+
+def _line(width: int, what: str, phase: str, count: Count, done: float | None, elapsed: float,
+          left: float | None, finished: bool) -> list[tuple[str, str]]:
+    """A stage's line in `width` columns, as (text, style) pieces. While the stage runs its
+    counts and times are kept whole: numbers are shortened (k, M, G) where the exact ones do
+    not fit, the bar narrowed to 10 columns, then the stage's name cut before its phase
+    (`solve chopsticks:fi…: by rank`). A finished stage's line drops its bar where it does
+    not fit, and wraps rather than lose a word of its summary."""
+    times = f"in {_clock(elapsed)}" if finished else _clock(elapsed) + ("" if left is None else f", {_clock(left)} left")
+    name = what if finished or not phase else f"{what}: {phase}"
+    counts = _count_text(count)
+    narrowest = 0 if finished else BAR_NARROWEST
+    if not finished and len(name) + len(counts) + len(times) + narrowest + 3 > width:
+        counts = _count_text(count, short=True)
+    fixed = len(times) + (len(counts) + 1 if counts else 0) + 2  # the spaces around the bar
+    room = width - fixed - narrowest
+    if len(name) > room and not finished:
+        keep = f": {phase}" if phase and len(phase) + 3 < room else ""
+        name = what[:max(0, room - len(keep) - 1)] + "…" + keep
+    column = max(len(name), min(NAME_COLUMNS, room))
+    bar = max(narrowest, min(BAR_WIDEST, width - fixed - column))
+    if finished and bar < BAR_NARROWEST:
+        bar = 0
+    filled = round(bar * (1.0 if finished else done or 0.0))
+    pieces = [(name.ljust(column), "")]
+    if bar:
+        pieces += [(" ", ""), ("━" * filled, "bar.finished" if finished else "bar.complete"),
+                   ("━" * (bar - filled), "bar.back")]
+    if counts:
+        pieces += [(" ", ""), (counts, "progress.download")]
+    return pieces + [(" ", ""), (times, "progress.elapsed")]
 
 
 def _progress(console: Any) -> Any:
-    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn
-    from rich.table import Column
+    from rich.progress import Progress, ProgressColumn
     from rich.text import Text
 
-    class Times(ProgressColumn):
-        """Time spent, and time left where the stage can tell its share done."""
+    class Line(ProgressColumn):
+        """The whole line, laid out for the terminal's width as it is now (`_line`)."""
 
         def render(self, task: Any) -> Text:
-            if task.finished:
-                return Text(f"in {_clock(task.finished_time)}")
-            left = task.time_remaining if task.total else None
-            return Text(_clock(task.elapsed or 0) + ("" if left is None else f", {_clock(left)} left"))
+            elapsed = task.finished_time if task.finished else task.elapsed or 0.0
+            done = task.completed if task.total else None
+            text = Text(no_wrap=not task.finished, overflow="crop")
+            for piece, style in _line(console.width - 1, task.description, task.fields.get("phase", ""),
+                                      task.fields.get("count", ""), done, elapsed, _left(elapsed, done),
+                                      task.finished):
+                text.append(piece, style=style or None)
+            return text
 
-    # one width for every stage's name, so that the bars of a build line up
-    return Progress(TextColumn("{task.description}", table_column=Column(min_width=40)), BarColumn(bar_width=30), TextColumn("{task.fields[count]}"), Times(),
-                    console=console, transient=False, redirect_stdout=False, redirect_stderr=False)
+    return Progress(Line(), console=console, transient=False, redirect_stdout=False, redirect_stderr=False)
 
 
 def _clock(seconds: float) -> str:
