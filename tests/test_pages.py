@@ -159,7 +159,9 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def browser():
     """One headless Chromium for the module: the system's (Playwright drives it; no download)."""
-    from playwright.sync_api import sync_playwright
+    sync_playwright = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is the browser extra (`make dev` or `pip install .[browser]`)"
+    ).sync_playwright
 
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
