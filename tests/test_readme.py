@@ -62,6 +62,8 @@ def test_readme_reader_one_liners_run(built, tmp_path, monkeypatch, line):
 #: machine may lack (Spark and Java, a cluster, the network). Every entry must still be in
 #: the README (test_readme_skips_only_what_it_holds).
 SKIPPED = {
+    "make install": "makes .venv/: the tests run in one already",
+    ". .venv/bin/activate": "a shell's own command: the tests call the entry point itself",
     "make all": "builds every ruleset of rulesets.toml and their pages: minutes",
     "make test": "the whole test suite",
     "tablebase build --all": "every ruleset of rulesets.toml: minutes",
