@@ -28,6 +28,9 @@ from pipeline.stages.build import build
 #: draws nothing of its own), beside the chopsticks rulesets of conftest's `built`.
 EXTRA = ["nim:start=1-2-3,variant=arrow", "nim:start=1-2,variant=coin", "hackenbush:tree=1:2/3;2:4",
          "octal:start=4", "tictactoe:cols=2,k=2,rows=2", "takeaway:tokens=5"]
+#: In the index only (--all draws no page of them): the longest remoteness histogram and
+#: the longest start, what the index's tables must still fit at 1400 px.
+INDEX_ONLY = ["sticks:rows=8", "hackenbush:fib=6"]
 COMMENTS = {"chopsticks:split=any": "seed 000: splits allowed", "octal:start=4": "Kayles from a heap of 4"}
 
 
@@ -37,7 +40,7 @@ def site(built, tmp_path_factory) -> tuple[Path, Path]:
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("site") / "data"
     shutil.copytree(built, data, ignore=shutil.ignore_patterns("pages", ".staging"))
-    for ruleset in EXTRA:
+    for ruleset in EXTRA + INDEX_ONLY:
         build(Ruleset.parse(ruleset), DataDir(data))
     rulesets = data.parent / "rulesets.toml"
     rulesets.write_text("".join(f'[[ruleset]]\nid = "{r}"\ncomment = "{c}"\n\n' for r, c in COMMENTS.items()))
@@ -273,3 +276,26 @@ def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site
                 assert page.locator("#here svg.position").count() == 1
                 assert page.evaluate("document.documentElement.scrollWidth") <= width, href
         page.close()
+
+
+def test_the_index_fits_its_boxes_at_1400_px_and_no_histogram_label_is_clipped(site, browser):
+    _, pages = site
+    page = opened(browser, pages / "index.html", 1400, 900)
+    overflowing = page.evaluate("Array.from(document.querySelectorAll('.scroll'), box => "
+                                "[box.previousElementSibling.id, box.scrollWidth, box.clientWidth])"
+                                ".filter(([, scrolled, shown]) => scrolled > shown)")
+    assert overflowing == []
+    labels = page.evaluate("""Array.from(document.querySelectorAll('svg.histogram text'), label => {
+        const [text, svg, box] = [label, label.closest('svg'), label.closest('.scroll')]
+            .map(e => e.getBoundingClientRect());
+        return [label.closest('tr').dataset.ruleset, label.textContent,
+                text.left >= Math.max(svg.left, box.left) - 0.5 && text.right <= Math.min(svg.right, box.right) + 0.5];
+    })""")
+    rows = page.locator("table.catalog tbody tr").count()
+    assert len(labels) == 2 * rows  # 0 and the longest remoteness, on every row
+    assert ["sticks:rows=8", "34", True] in labels
+    assert [label for label in labels if not label[2]] == []
+    # a start too long for its column is cut, whole on hover
+    start = page.locator('tr[data-ruleset="hackenbush:fib=6"] code')
+    assert start.get_attribute("title") == "2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17-18-19-20"
+    page.close()
