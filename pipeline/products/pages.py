@@ -85,7 +85,8 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
                 parts.append(f'<rect class="{value}" x="{r * bar:.2f}" y="{y:.2f}" width="{bar * 0.9:.2f}" '
                              f'height="{h:.2f}" fill="{COLOURS[value]}">{tip}</rect>')
     parts.append(f'<text x="0" y="{height - 2}" font-size="9">0</text>')
-    parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
+    if top:  # a single bar's end label would sit on its start label ("0 0")
+        parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
     return (f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="remoteness 0 to {top}: wins and ties above, losses below">{"".join(parts)}</svg>')
 
@@ -154,7 +155,8 @@ ol.cards .what { font-size: 0.9em; }
 td.ruleset { min-width: 12em; max-width: 28em; overflow-wrap: anywhere; }
 /* the index at 1400 px: a verdict wraps rather than push the histograms out of their box, and a
    start too long for its column is cut (whole in its title and on its page) */
-td.verdict { min-width: 7em; }
+/* two lines each: the player ("the second player") above, "wins in 21 plies" below */
+@media (min-width: 701px) { td.verdict { width: 9.5em; } }
 table.catalog code { display: inline-block; max-width: 24ch; overflow: hidden; text-overflow: ellipsis;
   vertical-align: bottom; }
 @media (max-width: 700px) {
