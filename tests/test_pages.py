@@ -19,6 +19,7 @@ import pytest
 import pipeline.products.draw as draw_module
 from pipeline.products.draw import draw
 from pipeline.products.gamecheck import _drawing_problem
+from pipeline.products.pages import remoteness_histogram
 from pipeline.games._svg import text_picture
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
@@ -28,6 +29,9 @@ from pipeline.stages.build import build
 #: draws nothing of its own), beside the chopsticks rulesets of conftest's `built`.
 EXTRA = ["nim:start=1-2-3,variant=arrow", "nim:start=1-2,variant=coin", "hackenbush:tree=1:2/3;2:4",
          "octal:start=4", "tictactoe:cols=2,k=2,rows=2", "takeaway:tokens=5"]
+#: In the index only (--all draws no page of them): the longest remoteness histogram and
+#: the longest start, what the index's tables must still fit at 1400 px.
+INDEX_ONLY = ["sticks:rows=8", "hackenbush:fib=6"]
 COMMENTS = {"chopsticks:split=any": "seed 000: splits allowed", "octal:start=4": "Kayles from a heap of 4"}
 
 
@@ -37,7 +41,7 @@ def site(built, tmp_path_factory) -> tuple[Path, Path]:
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("site") / "data"
     shutil.copytree(built, data, ignore=shutil.ignore_patterns("pages", ".staging"))
-    for ruleset in EXTRA:
+    for ruleset in EXTRA + INDEX_ONLY:
         build(Ruleset.parse(ruleset), DataDir(data))
     rulesets = data.parent / "rulesets.toml"
     rulesets.write_text("".join(f'[[ruleset]]\nid = "{r}"\ncomment = "{c}"\n\n' for r, c in COMMENTS.items()))
@@ -135,6 +139,11 @@ def test_without_graphviz_draw_says_once_how_to_get_it(site, tmp_path, monkeypat
     assert len(hints) == 1 and "apt-get install graphviz" in hints[0] and "\n" not in hints[0]
     page = (tmp_path / "chopsticks" / "default" / "index.html").read_text()
     assert "apt-get install graphviz" in page and "graph.svg" not in page
+
+
+def test_a_histogram_of_one_remoteness_labels_it_once():
+    assert remoteness_histogram({("loss", 0): 1}).count("<text") == 1
+    assert remoteness_histogram({("loss", 0): 1, ("win", 1): 1}).count("<text") == 2
 
 
 def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
@@ -273,3 +282,26 @@ def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site
                 assert page.locator("#here svg.position").count() == 1
                 assert page.evaluate("document.documentElement.scrollWidth") <= width, href
         page.close()
+
+
+def test_the_index_fits_its_boxes_at_1400_px_and_no_histogram_label_is_clipped(site, browser):
+    _, pages = site
+    page = opened(browser, pages / "index.html", 1400, 900)
+    overflowing = page.evaluate("Array.from(document.querySelectorAll('.scroll'), box => "
+                                "[box.previousElementSibling.id, box.scrollWidth, box.clientWidth])"
+                                ".filter(([, scrolled, shown]) => scrolled > shown)")
+    assert overflowing == []
+    labels = page.evaluate("""Array.from(document.querySelectorAll('svg.histogram text'), label => {
+        const [text, svg, box] = [label, label.closest('svg'), label.closest('.scroll')]
+            .map(e => e.getBoundingClientRect());
+        return [label.closest('tr').dataset.ruleset, label.textContent,
+                text.left >= Math.max(svg.left, box.left) - 0.5 && text.right <= Math.min(svg.right, box.right) + 0.5];
+    })""")
+    rows = page.locator("table.catalog tbody tr").count()
+    assert len(labels) > rows  # 0 and the longest remoteness, on every row with more than one bar
+    assert ["sticks:rows=8", "34", True] in labels
+    assert [label for label in labels if not label[2]] == []
+    # a start too long for its column is cut, whole on hover
+    start = page.locator('tr[data-ruleset="hackenbush:fib=6"] code')
+    assert start.get_attribute("title") == "2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17-18-19-20"
+    page.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -342,6 +343,40 @@ def test_database_file_opens_with_duckdb_1_1(data, catalog):
     assert sorted(answer["tablebase_columns"]) == sorted(
         {name for game in games(catalog) for name in documented_names(KINDS["tablebase"], game)})
     assert answer["transitions_columns"] == TRANSITIONS.schema().names
+
+
+#: The README's way to read one parameter of the catalog's map, on every DuckDB version.
+PARAMS_SQL = [block for block in re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+              if "element_at(params" in block]
+
+PARAMS_READER = """
+import json, sys, duckdb
+con = duckdb.connect("tablebases.duckdb", read_only=True)
+print(json.dumps({
+    "version": duckdb.__version__,
+    "rows": con.sql(sys.argv[1]).fetchall(),
+    "subscript": con.sql("SELECT params['split'] FROM catalog WHERE ruleset = 'chopsticks:split=any'").fetchall()[0][0],
+}))
+"""
+
+
+@pytest.mark.parametrize("old", [True, False], ids=["duckdb-1.1", "duckdb-own"])
+def test_the_readmes_params_lines_read_the_text_on_duckdb_1_1_and_the_projects_own(data, catalog, old):
+    if old and not (OLD_DUCKDB / "duckdb").is_dir():
+        pytest.fail(f"DuckDB 1.1.3 is not installed in {OLD_DUCKDB}: run `make dev`", pytrace=False)
+    env = {**os.environ, "PYTHONPATH": str(OLD_DUCKDB)} if old else {k: v for k, v in os.environ.items()
+                                                                       if k != "PYTHONPATH"}
+    assert len(PARAMS_SQL) == 1, "the README shows how to read the catalog's params on every DuckDB"
+    done = subprocess.run([sys.executable, "-c", PARAMS_READER, PARAMS_SQL[0]], cwd=data, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["version"] == "1.1.3") == old
+    expected = sorted([row["ruleset"], dict(row["params"]).get("fingers"), dict(row["params"]).get("split")]
+                      for row in catalog if row["game"] == "chopsticks")
+    assert answer["rows"] == expected and expected[0][1] == "5"
+    # what the README warns of: DuckDB 1.1's subscript gives a list, later ones the text
+    assert answer["subscript"] == (["any"] if old else "any")
 
 
 # -- the folder moved --------------------------------------------------------------------

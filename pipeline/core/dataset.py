@@ -52,7 +52,7 @@ CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is t
     RULESET,
     Column("game", pa.string(), "game name"),
     Column("params", pa.map_(pa.string(), pa.string()),
-           "every parameter's value as text, defaults included (`params['fingers']`)"),
+           "every parameter's value as text, defaults included (`element_at(params, 'fingers')[1]`, on any DuckDB)"),
     Column("folder", pa.string(), "the ruleset's folder relative to the data folder: `<game>/<slug>`"),
     Column("tablebase_path", pa.string(), "path of its tablebase.parquet relative to the data folder"),
     Column("transitions_path", pa.string(), "path of its transitions.parquet relative to the data folder"),

@@ -85,7 +85,8 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
                 parts.append(f'<rect class="{value}" x="{r * bar:.2f}" y="{y:.2f}" width="{bar * 0.9:.2f}" '
                              f'height="{h:.2f}" fill="{COLOURS[value]}">{tip}</rect>')
     parts.append(f'<text x="0" y="{height - 2}" font-size="9">0</text>')
-    parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
+    if top:  # a single bar's end label would sit on its start label ("0 0")
+        parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
     return (f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'role="img" aria-label="remoteness 0 to {top}: wins and ties above, losses below">{"".join(parts)}</svg>')
 
@@ -151,8 +152,13 @@ ol.cards .what { font-size: 0.9em; }
 .controls { display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; align-items: center; margin: 0.5em 0; }
 .controls input[type=search] { font: inherit; padding: 3px 6px; min-width: 14em; }
 .controls label { white-space: nowrap; }
-td.ruleset { min-width: 14em; max-width: 28em; overflow-wrap: anywhere; }
-@media (min-width: 701px) { td.verdict { white-space: nowrap; } }
+td.ruleset { min-width: 12em; max-width: 28em; overflow-wrap: anywhere; }
+/* the index at 1400 px: a verdict wraps rather than push the histograms out of their box, and a
+   start too long for its column is cut (whole in its title and on its page) */
+/* two lines each: the player ("the second player") above, "wins in 21 plies" below */
+@media (min-width: 701px) { td.verdict { width: 9.5em; } }
+table.catalog code { display: inline-block; max-width: 24ch; overflow: hidden; text-overflow: ellipsis;
+  vertical-align: bottom; }
 @media (max-width: 700px) {
   body { margin: 0.8em 0.7em; }
   .wide { display: none; }
@@ -724,6 +730,10 @@ def natural_key(text: str) -> tuple:
                  for part in re.split(r"(\d+)", text) if part)
 
 
+#: The index's histograms, narrower than a page's: beside ten columns they still fit 1400 px.
+INDEX_HISTOGRAM = 140
+
+
 def index_page(catalog: list[CatalogRow], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str],
                comments: dict[str, str]) -> str:
     """The index of every built ruleset, in `catalog`'s order: its comment, numbers, who wins
@@ -752,11 +762,11 @@ def index_page(catalog: list[CatalogRow], counts: dict[str, dict[tuple[str, int]
                 + (f'<div class="comment">{_e(comment)}</div>' if comment else "") + "</td>"
                 f'<td class="n positions" data-label="positions">{row.positions:,}</td>'
                 f'<td class="n reachable wide">{row.reachable:,}</td>'
-                f'<td data-label="start"><code>{_e(row.start)}</code></td>'
+                f'<td data-label="start"><code title="{_e(row.start)}">{_e(row.start)}</code></td>'
                 f'<td class="{row.start_value} verdict">{_e(in_words(row.start_value, row.start_remoteness))}</td>'
                 f'<td class="n wins wide">{row.wins:,}</td><td class="n losses wide">{row.losses:,}</td>'
                 f'<td class="n ties wide">{row.ties:,}</td><td class="n draws wide">{row.draws:,}</td>'
                 f'<td>{value_bar(row.wins, row.losses, row.ties, row.draws, width=120)}</td>'
-                f'<td class="wide">{remoteness_histogram(counts.get(ruleset, {}))}</td></tr>')
+                f'<td class="wide">{remoteness_histogram(counts.get(ruleset, {}), width=INDEX_HISTOGRAM)}</td></tr>')
         body += ["</tbody></table></div>"]
     return _document("Tablebases", body)
