@@ -66,18 +66,35 @@ PREFERENCE = (Value.WIN, Value.TIE, Value.DRAW, Value.LOSS)
 #: better). A remoteness must stay below BAND - 1.
 BAND = 2**20
 
+#: Solving level by level sums, per parent, the weights of its children decided at the level:
+#: a lost child weighs LOST_WEIGHT, a won child 1, so one sum says both whether a lost child
+#: was met (the sum reaches LOST_WEIGHT: more than any count of won children) and how many
+#: won children were. A position's moves must stay below it.
+LOST_WEIGHT = 2**30
+
+
+#: The value of each band of scores, lowest first.
+BANDS = (Value.WIN, Value.TIE, Value.LOSS)
+
 
 def score(value: Value, remoteness: int) -> int:
-    """A position's packed score, as sql/rank_level.sql computes it (for tests and docs)."""
-    band = {Value.WIN: 0, Value.TIE: 1, Value.LOSS: 2}[value]
+    """A position's packed score, as the engines' rank SQL computes it (for tests and docs)."""
+    band = BANDS.index(value)
     return remoteness if band == 0 else band * BAND + BAND - 1 - remoteness
+
+
+def decode(packed: int) -> tuple[Value, int]:
+    """The value and remoteness a packed score holds, as the engines' rank_solution.sql
+    decodes it (for tests and docs): `score`'s inverse."""
+    band = min(packed // BAND, len(BANDS) - 1)
+    return BANDS[band], packed if band == 0 else (band + 1) * BAND - 1 - packed
 
 
 def sql_variables() -> dict[str, object]:
     """The variables the solvers' and verifier's SQL reads: `value_names` (the words in code
     order), one code per value under its word (`getvariable('tie')` is the tie's code),
-    and `band` (see BAND)."""
-    return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND}
+    `band` (see BAND) and `lost_weight` (see LOST_WEIGHT)."""
+    return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND, "lost_weight": LOST_WEIGHT}
 
 
 def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
