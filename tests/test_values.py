@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.core import values
 from pipeline.core.values import BAND, LOST_WEIGHT, Value, decode, score
+from pipeline.datadir import check
 
 PIPELINE = Path(values.__file__).parents[1]
 #: The numbers of the packed scores and the weights, as a file might retype them.
@@ -48,3 +49,7 @@ def test_decoding_reads_each_band_as_its_value():
     assert decode(score(Value.WIN, 7)) == (Value.WIN, 7)
     assert decode(score(Value.TIE, 0)) == (Value.TIE, 0)
     assert decode(score(Value.LOSS, 12)) == (Value.LOSS, 12)
+
+
+def test_check_counts_the_values_by_the_words_of_values():
+    assert not QUOTED_WORD.search(check.COUNTS)
