@@ -3,14 +3,16 @@ check and every sentence a person reads take it from there."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from pipeline.core import values
-from pipeline.core.values import BAND, LOST_WEIGHT, Value, decode, score
+from pipeline.core.values import BAND, LOST_WEIGHT, Value, decode, for_pages, in_plies, in_words, plies, score
 from pipeline.datadir import check
+from pipeline.products import pages
 
 PIPELINE = Path(values.__file__).parents[1]
 #: The numbers of the packed scores and the weights, as a file might retype them.
@@ -51,5 +53,43 @@ def test_decoding_reads_each_band_as_its_value():
     assert decode(score(Value.LOSS, 12)) == (Value.LOSS, 12)
 
 
+@pytest.mark.parametrize("value, remoteness, short, said", [
+    ("win", 8, "wins in 8 plies", "the first player wins in 8 plies"),
+    ("loss", 3, "loses in 3 plies", "the second player wins in 3 plies"),
+    ("tie", 5, "a tie in 5 plies", "a tie in 5 plies"),
+    ("draw", None, "a draw", "a draw (neither player can force the game to end)"),
+    ("win", 1, "wins in 1 ply", "the first player wins in 1 ply"),
+    ("loss", 1234, "loses in 1,234 plies", "the second player wins in 1,234 plies"),
+    ("win", 0, "has won", "game over: the first player has won"),
+    ("loss", 0, "has lost", "game over: the second player has won"),
+    ("tie", 0, "a tie, game over", "game over: a tie"),
+])
+def test_a_value_is_phrased_one_way_with_its_plies(value, remoteness, short, said):
+    assert in_plies(value, remoteness) == short
+    assert in_words(value, remoteness) == said
+
+
+def test_the_verb_agrees_with_you():
+    assert in_words("win", 3, "you", "the computer") == "you win in 3 plies"
+    assert in_words("loss", 0, "the computer", "you") == "game over: you have won"
+    assert plies(1) == "1 ply" and plies(2) == "2 plies"
+
+
 def test_check_counts_the_values_by_the_words_of_values():
     assert not QUOTED_WORD.search(check.COUNTS)
+
+
+def test_the_pages_script_and_style_take_words_colours_and_phrases_from_values():
+    assert not QUOTED_WORD.search(pages._SCRIPT)
+    assert not re.search(r"""['"](1 ply| plies)['"]""", pages._SCRIPT)  # the unit comes from PHRASES
+    source = Path(pages.__file__).read_text()
+    # the draw's greys are also the pages' neutral borders and axes, so they may appear on their own
+    shades = [colours[v] for colours in (values.COLOURS, values.EDGE_COLOURS) for v in values.WORDS if v != "draw"]
+    assert not [c for c in shades if c in source]
+    for v in values.WORDS:
+        assert f".{v}, tr.{v} > td.v {{ background: {values.COLOURS[v]}; }}" in pages._CSS
+        assert f"#here[data-value={v}] .pic {{ border-color: {values.EDGE_COLOURS[v]}; }}" in pages._CSS
+    # the page's JSON document carries the domain as for_pages() gives it
+    assert json.loads(json.dumps(for_pages())) == for_pages()
+    assert for_pages()["words"][Value.TIE.code - 1] == "tie"
+    assert [for_pages()["words"][i] for i in for_pages()["opposite"]] == ["loss", "win", "tie", "draw"]

@@ -105,14 +105,68 @@ def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
     return (rank, -(remoteness or 0) if outcome == Value.LOSS else (remoteness or 0))
 
 
+#: Fill colour of each value, shared by the DOT files, the pages and their script.
+COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
+#: A deeper shade of each, for a border around a position of the value.
+EDGE_COLOURS = {"win": "#66bb6a", "loss": "#e57373", "tie": "#fdd835", "draw": "#90a4ae"}
+#: The colours' names, for a legend in words.
+COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
+
+#: How a value reads for a person, the one phrasing of every command, page and card.
+#: `said`: what a position's value means for the players (`{mover}` to move, `{other}` not);
+#: `over`: the same where the game has ended (remoteness 0); `short`: the value alone from
+#: the side of the one it is for ("wins in 8 plies"), `short_over` where the game has ended.
+#: `{plies}` is the remoteness with its unit (`ply`: singular and plural); `{wins}` and
+#: `{has}` agree with the winner ("you win"). The pages' script fills the same table.
+PHRASES = {
+    "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
+             "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
+    "over": {"win": "game over: {mover} {has} won", "loss": "game over: {other} {has} won",
+             "tie": "game over: a tie"},
+    "short": {"win": "wins in {plies}", "loss": "loses in {plies}", "tie": "a tie in {plies}", "draw": "a draw"},
+    "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie, game over"},
+    "ply": ["ply", "plies"],
+}
+
+
+def plies(n: int) -> str:
+    """A count of plies with its unit: "1 ply", "8 plies", "1,024 plies"."""
+    return f"{n:,} {PHRASES['ply'][n != 1]}"
+
+
+def _phrase(kind: str, value: str, remoteness: int | None, mover: str = "", other: str = "") -> str:
+    value = Value(value)
+    over = value.ends and remoteness == 0
+    template = PHRASES[f"{kind}_over" if over and kind == "short" else "over" if over else kind][value.value]
+    winner = mover if value == Value.WIN else other
+    you = winner == "you"
+    return template.format(mover=mover, other=other, plies=plies(remoteness or 0),
+                           wins="win" if you else "wins", has="have" if you else "has")
+
+
+def in_plies(value: str, remoteness: int | None) -> str:
+    """A value with its remoteness, from the side of the one it is for: "wins in 8 plies",
+    "loses in 3 plies", "a tie in 5 plies", "a draw"; "has won" where the game has ended."""
+    return _phrase("short", value, remoteness)
+
+
 def in_words(value: str, remoteness: int | None, mover: str = "the first player",
              other: str = "the second player") -> str:
     """What a value of the player to move (`mover`) means for the players, in words: "the
-    second player wins in 26" for a start lost in 26."""
-    plies = f" in {remoteness}" if remoteness else ""
-    if value in (Value.WIN, Value.LOSS):
-        winner = mover if value == Value.WIN else other
-        return f"{winner} {'win' if winner == 'you' else 'wins'}{plies}"
-    if value == Value.TIE:
-        return f"a tie{plies}"
-    return "a draw (play never ends)"
+    second player wins in 26 plies" for a start lost in 26; "game over: the first player
+    has won" at remoteness 0."""
+    return _phrase("said", value, remoteness, mover, other)
+
+
+def for_pages() -> dict[str, object]:
+    """What the pages' script knows of the values, written into each page as JSON: the
+    words in code order (a code c is words[c - 1]), each value's opposite and rank of
+    preference by code, the phrasing table and the colours."""
+    return {
+        "words": WORDS,
+        "opposite": [list(Value).index(v.opposite) for v in Value],
+        "preference": [PREFERENCE.index(v) for v in Value],
+        "phrases": PHRASES,
+        "colours": COLOURS,
+        "edge_colours": EDGE_COLOURS,
+    }
