@@ -93,3 +93,27 @@ def test_the_pages_script_and_style_take_words_colours_and_phrases_from_values()
     assert json.loads(json.dumps(for_pages())) == for_pages()
     assert for_pages()["words"][Value.TIE.code - 1] == "tie"
     assert [for_pages()["words"][i] for i in for_pages()["opposite"]] == ["loss", "win", "tie", "draw"]
+
+
+#: Scores at the edges of each band, where a decoding off by one would show.
+EDGES = [0, 1, BAND - 2, BAND - 1, BAND, BAND + 1, 2 * BAND - 1, 2 * BAND, 2 * BAND + 1, 3 * BAND - 2, 3 * BAND - 1]
+
+
+def decoded() -> list[tuple[int, str, int]]:
+    return [(i, decode(s)[0].value, decode(s)[1]) for i, s in enumerate(EDGES)]
+
+
+def test_duckdb_decodes_the_packed_scores_as_values_does():
+    import duckdb
+    import pyarrow as pa
+
+    from pipeline.storage.db import set_variables, sql_text
+
+    con = duckdb.connect()
+    set_variables(con, **values.sql_variables())
+    solved = pa.table({"id": range(len(EDGES)), "score": EDGES, "grundy": [None] * len(EDGES),
+                       "height": [None] * len(EDGES)}, schema=pa.schema(
+        [("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]))
+    con.register("solved", solved)
+    rows = con.sql(sql_text("rank_solution", "duckdb")).fetchall()
+    assert [row[:3] for row in rows] == decoded()
