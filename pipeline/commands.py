@@ -328,7 +328,9 @@ def probe(
         words = in_words(result.value, result.remoteness)
     else:
         words = in_words(result.value, result.remoteness, "the player to move", "the other player")
-    typer.echo(f"{result.ruleset}  {result.position}  {in_plies(result.value, result.remoteness)}: {words}")
+    short = in_plies(result.value, result.remoteness)
+    # a tie or a draw says the same for both players: once
+    typer.echo(f"{result.ruleset}  {result.position}  {words if words.startswith(short) else f'{short}: {words}'}")
     width = max((len(m.move) for m in result.moves), default=0)
     for move in result.moves:
         remoteness = None if move.remoteness is None else move.remoteness + 1

@@ -60,9 +60,9 @@ def test_decoding_reads_each_band_as_its_value():
     ("draw", None, "a draw", "a draw (neither player can force the game to end)"),
     ("win", 1, "wins in 1 ply", "the first player wins in 1 ply"),
     ("loss", 1234, "loses in 1,234 plies", "the second player wins in 1,234 plies"),
-    ("win", 0, "has won", "game over: the first player has won"),
-    ("loss", 0, "has lost", "game over: the second player has won"),
-    ("tie", 0, "a tie, game over", "game over: a tie"),
+    ("win", 0, "has won", "the first player has won (game over)"),
+    ("loss", 0, "has lost", "the second player has won (game over)"),
+    ("tie", 0, "a tie (game over)", "a tie (game over)"),
 ])
 def test_a_value_is_phrased_one_way_with_its_plies(value, remoteness, short, said):
     assert in_plies(value, remoteness) == short
@@ -71,7 +71,7 @@ def test_a_value_is_phrased_one_way_with_its_plies(value, remoteness, short, sai
 
 def test_the_verb_agrees_with_you():
     assert in_words("win", 3, "you", "the computer") == "you win in 3 plies"
-    assert in_words("loss", 0, "the computer", "you") == "game over: you have won"
+    assert in_words("loss", 0, "the computer", "you") == "you have won (game over)"
     assert plies(1) == "1 ply" and plies(2) == "2 plies"
 
 

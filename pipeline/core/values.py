@@ -121,10 +121,10 @@ COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
 PHRASES = {
     "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
              "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
-    "over": {"win": "game over: {mover} {has} won", "loss": "game over: {other} {has} won",
-             "tie": "game over: a tie"},
+    "over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",
+             "tie": "a tie (game over)"},
     "short": {"win": "wins in {plies}", "loss": "loses in {plies}", "tie": "a tie in {plies}", "draw": "a draw"},
-    "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie, game over"},
+    "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie (game over)"},
     "ply": ["ply", "plies"],
 }
 
@@ -153,8 +153,8 @@ def in_plies(value: str, remoteness: int | None) -> str:
 def in_words(value: str, remoteness: int | None, mover: str = "the first player",
              other: str = "the second player") -> str:
     """What a value of the player to move (`mover`) means for the players, in words: "the
-    second player wins in 26 plies" for a start lost in 26; "game over: the first player
-    has won" at remoteness 0."""
+    second player wins in 26 plies" for a start lost in 26; "the first player has won (game
+    over)" at remoteness 0."""
     return _phrase("said", value, remoteness, mover, other)
 
 
