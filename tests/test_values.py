@@ -117,3 +117,14 @@ def test_duckdb_decodes_the_packed_scores_as_values_does():
     con.register("solved", solved)
     rows = con.sql(sql_text("rank_solution", "duckdb")).fetchall()
     assert [row[:3] for row in rows] == decoded()
+
+
+def test_probe_says_a_draw_once_and_a_finished_game_as_over(built):
+    from tests.test_cli import tablebase
+
+    drawn = tablebase("probe", "chopsticks:overflow=rollover", "start", data=built)
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout.splitlines()[0] == "chopsticks:overflow=rollover  1-1|1-1  a draw (neither player can force the game to end)"
+    over = tablebase("probe", "chopsticks", "0-0|1-3", data=built)
+    assert over.returncode == 0, over.stderr
+    assert over.stdout.splitlines()[0] == "chopsticks  0-0|1-3  has lost: the other player has won (game over)"
