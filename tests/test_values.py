@@ -128,3 +128,8 @@ def test_probe_says_a_draw_once_and_a_finished_game_as_over(built):
     over = tablebase("probe", "chopsticks", "0-0|1-3", data=built)
     assert over.returncode == 0, over.stderr
     assert over.stdout.splitlines()[0] == "chopsticks  0-0|1-3  has lost: the other player has won (game over)"
+
+
+def test_every_phrase_table_the_pages_script_reads_is_one_values_writes():
+    read = set(re.findall(r"PHRASES\.(\w+)", pages._SCRIPT))
+    assert read and read <= set(values.PHRASES)

@@ -114,15 +114,15 @@ COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
 
 #: How a value reads for a person, the one phrasing of every command, page and card.
 #: `said`: what a position's value means for the players (`{mover}` to move, `{other}` not);
-#: `over`: the same where the game has ended (remoteness 0); `short`: the value alone from
-#: the side of the one it is for ("wins in 8 plies"), `short_over` where the game has ended.
+#: `short`: the value alone from the side of the one it is for ("wins in 8 plies"); each
+#: `_over` where the game has ended (remoteness 0).
 #: `{plies}` is the remoteness with its unit (`ply`: singular and plural); `{wins}` and
 #: `{has}` agree with the winner ("you win"). The pages' script fills the same table.
 PHRASES = {
     "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
              "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
-    "over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",
-             "tie": "a tie (game over)"},
+    "said_over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",
+                  "tie": "a tie (game over)"},
     "short": {"win": "wins in {plies}", "loss": "loses in {plies}", "tie": "a tie in {plies}", "draw": "a draw"},
     "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie (game over)"},
     "ply": ["ply", "plies"],
@@ -137,7 +137,7 @@ def plies(n: int) -> str:
 def _phrase(kind: str, value: str, remoteness: int | None, mover: str = "", other: str = "") -> str:
     value = Value(value)
     over = value.ends and remoteness == 0
-    template = PHRASES[f"{kind}_over" if over and kind == "short" else "over" if over else kind][value.value]
+    template = PHRASES[f"{kind}_over" if over else kind][value.value]
     winner = mover if value == Value.WIN else other
     you = winner == "you"
     return template.format(mover=mover, other=other, plies=plies(remoteness or 0),

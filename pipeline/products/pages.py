@@ -225,7 +225,7 @@ _SCRIPT = r"""
   const say = (table, v, r, mover, other) => table[V[v]].replace(/\{(\w+)\}/g, (_, k) =>
     ({mover, other, plies: plies(r || 0), wins: 'wins', has: 'has'})[k]);
   // what position i means for `mover`, the player to move there, and `other`
-  const verdict = (i, mover, other) => say(D.r[i] === 0 ? PHRASES.over : PHRASES.said, D.v[i], D.r[i], mover, other);
+  const verdict = (i, mover, other) => say(D.r[i] === 0 ? PHRASES.said_over : PHRASES.said, D.v[i], D.r[i], mover, other);
   // what the move into position j means for the player making it, plies counted from before it
   const outcome = j => say(PHRASES.short, OPPOSITE[D.v[j]], D.r[j] === null ? null : D.r[j] + 1);
   const legal = i => D.k[i] ? count(D.k[i], 'legal move') : 'no legal move';
