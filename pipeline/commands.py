@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from pipeline import __version__
 from pipeline.engines import engine_kind
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
+from pipeline.core.values import in_plies, in_words
 from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
 from pipeline.storage.output import Format
@@ -259,9 +260,8 @@ def build(
             summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
             built += 1
             log.info(
-                "built %s: %s positions, start %s is %s%s", rules.id, f"{summary.positions:,}",
-                summary.start, summary.start_value,
-                "" if summary.start_remoteness is None else f" in {summary.start_remoteness}",
+                "built %s: %s positions, start %s: %s", rules.id, f"{summary.positions:,}",
+                summary.start, in_words(summary.start_value, summary.start_remoteness),
             )
     except BaseException:
         if built and len(parsed) > 1:
@@ -322,19 +322,20 @@ def probe(
     """
     from pipeline.games import legal_starts
     from pipeline.products.probe import probe as probe_position
-    from pipeline.core.values import in_words
-
     result = probe_position(ruleset, position, data)
     rules = Ruleset.parse(ruleset)
     if result.position in legal_starts(rules):
         words = in_words(result.value, result.remoteness)
     else:
         words = in_words(result.value, result.remoteness, "the player to move", "the other player")
-    typer.echo(f"{result.ruleset}  {result.position}  {_value(result.value, result.remoteness)}: {words}")
+    short = in_plies(result.value, result.remoteness)
+    # a tie or a draw says the same for both players: once
+    typer.echo(f"{result.ruleset}  {result.position}  {words if words.startswith(short) else f'{short}: {words}'}")
     width = max((len(m.move) for m in result.moves), default=0)
     for move in result.moves:
+        remoteness = None if move.remoteness is None else move.remoteness + 1
         typer.echo(f"  {move.move:<{width}}  -> {move.position:<12} "
-                   f"{move.outcome} for the mover ({_value(move.value, move.remoteness)} for the opponent)")
+                   f"{in_words(move.outcome, remoteness, 'the mover', 'the opponent')}")
 
 
 def _report(problems: list[str], all_well: str) -> None:
@@ -344,10 +345,6 @@ def _report(problems: list[str], all_well: str) -> None:
     if problems:
         sys.exit(1)
     typer.echo(all_well)
-
-
-def _value(value: str, remoteness: int | None) -> str:
-    return value if remoteness is None else f"{value} in {remoteness}"
 
 
 def _folder(out: Optional[Path]) -> None:

@@ -146,17 +146,17 @@ def test_probe_shows_value_and_best_move_first(data):
     result = tablebase("probe", "chopsticks", "3-1|0-2", data=data)
     assert result.returncode == 0, result.stderr
     first, best = result.stdout.splitlines()[:2]
-    assert first.split()[:3] == ["chopsticks", "1-3|0-2", "win"]
-    assert "3 hits 2" in best and "win for the mover" in best
+    assert first.split()[:3] == ["chopsticks", "1-3|0-2", "wins"]
+    assert "3 hits 2" in best and "the mover wins in" in best
 
 
 def test_start_names_the_start_and_values_are_said_in_words(data):
     """`start` wherever a position is taken; who wins, in the words people use."""
     start = tablebase("probe", "chopsticks", "Start", data=data)
     assert start.returncode == 0, start.stderr
-    assert start.stdout.splitlines()[0] == "chopsticks  1-1|1-1  loss in 8: the second player wins in 8"
+    assert start.stdout.splitlines()[0] == "chopsticks  1-1|1-1  loses in 8 plies: the second player wins in 8 plies"
     other = tablebase("probe", "chopsticks", "3-1|0-2", data=data)
-    assert other.stdout.splitlines()[0].endswith(": the player to move wins in 1")
+    assert other.stdout.splitlines()[0].endswith(": the player to move wins in 1 ply")
     line = tablebase("query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=start", data=data)
     assert line.returncode == 0, line.stderr
     assert line.stdout.splitlines()[1].split()[:3] == ["0", "NULL", "1-1|1-1"]

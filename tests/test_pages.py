@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline.products.draw as draw_module
+from pipeline.core.values import in_plies
 from pipeline.products.draw import draw
 from pipeline.products.gamecheck import _drawing_problem
 from pipeline.products.pages import remoteness_histogram
@@ -127,7 +128,7 @@ def test_the_index_orders_parameters_as_numbers_and_shows_comments(site):
                           "chopsticks:overflow=rollover"]  # split in the game's order: none, dead, any
     for comment in COMMENTS.values():
         assert f'<div class="comment">{comment}</div>' in page
-    assert "the second player wins in 8" in page
+    assert "the second player wins in 8 plies" in page
 
 
 def test_without_graphviz_draw_says_once_how_to_get_it(site, tmp_path, monkeypatch, caplog):
@@ -202,7 +203,7 @@ def test_walking_the_game_lists_the_moves_by_ply_keeps_each_players_side_and_dow
         child = positions[target]
         meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}[child["value"]]
         assert meaning in card.get_attribute("class").split()
-        assert card.locator(".what").inner_text().startswith(f"{meaning} in {child['remoteness'] + 1} plies")
+        assert card.locator(".what").inner_text().startswith(in_plies(meaning, child['remoteness'] + 1))
         played.append(card.locator(".label").inner_text())
         card.click()
         page.wait_for_function("id => document.querySelector('#here').dataset.id === id", arg=str(child["id"]))

@@ -77,7 +77,7 @@ def test_as_second_the_computer_moves_first_and_best_play_beats_it(built):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     first_ply = next(i for i, text in enumerate(lines) if text.startswith("ply 0"))
-    assert "computer to move: loss in 8" in lines[first_ply]
+    assert "computer to move: you win in 8 plies" in lines[first_ply]
     assert lines[first_ply + 1] == "  the computer 1-1, you 1-1"
     assert lines[first_ply + 2] == f"computer plays {line[0]} -> 1-2|1-1"
     assert not any("your move>" in text for text in lines[:first_ply + 3])
@@ -128,7 +128,7 @@ def test_a_drawn_game_stops_at_the_ply_limit(built):
     outcome = play(ruleset, built, stdin=io.StringIO("\n".join(line[0::2]) + "\n"), stdout=out, max_plies=6)
     assert outcome == Outcome(None, 6, "limit", outcome.position, outcome.moves)
     assert len(outcome.moves) == 6
-    assert "stopped after 6 plies, the limit: the position is a draw" in out.getvalue()
+    assert "stopped after 6 plies, the limit, you to move: a draw (neither player can force the game to end)." in out.getvalue()
 
 
 def test_every_ply_says_which_hands_are_yours_and_which_the_computers(built):
@@ -136,7 +136,7 @@ def test_every_ply_says_which_hands_are_yours_and_which_the_computers(built):
     play("chopsticks", built, stdin=io.StringIO("1\nquit\n"), stdout=out)
     lines = out.getvalue().splitlines()
     # positions are written mover|opponent: the hands swap places every ply
-    assert lines[lines.index("ply 0  1-1|1-1  you to move: loss in 8 (the computer wins in 8)") + 1] \
+    assert lines[lines.index("ply 0  1-1|1-1  you to move: the computer wins in 8 plies") + 1] \
         == "  you 1-1, the computer 1-1"
     ply1 = next(i for i, line in enumerate(lines) if line.startswith("ply 1  1-2|1-1  computer to move"))
     assert lines[ply1 + 1] == "  the computer 1-2, you 1-1"
@@ -154,7 +154,7 @@ def test_a_game_starts_from_the_position_given_and_a_hint_names_the_winning_move
     outcome = play("chopsticks", built, start="1-3|2-0", stdin=io.StringIO("hint\n3 hits 2\n"), stdout=out)
     text = out.getvalue()
     assert text.startswith("chopsticks: you play first from 1-3|0-2;")
-    assert "hint: 3 hits 2 -> 0-0|1-3: win in 1 for you (you win in 1)" in text.splitlines()
+    assert "hint: 3 hits 2 -> 0-0|1-3: you win in 1 ply" in text.splitlines()
     assert outcome == Outcome("you", 1, "over", "0-0|1-3", (Played("you", "3 hits 2", "1-3|0-2", "0-0|1-3"),))
 
 

@@ -39,7 +39,7 @@ def test_a_build_off_a_terminal_logs_one_line_per_stage(build_log):
     assert len(lines) == len(stages) + 1, lines
     for line, stage in zip(lines, stages):
         assert re.fullmatch(rf"{STAMP} {stage} {re.escape(RULESET)}: .+ in \d+\.\d\d s", line), line
-    assert re.fullmatch(rf"{STAMP} built {re.escape(RULESET)}: 54 positions, start 1-2-3-4 is win in 6", lines[-1])
+    assert re.fullmatch(rf"{STAMP} built {re.escape(RULESET)}: 54 positions, start 1-2-3-4: the first player wins in 6 plies", lines[-1])
 
 
 def test_each_stage_line_says_what_it_did(build_log):

@@ -30,9 +30,11 @@ def test_readme_sql_runs(built, sql):
 def test_readme_probe_example_is_current(built):
     from pipeline.products.probe import probe
 
+    from pipeline.core.values import in_plies
+
     result = probe("chopsticks", "1-3|0-2", built)
     block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'"):]
-    assert f"{result.position}  {result.value} in {result.remoteness}" in block
+    assert f"{result.position}  {in_plies(result.value, result.remoteness)}: " in block
     for move in result.moves:
         assert move.move in block
 

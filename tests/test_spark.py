@@ -237,3 +237,17 @@ def test_the_data_cards_spark_line_reads_every_game_at_once(built):
     frame = eval(line.replace("'*/*/", f"'{duck.root}/*/*/"), {"spark": session()})
     total = sum(pq.read_table(duck.catalog)["positions"].to_pylist())
     assert frame.count() == total and {"rows", "mover", "heaps", "value"} <= set(frame.columns)
+
+
+def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
+    from pipeline.engines.spark_engine import SparkEngine
+    from tests.test_values import EDGES, decoded
+
+    engine = SparkEngine(tmp_path)
+    try:
+        engine.view("res", engine.spark.createDataFrame(
+            [(i, s, None, None) for i, s in enumerate(EDGES)], "id INT, score INT, grundy INT, height INT"))
+        rows = engine.sql("rank_solution").collect()
+    finally:
+        engine.release()
+    assert [tuple(row)[:3] for row in rows] == decoded()

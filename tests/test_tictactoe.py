@@ -245,5 +245,5 @@ def test_probe_names_moves_by_column_letter_and_row_number(data):
     result = tablebase("probe", "tictactoe", "XX./OO./...", "--data", str(data))
     assert result.returncode == 0, result.stderr
     first, best = result.stdout.splitlines()[:2]
-    assert first.split()[:3] == ["tictactoe", "xx./oo./...", "win"]
+    assert first.split()[:3] == ["tictactoe", "xx./oo./...", "wins"]
     assert "x at c1" in best and "xxx/oo./..." in best

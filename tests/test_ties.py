@@ -177,8 +177,8 @@ def test_the_value_domain_is_defined_once():
     # scores order the child's values from the parent's worst to best, quick before slow
     assert score(Value.WIN, 7) < score(Value.WIN, 8) < score(Value.TIE, 9) < score(Value.TIE, 0) < score(
         Value.LOSS, 9) < score(Value.LOSS, 0) < 3 * BAND
-    assert in_words("loss", 26) == "the second player wins in 26"
-    assert in_words("tie", 9) == "a tie in 9"
+    assert in_words("loss", 26) == "the second player wins in 26 plies"
+    assert in_words("tie", 9) == "a tie in 9 plies"
 
 
 @pytest.mark.parametrize("seed", range(4))

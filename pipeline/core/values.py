@@ -66,18 +66,35 @@ PREFERENCE = (Value.WIN, Value.TIE, Value.DRAW, Value.LOSS)
 #: better). A remoteness must stay below BAND - 1.
 BAND = 2**20
 
+#: Solving level by level sums, per parent, the weights of its children decided at the level:
+#: a lost child weighs LOST_WEIGHT, a won child 1, so one sum says both whether a lost child
+#: was met (the sum reaches LOST_WEIGHT: more than any count of won children) and how many
+#: won children were. A position's moves must stay below it.
+LOST_WEIGHT = 2**30
+
+
+#: The value of each band of scores, lowest first.
+BANDS = (Value.WIN, Value.TIE, Value.LOSS)
+
 
 def score(value: Value, remoteness: int) -> int:
-    """A position's packed score, as sql/rank_level.sql computes it (for tests and docs)."""
-    band = {Value.WIN: 0, Value.TIE: 1, Value.LOSS: 2}[value]
+    """A position's packed score, as the engines' rank SQL computes it (for tests and docs)."""
+    band = BANDS.index(value)
     return remoteness if band == 0 else band * BAND + BAND - 1 - remoteness
+
+
+def decode(packed: int) -> tuple[Value, int]:
+    """The value and remoteness a packed score holds, as the engines' rank_solution.sql
+    decodes it (for tests and docs): `score`'s inverse."""
+    band = min(packed // BAND, len(BANDS) - 1)
+    return BANDS[band], packed if band == 0 else (band + 1) * BAND - 1 - packed
 
 
 def sql_variables() -> dict[str, object]:
     """The variables the solvers' and verifier's SQL reads: `value_names` (the words in code
     order), one code per value under its word (`getvariable('tie')` is the tie's code),
-    and `band` (see BAND)."""
-    return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND}
+    `band` (see BAND) and `lost_weight` (see LOST_WEIGHT)."""
+    return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND, "lost_weight": LOST_WEIGHT}
 
 
 def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
@@ -88,14 +105,68 @@ def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
     return (rank, -(remoteness or 0) if outcome == Value.LOSS else (remoteness or 0))
 
 
+#: Fill colour of each value, shared by the DOT files, the pages and their script.
+COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
+#: A deeper shade of each, for a border around a position of the value.
+EDGE_COLOURS = {"win": "#66bb6a", "loss": "#e57373", "tie": "#fdd835", "draw": "#90a4ae"}
+#: The colours' names, for a legend in words.
+COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
+
+#: How a value reads for a person, the one phrasing of every command, page and card.
+#: `said`: what a position's value means for the players (`{mover}` to move, `{other}` not);
+#: `short`: the value alone from the side of the one it is for ("wins in 8 plies"); each
+#: `_over` where the game has ended (remoteness 0).
+#: `{plies}` is the remoteness with its unit (`ply`: singular and plural); `{wins}` and
+#: `{has}` agree with the winner ("you win"). The pages' script fills the same table.
+PHRASES = {
+    "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
+             "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
+    "said_over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",
+                  "tie": "a tie (game over)"},
+    "short": {"win": "wins in {plies}", "loss": "loses in {plies}", "tie": "a tie in {plies}", "draw": "a draw"},
+    "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie (game over)"},
+    "ply": ["ply", "plies"],
+}
+
+
+def plies(n: int) -> str:
+    """A count of plies with its unit: "1 ply", "8 plies", "1,024 plies"."""
+    return f"{n:,} {PHRASES['ply'][n != 1]}"
+
+
+def _phrase(kind: str, value: str, remoteness: int | None, mover: str = "", other: str = "") -> str:
+    value = Value(value)
+    over = value.ends and remoteness == 0
+    template = PHRASES[f"{kind}_over" if over else kind][value.value]
+    winner = mover if value == Value.WIN else other
+    you = winner == "you"
+    return template.format(mover=mover, other=other, plies=plies(remoteness or 0),
+                           wins="win" if you else "wins", has="have" if you else "has")
+
+
+def in_plies(value: str, remoteness: int | None) -> str:
+    """A value with its remoteness, from the side of the one it is for: "wins in 8 plies",
+    "loses in 3 plies", "a tie in 5 plies", "a draw"; "has won" where the game has ended."""
+    return _phrase("short", value, remoteness)
+
+
 def in_words(value: str, remoteness: int | None, mover: str = "the first player",
              other: str = "the second player") -> str:
     """What a value of the player to move (`mover`) means for the players, in words: "the
-    second player wins in 26" for a start lost in 26."""
-    plies = f" in {remoteness}" if remoteness else ""
-    if value in (Value.WIN, Value.LOSS):
-        winner = mover if value == Value.WIN else other
-        return f"{winner} {'win' if winner == 'you' else 'wins'}{plies}"
-    if value == Value.TIE:
-        return f"a tie{plies}"
-    return "a draw (play never ends)"
+    second player wins in 26 plies" for a start lost in 26; "the first player has won (game
+    over)" at remoteness 0."""
+    return _phrase("said", value, remoteness, mover, other)
+
+
+def for_pages() -> dict[str, object]:
+    """What the pages' script knows of the values, written into each page as JSON: the
+    words in code order (a code c is words[c - 1]), each value's opposite and rank of
+    preference by code, the phrasing table and the colours."""
+    return {
+        "words": WORDS,
+        "opposite": [list(Value).index(v.opposite) for v in Value],
+        "preference": [PREFERENCE.index(v) for v in Value],
+        "phrases": PHRASES,
+        "colours": COLOURS,
+        "edge_colours": EDGE_COLOURS,
+    }

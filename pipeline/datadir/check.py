@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, game_fields
 from pipeline.core.errors import DataError
+from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
 from pipeline.storage.parquet import atomic_path, read_table, require, sha256
 from pipeline.games.rulesets import Ruleset
@@ -56,13 +57,14 @@ PRODUCTS = (*RESERVED, "claims.md")
 #: Hidden folders tablebase itself makes in a folder it reads (a bundle too): the checksum
 #: cache and the lock files.
 OWN_HIDDEN = (".cache", ".locks")
-#: What the tablebase's rows must add up to, against the catalog row.
+#: What the tablebase's rows must add up to, against the catalog row; the value words are
+#: parameters (pipeline/core/values.py's, `$win` ...).
 COUNTS = """
     SELECT count(*) AS positions,
-           count(*) FILTER (WHERE value = 'win') AS wins,
-           count(*) FILTER (WHERE value = 'loss') AS losses,
-           count(*) FILTER (WHERE value = 'tie') AS ties,
-           count(*) FILTER (WHERE value = 'draw') AS draws,
+           count(*) FILTER (WHERE value = $win) AS wins,
+           count(*) FILTER (WHERE value = $loss) AS losses,
+           count(*) FILTER (WHERE value = $tie) AS ties,
+           count(*) FILTER (WHERE value = $draw) AS draws,
            count(*) FILTER (WHERE reachable) AS reachable,
            max(remoteness) AS max_remoteness,
            any_value(value) FILTER (WHERE position = $start) AS start_value,
@@ -421,7 +423,8 @@ def check_ruleset(store: DataDir, row: CatalogRow, schemas: dict, files: set[str
         return
     con = duckdb.connect()
     try:
-        counted = con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"]}).to_arrow_table().to_pylist()[0]
+        counted = con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"],
+                                           **{word: word for word in WORDS}}).to_arrow_table().to_pylist()[0]
         others = con.execute("SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]).fetchall()[0][0]
     except duckdb.Error as error:  # its bytes match the catalog's: written so by a faulty export
         report.add(tablebase, f"not readable ({str(error).splitlines()[0]})")

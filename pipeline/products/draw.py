@@ -42,7 +42,7 @@ from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
 from pipeline.storage.progress import log
 from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.stages.export import read_catalog, read_summary_row
-from pipeline.core.values import Value
+from pipeline.core.values import COLOUR_NAMES, WORDS, Value, in_plies, in_words
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
@@ -178,7 +178,7 @@ def _dot_label(*lines: str) -> str:
 
 
 def _value_text(value: str, remoteness: int | None) -> str:
-    return value if remoteness is None else f"{value} in {remoteness}"
+    return in_plies(value, remoteness)
 
 
 def _node_attributes(position: Position, start: bool, *extra: str) -> str:
@@ -209,7 +209,7 @@ def state_graph_dot(graph: RulesetGraph) -> str:
     edges = [edge for p in nodes for edge in sorted(graph.moves[p.id], key=lambda e: e.dst)]
     title = _dot_label(
         f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary.start}, {len(edges):,} moves",
-        "fill: the value for the side to move (green win, red loss, yellow tie, grey draw)",
+        f"fill: the value for the side to move ({', '.join(f'{COLOUR_NAMES[v]} {v}' for v in WORDS)})",
         "double border: game over; thick border: the start")
     lines = [f"digraph {_dot_label(graph.rules.id)} {{",
              f"  graph [label={title}, labelloc=t, fontname=\"Helvetica\"];", *_DOT_DEFAULTS]
@@ -236,7 +236,7 @@ def strategy_dot(graph: RulesetGraph, plan: Strategy) -> str:
             f"at the second player's turns every reply; the second player can hold the {what} too")
     else:
         title = _dot_label(
-            f"{graph.rules.id}: the {plan.owner} player wins in {start.remoteness} ({len(plan.nodes):,} positions)",
+            f"{graph.rules.id}: {in_words(start.value, start.remoteness)} ({len(plan.nodes):,} positions)",
             f"at the {plan.owner} player's turns one fastest winning move, at the {other} player's turns every reply")
 
     def name(node: tuple[int, bool]) -> str:

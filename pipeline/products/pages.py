@@ -22,11 +22,9 @@ from urllib.parse import quote
 from pipeline.games._svg import text_picture
 from pipeline.products.probe import Move, best_first
 from pipeline.core.dataset import CatalogRow
-from pipeline.core.values import PREFERENCE, Value, in_words
+from pipeline.core.values import COLOURS, EDGE_COLOURS, PREFERENCE, WORDS, Value, for_pages, in_plies, in_words
 from pipeline.products.ruleset_graph import Position, RulesetGraph
 
-#: Fill colour of each value, shared by the DOT files and the pages.
-COLOURS = {"win": "#a5d6a7", "loss": "#ef9a9a", "tie": "#fff59d", "draw": "#cfd8dc"}
 PLURALS = {"win": "wins", "loss": "losses", "tie": "ties", "draw": "draws"}
 #: Bytes of position drawings a page embeds (a drawing is 0.3-1.7 kB), nearest the start
 #: first: past them the walk shows positions as text (tic-tac-toe's last few plies).
@@ -104,8 +102,6 @@ th button { font: inherit; font-weight: 600; border: 0; background: none; paddin
 th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descending] button::after { content: " ▼"; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 code, .pos { font-family: ui-monospace, monospace; white-space: nowrap; }
-.win, tr.win > td.v { background: #a5d6a7; } .loss, tr.loss > td.v { background: #ef9a9a; }
-.tie, tr.tie > td.v { background: #fff59d; } .draw, tr.draw > td.v { background: #cfd8dc; }
 tr.win, tr.loss, tr.tie, tr.draw { background: none; }
 a.win, a.loss, a.tie, a.draw, span.win, span.loss, span.tie, span.draw, b.win, b.loss, b.tie, b.draw {
   color: #000; text-decoration: none; padding: 0 4px; border-radius: 3px; }
@@ -124,8 +120,6 @@ svg { vertical-align: middle; }
 #here { display: flex; flex-wrap: wrap; align-items: center; gap: 0.4em 1.4em; }
 #here .pic { padding: 8px; border-radius: 8px; border: 3px solid #cfd8dc; background: #fff; }
 #here .pic svg.position { zoom: 1.5; }
-#here[data-value=win] .pic { border-color: #66bb6a; } #here[data-value=loss] .pic { border-color: #e57373; }
-#here[data-value=tie] .pic { border-color: #fdd835; } #here[data-value=draw] .pic { border-color: #90a4ae; }
 #here .pos { font-size: 1.2em; font-weight: 600; } #here .pos .note { font: 0.8em system-ui, sans-serif; }
 #here .verdict { font-size: 1.1em; }
 #here .turn { font-size: 1.05em; }
@@ -179,6 +173,10 @@ table.catalog code { display: inline-block; max-width: 24ch; overflow: hidden; t
   ol.cards li a svg.position { zoom: 0.75; }
 }
 """
+# each value's colours, from pipeline/core/values.py as the DOT files' (tr.win's own rule above
+# and the #here border's outweigh these by specificity, not by order)
+_CSS += "".join(f".{v}, tr.{v} > td.v {{ background: {COLOURS[v]}; }}\n"
+                f"#here[data-value={v}] .pic {{ border-color: {EDGE_COLOURS[v]}; }}\n" for v in WORDS)
 
 _LEGEND = ('<p class="legend">Colour: the value for the player to move: <span class="win">win</span> '
            '<span class="loss">loss</span> <span class="tie">tie</span> (the game ends, nobody wins) '
@@ -218,7 +216,8 @@ _SCRIPT = r"""
 (() => {
   const D = JSON.parse(document.getElementById('data').textContent);
   const at = new Map(D.id.map((id, i) => [id, i]));
-  const V = ['win', 'loss', 'tie', 'draw'], OPPOSITE = [1, 0, 2, 3];
+  // the value domain, from pipeline/core/values.py (`for_pages`): words by code - 1, phrases
+  const VALUES = D.values, V = VALUES.words, OPPOSITE = VALUES.opposite, PHRASES = VALUES.phrases;
   const esc = s => String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]);
   const pics = document.querySelectorAll('#pics > template');
   // a position not drawn: its text in a box, as pipeline/games/_svg.py's text_picture draws it
@@ -228,16 +227,13 @@ _SCRIPT = r"""
   };
   const pic = i => D.d[i] >= 0 ? pics[D.d[i]].innerHTML : box(D.t[i]);
   const count = (n, what) => n.toLocaleString('en') + ' ' + what + (n === 1 ? '' : 's');
-  const plies = n => n === 1 ? '1 ply' : n.toLocaleString('en') + ' plies';
+  const plies = n => n.toLocaleString('en') + ' ' + PHRASES.ply[n === 1 ? 0 : 1];
+  const say = (table, v, r, mover, other) => table[V[v]].replace(/\{(\w+)\}/g, (_, k) =>
+    ({mover, other, plies: plies(r || 0), wins: 'wins', has: 'has'})[k]);
   // what position i means for `mover`, the player to move there, and `other`
-  function verdict(i, mover, other) {
-    const v = D.v[i], r = D.r[i];
-    if (v === 3) return 'a draw: neither player can force the game to end';
-    if (r === 0) return 'game over: ' + (v === 2 ? 'a tie' : (v === 0 ? mover : other) + ' has won');
-    return v === 2 ? 'a tie in ' + plies(r) : (v === 0 ? mover : other) + ' wins in ' + plies(r);
-  }
+  const verdict = (i, mover, other) => say(D.r[i] === 0 ? PHRASES.said_over : PHRASES.said, D.v[i], D.r[i], mover, other);
   // what the move into position j means for the player making it, plies counted from before it
-  const outcome = j => V[OPPOSITE[D.v[j]]] + (D.r[j] === null ? '' : ' in ' + plies(D.r[j] + 1));
+  const outcome = j => say(PHRASES.short, OPPOSITE[D.v[j]], D.r[j] === null ? null : D.r[j] + 1);
   const legal = i => D.k[i] ? count(D.k[i], 'legal move') : 'no legal move';
   function note(i) {
     const parts = [];
@@ -377,7 +373,7 @@ _SCRIPT = r"""
     render();
   }
   const keys = {
-    text: i => D.t[i], value: i => ['win', 'tie', 'draw', 'loss'].indexOf(V[D.v[i]]),
+    text: i => D.t[i], value: i => VALUES.preference[D.v[i]],
     remoteness: i => D.r[i], grundy: i => D.g[i], moves: i => D.k[i],
   };
   const heads = Array.from(document.querySelectorAll('table.positions th[data-key]'));
@@ -465,14 +461,13 @@ def _walk_data(graph: "RulesetGraph", order: list["Position"], held: set[int],
         else:
             moves.append(None)
         pictures.append(pics.setdefault(drawings[p.id], len(pics)) if p.id in drawings else -1)
-    values = [v.value for v in (Value.WIN, Value.LOSS, Value.TIE, Value.DRAW)]
     return {
         "ruleset": graph.rules.id, "file": graph.rules.folder.replace("/", "-"), "start": index[graph.start],
         "held": len(held), "rows": TABLE_ROWS,
-        "id": [p.id for p in order], "t": [p.text for p in order], "v": [values.index(p.value) for p in order],
+        "id": [p.id for p in order], "t": [p.text for p in order], "v": [Value(p.value).code - 1 for p in order],
         "r": [p.remoteness for p in order], "g": [p.grundy for p in order],
         "reach": [int(p.reachable) for p in order], "m": moves, "k": [len(graph.moves[p.id]) for p in order],
-        "l": list(labels), "d": pictures, "box": text_picture("\0", width="@W@"),
+        "l": list(labels), "d": pictures, "box": text_picture("\0", width="@W@"), "values": for_pages(),
     }, list(pics)
 
 
@@ -502,28 +497,18 @@ def _drawings(graph: "RulesetGraph", listed: set[int], budget: int) -> tuple[dic
     return drawn, True
 
 
-def _plies(n: int) -> str:
-    return "1 ply" if n == 1 else f"{n:,} plies"
-
-
 def for_the_mover(value: str, remoteness: int | None, mover: str = "the player to move",
                   other: str = "the other player") -> str:
     """What a position's value means for `mover`, the player to move, and `other`, with
-    its unit: "the first player wins in 8 plies"."""
-    if value == Value.DRAW:
-        return "a draw: neither player can force the game to end"
-    if remoteness == 0:
-        return "game over: " + ("a tie" if value == Value.TIE else f"{mover if value == Value.WIN else other} has won")
-    if value == Value.TIE:
-        return f"a tie in {_plies(remoteness)}"
-    return f"{mover if value == Value.WIN else other} wins in {_plies(remoteness)}"
+    its unit: "the first player wins in 8 plies" (pipeline/core/values.py's `in_words`)."""
+    return in_words(value, remoteness, mover, other)
 
 
 def move_outcome(value: str, remoteness: int | None) -> tuple[str, str]:
     """What a move into a position of `value` and `remoteness` means for the player making
-    it: its value word, and the value with the plies counted from before the move ("win in 5 plies")."""
+    it: its value word, and the value with the plies counted from before the move ("wins in 5 plies")."""
     outcome = Value(value).opposite.value
-    return outcome, outcome if remoteness is None else f"{outcome} in {_plies(remoteness + 1)}"
+    return outcome, in_plies(outcome, None if remoteness is None else remoteness + 1)
 
 
 def _legal(n: int) -> str:
@@ -623,7 +608,7 @@ def _ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes:
         f"<p>{_e(rules.game.summary[:1].upper() + rules.game.summary[1:])}. "
         + ", ".join(f"{_e(k)}={_e(v)}" for k, v in s.parameters.items()) + ".</p>",
         f'<p>From the start <code>{_e(start.text)}</code>: <b class="{s.start_value}">'
-        f"{_e(in_words(s.start_value, s.start_remoteness))}{' plies' if s.start_remoteness else ''}</b>.</p>",
+        f"{_e(in_words(s.start_value, s.start_remoteness))}</b>.</p>",
         *_walk(graph, drawings),
     ]
     if len(held) < len(graph.positions):

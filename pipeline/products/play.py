@@ -29,7 +29,7 @@ from pipeline.games import read_position
 from pipeline.products.probe import Move, Probe, probe
 from pipeline.core.params import is_number
 from pipeline.games.rulesets import Ruleset
-from pipeline.core.values import Value, in_words
+from pipeline.core.values import Value, in_plies, in_words, plies as _unit
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
 MAX_PLIES = 200
@@ -76,8 +76,8 @@ def game_over(result: Probe) -> bool:
 
 
 def describe(value: str, remoteness: int | None) -> str:
-    """'win in 3', 'loss in 0' or 'draw'."""
-    return value if remoteness is None else f"{value} in {remoteness}"
+    """'wins in 3 plies', 'has lost' or 'a draw' (pipeline/core/values.py's `in_plies`)."""
+    return in_plies(value, remoteness)
 
 
 def whose(rules: Ruleset, position: str, human_to_move: bool) -> str | None:
@@ -94,8 +94,7 @@ def hint(rules: Ruleset, result: Probe) -> str:
     """The best move from `result`'s position and what it means for the one making it."""
     move = result.moves[0]
     remoteness = None if move.remoteness is None else move.remoteness + 1
-    return (f"hint: {move.move} -> {move.position}: {describe(move.outcome, remoteness)} for you "
-            f"({in_words(move.outcome, remoteness, 'you', 'the computer')})")
+    return f"hint: {move.move} -> {move.position}: {in_words(move.outcome, remoteness, 'you', 'the computer')}"
 
 
 def listing_order(moves: list[Move]) -> list[Move]:
@@ -174,12 +173,12 @@ def play(
         if show_values:
             words = in_words(result.value, result.remoteness, "you" if human_to_move else "the computer",
                              "the computer" if human_to_move else "you")
-            line += f": {describe(result.value, result.remoteness)} ({words})"
+            line += f": {words}"
         say(line)
         sides = whose(rules, position, human_to_move)
         if sides:
             say(f"  {sides}")
-        plies = _plies(len(played))
+        plies = _unit(len(played))
         if game_over(result):
             if result.value == Value.TIE:
                 return finish(None, "over", f"game over after {plies}: a tie, nobody wins.")
@@ -188,9 +187,9 @@ def play(
             return finish(winner, "over",
                           f"game over after {plies}: {'you win' if winner == 'you' else 'the computer wins'}.")
         if len(played) >= max_plies:
-            side = "you" if human_to_move else "the computer"
-            return finish(None, "limit", f"stopped after {plies}, the limit: the position is "
-                                         f"a {describe(result.value, result.remoteness)} for {side}, to move.")
+            side, other = ("you", "the computer") if human_to_move else ("the computer", "you")
+            return finish(None, "limit", f"stopped after {plies}, the limit, {side} to move: "
+                                         f"{in_words(result.value, result.remoteness, side, other)}.")
         if human_to_move:
             move = _ask(rules, result, stdin, stdout)
             if move is None:
@@ -204,9 +203,6 @@ def play(
         result = probe(rules, position, data)
         human_to_move = not human_to_move
 
-
-def _plies(n: int) -> str:
-    return f"{n} ply" if n == 1 else f"{n} plies"
 
 
 def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move | None:

@@ -2,21 +2,22 @@
 -- positions won or lost at the level before (`frontier`: id, val). As
 -- sql/duckdb/solve_level.sql, but Spark has no UPDATE: the whole state is returned (and
 -- checkpointed by the engine); the rows decided now are those with rem = :level.
--- A lost child weighs 2^30 (more than any count of won children), a won child 1.
--- Views: st, frontier, transitions. Parameters: level, win, loss.
+-- A lost child weighs :lost_weight (more than any count of won children), a won child 1.
+-- Views: st, frontier, transitions. Parameters: level, and pipeline/core/values.py's (win,
+-- loss, lost_weight).
 WITH hits AS (
-    SELECT t.src AS id, sum(CASE WHEN f.val = :loss THEN 1073741824 ELSE 1 END) AS weight
+    SELECT t.src AS id, sum(CASE WHEN f.val = :loss THEN :lost_weight ELSE 1 END) AS weight
     FROM frontier AS f
     JOIN transitions AS t ON t.dst = f.id
     GROUP BY t.src
 )
 SELECT st.id,
        CASE WHEN st.val <> 0 OR h.id IS NULL THEN st.pending
-            WHEN h.weight >= 1073741824 THEN 0 ELSE st.pending - h.weight END AS pending,
+            WHEN h.weight >= :lost_weight THEN 0 ELSE st.pending - h.weight END AS pending,
        CASE WHEN st.val <> 0 OR h.id IS NULL THEN st.val
-            WHEN h.weight >= 1073741824 THEN :win
+            WHEN h.weight >= :lost_weight THEN :win
             WHEN st.pending = h.weight THEN :loss ELSE 0 END AS val,
        CASE WHEN st.val <> 0 OR h.id IS NULL THEN st.rem
-            WHEN h.weight >= 1073741824 OR st.pending = h.weight THEN :level END AS rem
+            WHEN h.weight >= :lost_weight OR st.pending = h.weight THEN :level END AS rem
 FROM st
 LEFT JOIN hits AS h ON h.id = st.id
