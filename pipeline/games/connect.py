@@ -28,8 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.games.contract import POSITION_COLUMNS, Rules, Size, Space
 from pipeline.games import _svg
+from pipeline.games.tictactoe import Board
 from pipeline.games._bulk import BATCH_ROWS, Batcher
 from pipeline.core.params import IntParam
 from pipeline.storage.threads import in_order
@@ -61,11 +62,13 @@ def column_name(column: int) -> str:
     return chr(ord("a") + column) if column < 26 else f"c{column + 1}"
 
 
-class Connect(Game):
+class Connect(Board):
     name = "connect"
     summary = "Connect-Four on any board: drop discs into columns in turn; k in a line wins, a full board ties"
     impartial = False
     fixed_texts = True
+    piece = "disc"
+    layout = "top row first, "
     params = (
         IntParam("cols", "7", "board width (columns)", minimum=1),
         IntParam("rows", "6", "board height (rows)", minimum=1),
@@ -84,11 +87,7 @@ class Connect(Game):
                 f"connect on a {cols}×{rows} board needs {cols * (rows + 1)} bits a position, more than "
                 f"this pipeline's {KEY_BITS}-bit keys hold: cols × (rows + 1) must be at most {KEY_BITS}"
             )
-        if k > max(rows, cols):
-            raise RulesetError(
-                f"connect with k={k} on a {cols}×{rows} board: no line of {k} fits, "
-                f"k must be at most max(rows, cols) = {max(rows, cols)}"
-            )
+        self.require_line_fits(rows, cols, k)
 
     def size(self, rules: Rules) -> Size:
         plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
@@ -99,12 +98,8 @@ class Connect(Game):
     def space(self, rules: Rules) -> "ConnectSpace":
         return ConnectSpace(rules["cols"], rules["rows"], rules["k"])
 
-    def start(self, rules: Rules) -> str:
-        return "/".join(["." * rules["cols"]] * rules["rows"])
-
-    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
-        """The discs: x moves when both have as many, o when x has one more."""
-        return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
+    def dimensions(self, rows: int, cols: int) -> str:
+        return f"{cols}×{rows}"  # width × height, as Tromp's table writes boards
 
     def canonical_position(self, rules: Rules, text: str) -> str:
         """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
@@ -112,12 +107,7 @@ class Connect(Game):
         an empty cell, counts x moving first cannot give, or lines the game would have
         stopped at."""
         rows, cols, k = rules["rows"], rules["cols"], rules["k"]
-        lines = [line.strip().lower() for line in text.strip().split("/")]
-        if len(lines) != rows or any(len(line) != cols or set(line) - set("xo.") for line in lines):
-            raise PositionError(
-                f"malformed connect position {text!r}: expected {rows} row(s) of {cols} cell(s), each x, o "
-                f"or '.', top row first, joined by '/' (the empty board is {self.start(rules)})"
-            )
+        lines = self.board_rows(rules, text)
         canonical = "/".join(lines)
         # each column bottom up
         stacks = ["".join(lines[rows - 1 - h][c] for h in range(rows)) for c in range(cols)]
@@ -125,10 +115,7 @@ class Connect(Game):
             if "." in stack.rstrip("."):
                 raise PositionError(f"impossible connect position {text!r}: column {column_name(c)} has a disc "
                                     f"above an empty cell, but discs fall to the lowest empty cell")
-        xs, os = canonical.count("x"), canonical.count("o")
-        if xs not in (os, os + 1):
-            raise PositionError(f"impossible connect position {text!r}: x has {xs} disc(s) and o {os}; x moves "
-                                f"first, so x has as many discs as o or one more")
+        self.require_turns(text, canonical)
         problem = unreachable([stack.rstrip(".") for stack in stacks], k)
         if problem:
             raise PositionError(f"impossible connect position {text!r}: {problem}")

@@ -71,7 +71,58 @@ def boards(cells: int) -> list[int]:
     return [comb(cells, (m + 1) // 2) * comb(cells - (m + 1) // 2, m // 2) for m in range(cells + 1)]
 
 
-class TicTacToe(Game):
+class Board(Game):
+    """What the m,n,k games share (tictactoe; connect, which adds gravity): a board of
+    `rows` strings of x, o and '.', top row first, joined by '/', x moving first, and a
+    line of k that must fit the board."""
+
+    piece = "mark"  # what a player puts on the board, as the messages say it
+    layout = ""  # what a malformed position's message adds about the rows' order
+
+    def dimensions(self, rows: int, cols: int) -> str:
+        """The board's size as this game's messages write it."""
+        return f"{rows}×{cols}"
+
+    def require_line_fits(self, rows: int, cols: int, k: int) -> None:
+        if k > max(rows, cols):
+            raise RulesetError(
+                f"{self.name} with k={k} on a {self.dimensions(rows, cols)} board: no line of {k} fits, "
+                f"k must be at most max(rows, cols) = {max(rows, cols)}"
+            )
+
+    def start(self, rules: Rules) -> str:
+        return "/".join(["." * rules["cols"]] * rules["rows"])
+
+    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
+        """x moves when both have as many pieces, o when x has one more."""
+        return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
+
+    def board_rows(self, rules: Rules, text: str) -> list[str]:
+        """The rows of the board `text`, lower case, spaces around them dropped;
+        PositionError where they are not `rows` rows of `cols` cells, or where the counts
+        are not x's turn's or o's."""
+        rows, cols = rules["rows"], rules["cols"]
+        lines = [line.strip().lower() for line in text.strip().split("/")]
+        if len(lines) != rows or any(len(line) != cols or set(line) - set("xo.") for line in lines):
+            raise PositionError(
+                f"malformed {self.name} position {text!r}: expected {rows} row(s) of {cols} cell(s), each x, o "
+                f"or '.', {self.layout}joined by '/' (the empty board is {self.start(rules)})"
+            )
+        return lines
+
+    def require_turns(self, text: str, cells: str) -> tuple[int, int]:
+        """The counts of x and o on the board `cells`; PositionError where x, moving first,
+        cannot have them."""
+        xs, os = cells.count("x"), cells.count("o")
+        if xs not in (os, os + 1):
+            raise PositionError(
+                f"impossible {self.name} position {text!r}: x has {xs} {self.piece}(s) and o {os}; x moves "
+                f"first, so x has as many {self.piece}s as o or one more"
+            )
+        return xs, os
+
+
+class TicTacToe(Board):
     name = "tictactoe"
     summary = "the m,n,k-game: x and o mark cells in turn; k in a line wins, a full board ties"
     impartial = False
@@ -96,11 +147,7 @@ class TicTacToe(Game):
                 f"at most {MAX_CELLS} (4×4 has up to 10 million positions and every cell more about triples "
                 f"that: 5×5 would have up to 162 billion)"
             )
-        if k > max(rows, cols):
-            raise RulesetError(
-                f"tictactoe with k={k} on a {rows}×{cols} board: no line of {k} fits, "
-                f"k must be at most max(rows, cols) = {max(rows, cols)}"
-            )
+        self.require_line_fits(rows, cols, k)
 
     def size(self, rules: Rules) -> Size:
         """Every board whose counts of marks play allows (x as many as o or one more), each
@@ -113,31 +160,14 @@ class TicTacToe(Game):
     def space(self, rules: Rules) -> "TicTacToeSpace":
         return TicTacToeSpace(rules["rows"], rules["cols"], rules["k"])
 
-    def start(self, rules: Rules) -> str:
-        return "/".join(["." * rules["cols"]] * rules["rows"])
-
-    def sides(self, rules: Rules, text: str) -> tuple[str, str]:
-        """The marks: x moves when both have as many marks, o when x has one more."""
-        return ("x", "o") if text.count("x") == text.count("o") else ("o", "x")
-
     def canonical_position(self, rules: Rules, text: str) -> str:
         """Rows top to bottom joined by '/', each cell x, o or '.'; case and spaces around
         the rows do not matter."""
         rows, cols, k = rules["rows"], rules["cols"], rules["k"]
-        lines = [line.strip().lower() for line in text.strip().split("/")]
-        if len(lines) != rows or any(len(line) != cols or set(line) - set("xo.") for line in lines):
-            raise PositionError(
-                f"malformed tictactoe position {text!r}: expected {rows} row(s) of {cols} cell(s), each x, o "
-                f"or '.', joined by '/' (the empty board is {self.start(rules)})"
-            )
+        lines = self.board_rows(rules, text)
         canonical = "/".join(lines)
         cells = "".join(lines)
-        xs, os = cells.count("x"), cells.count("o")
-        if xs not in (os, os + 1):
-            raise PositionError(
-                f"impossible tictactoe position {text!r}: x has {xs} mark(s) and o {os}; x moves first, "
-                f"so x has as many marks as o or one more"
-            )
+        xs, os = self.require_turns(text, cells)
         mask = {mark: sum(1 << i for i, cell in enumerate(cells) if cell == mark) for mark in MARKS}
         full = {mark: [line for line in line_masks(rows, cols, k) if mask[mark] & line == line] for mark in MARKS}
         last, other = ("x", "o") if xs > os else ("o", "x")
