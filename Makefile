@@ -9,7 +9,7 @@ DATA ?= data
 RULESETS ?= rulesets.toml
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test bench claims dist clean install dev java chromium pages-shots enumerate solve verify export build big billion
+.PHONY: all test lint format bench claims dist clean install dev java chromium pages-shots enumerate solve verify export build big billion
 .DELETE_ON_ERROR:
 
 all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
@@ -53,6 +53,24 @@ $(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
 # Two workers, a test file each (one Spark session serves all of tests/test_spark.py).
 test: $(VENV)/.installed-dev java chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# The checks CI runs before the tests: ruff's lint and its formatting (checked, not applied),
+# mypy over pipeline/ and the import layers ([tool.ruff], [tool.mypy], [tool.importlinter] in
+# pyproject.toml). Each runs even when one before it fails, so one run lists everything.
+LINTED := pipeline tests benchmarks examples queries
+lint: $(VENV)/.installed-dev
+	@status=0; \
+	$(BIN)/ruff check $(LINTED) || status=1; \
+	$(BIN)/ruff format --check $(LINTED) || status=1; \
+	$(BIN)/mypy || status=1; \
+	$(BIN)/lint-imports --no-logo || status=1; \
+	exit $$status
+
+# Applies what `make lint` asks for that a tool can do alone: ruff's safe fixes (import order,
+# newer syntax) and its formatting.
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff check --fix --quiet $(LINTED) || true
+	$(BIN)/ruff format $(LINTED)
 
 # Java for the spark engine (tests/test_spark.py), through the package manager when missing.
 java:
