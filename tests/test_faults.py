@@ -493,3 +493,12 @@ def test_scratch_made_and_dropped_side_by_side_never_loses_a_folder(tmp_path):
         _, err = process.communicate(timeout=300)
         assert process.returncode == 0, err
     assert not [p for p in (".staging", ".tmp") if (tmp_path / "data" / p).exists()]
+
+
+def test_sweep_of_a_data_folder_not_there_recovers_nothing(tmp_path, monkeypatch):
+    """Where no lock is taken (no fcntl, as on Windows) the data folder is not made by the
+    lock, and sweep said None for it: `build` then failed on tuple(None)."""
+    from pipeline.datadir import layout
+
+    monkeypatch.setattr(layout, "fcntl", None)
+    assert layout.DataDir(tmp_path / "data").sweep() == []

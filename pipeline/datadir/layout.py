@@ -25,7 +25,7 @@ import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator, Mapping
 
 try:
     import fcntl
@@ -45,7 +45,7 @@ RESERVED = ("pages", "dist")
 FOLDER = re.compile(r"[a-z][a-z0-9_]*/[a-z0-9][a-z0-9._-]*")
 
 
-def misplaced(row: dict) -> str | None:
+def misplaced(row: Mapping[str, Any]) -> str | None:
     """What is wrong with a catalog row's folder and paths, if they name anything but the
     ruleset's own folder inside the data directory (`<game>/<slug>`, its two files there);
     None if nothing."""
@@ -279,7 +279,7 @@ class DataDir:
                 return
             held.close()  # the data directory was deleted or replaced under this process
         with self.lock("publish"):  # `sweep` removes the lock files of ended processes under it
-            handle = open(path, "a+")
+            handle = open(path, "a+")  # noqa: SIM115 - kept open for the lock it holds, until the process ends
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no other process has this PID
             except BlockingIOError:  # but a child forked by a process that had it may hold it
@@ -296,7 +296,7 @@ class DataDir:
         if fcntl is None or not owner.isdigit() or int(owner) == os.getpid():
             return False
         try:
-            handle = open(self._process_lock(int(owner)))
+            handle = open(self._process_lock(int(owner)))  # noqa: SIM115 - `with handle` below, once open
         except FileNotFoundError:
             return False  # a PID alone proves nothing: it may be another process's by now
         with handle:
@@ -319,7 +319,7 @@ class DataDir:
                             shutil.rmtree(owner, ignore_errors=True)
                     prune(area, self.root)
             if not self.root.is_dir():
-                return
+                return published
             # files beside the catalog are written aside under the publish lock (the catalog,
             # the database, the claims report): any found now is a killed writer's
             for path in self.root.glob(".*.tmp*"):
