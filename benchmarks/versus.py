@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(data, ignore_errors=True)
         limit_s = min(limits) if limits else None
         cells = [f"`{rules.id}`", f"{limit_s:.2f}" if limit_s else "–"]
-        for code, measured in runs.items():
+        for measured in runs.values():
             seconds, peak, disk = min(measured)
             cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GiB",
                       f"{seconds / limit_s:.1f}×" if limit_s else "–"]

@@ -81,7 +81,7 @@ def main() -> None:
             raise KeyboardInterrupt
         sys.stdout = checked_stdout(stdout)
         status = app(standalone_mode=False)
-    except BaseException as error:  # noqa: BLE001 - the one place errors become a line
+    except BaseException as error:  # the one place errors become a line
         try:
             message, status = line_for(error)
             if message is not None:
@@ -152,7 +152,7 @@ def reuse_freed_memory() -> None:
     try:
         libc = ctypes.CDLL(None)
         mallopt = libc.mallopt
-        libc.gnu_get_libc_version  # glibc only (musl has no mallopt parameters to set)
+        libc.gnu_get_libc_version  # noqa: B018 - raises AttributeError off glibc: glibc only (musl has no mallopt parameters to set)
     except (OSError, AttributeError):
         return
     mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
@@ -168,7 +168,7 @@ def line_for(error: BaseException) -> tuple[str | None, int]:
         reader_gone()
     if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # usage: Typer's message
         error.show()
-        sys.exit(error.exit_code)
+        sys.exit(getattr(error, "exit_code", 2))
     message, status = describe(error)
     if message is not None and os.environ.get("TABLEBASE_DEBUG"):
         traceback.print_exc()
@@ -181,7 +181,7 @@ _last_words = b"error: out of memory\n"
 
 def say_out_of_memory() -> None:
     """Write the line made at the start, with nothing new to allocate, and exit 1."""
-    try:
+    try:  # noqa: SIM105 - contextlib.suppress would allocate, and memory is what ran out
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - whatever is left unwritten, the line must go out
         pass

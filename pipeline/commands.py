@@ -114,7 +114,7 @@ def _listed(named: Optional[Path]) -> tuple[list[tuple[Ruleset, str]], Optional[
         f"--rulesets FILE names another){left_out}")
 
 
-def _each(rulesets: list[str], action: Callable[[Ruleset], None]) -> None:
+def _each(rulesets: list[str], action: Callable[[Ruleset], object]) -> None:
     parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
     for rules in parsed:
         action(rules)
@@ -203,7 +203,6 @@ def export(
     Examples: tablebase export chopsticks
               tablebase export
     """
-    from pipeline.core.errors import DataError
     from pipeline.stages.export import export as export_stage
     from pipeline.stages.export import write_catalog
 

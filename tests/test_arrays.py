@@ -79,7 +79,7 @@ def _facts(positions, solution, moves) -> dict[int, dict]:
         kids = [stored.get(d) for d in children.get(i, [])]
         known = [k for k in kids if k is not None]
 
-        def of(word):
+        def of(word, known=known):
             return [k for k in known if code.get(k["value"]) == code[word]]
 
         rem = lambda ks: [k["remoteness"] for k in ks if k["remoteness"] is not None]  # noqa: E731

@@ -102,8 +102,8 @@ def test_a_data_folder_keeps_sha256sums_of_every_file_it_publishes(data):
 def test_a_data_folder_without_sha256sums_is_one_line_until_export_writes_it(data):
     (data / "SHA256SUMS").unlink()
     line = one_line(tablebase("check", str(data)))
-    assert line == f"{data / 'SHA256SUMS'}: missing: `tablebase export --data {data}` writes it " \
-                   "(data folders written before it was kept have none)"
+    assert line == (f"{data / 'SHA256SUMS'}: missing: `tablebase export --data {data}` writes it "
+                    "(data folders written before it was kept have none)")
     assert tablebase("probe", "nim", "start", data=data).returncode == 0  # as a data folder of 0.3.0
     assert tablebase("export", "-q", data=data).returncode == 0
     assert check(data) == []

@@ -124,7 +124,7 @@ def test_colon_principle_query_matches_reference(claims_data):
     expected = {}
     for ruleset in HACKENBUSH:
         rules = Ruleset.parse(ruleset)
-        params = {k: v for k, v in (p.split("=", 1) for p in ruleset.partition(":")[2].split(",") if p)}
+        params = dict(p.split("=", 1) for p in ruleset.partition(":")[2].split(",") if p)
         parent = reference._fib_tree(int(params["fib"])) if "fib" in params else reference._parse_tree(
             params.get("tree", "1:2/3;2:4/5;4:7;3:6"))
         solved = reference.solve("hackenbush", params)

@@ -111,7 +111,7 @@ def test_a_start_reaching_more_positions_than_ids_number_is_refused_while_they_a
     """Ids are 32-bit where the pipeline solves: past that a start is refused as its
     positions are found, in one line, and nothing is published."""
     monkeypatch.setattr(_heaps, "MAX_POSITIONS", 500)
-    with pytest.raises(RulesetError, match="^the heaps 1-2-3-4-5-6 reach more than 500 positions"):
+    with pytest.raises(RulesetError, match=r"^the heaps 1-2-3-4-5-6 reach more than 500 positions"):
         build(Ruleset.parse("sticks:rows=6"), DataDir(tmp_path))
     assert not list(tmp_path.rglob("*.parquet"))
     monkeypatch.setattr(_heaps, "MAX_POSITIONS", 834)  # exactly its positions

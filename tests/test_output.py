@@ -112,7 +112,7 @@ def test_json_holds_every_duckdb_type_as_valid_json(odd):
 
 def test_csv_and_table_write_blobs_intervals_and_nanoseconds_as_text(odd):
     csv = render(odd, "csv")
-    header, line = csv.splitlines()
+    _header, line = csv.splitlines()
     assert "a\\x00b" in line and "\\x05\\xFD" in line and "1 year 2 months 2 days 00:00:03.5" in line
     assert "2024-01-01 00:00:00.123456789" in line
     assert '"{""x"": null, ""l"": [null, 1.5]}"' in line  # nested columns as valid JSON text
@@ -136,7 +136,7 @@ def test_blobs_and_intervals_read_as_duckdb_writes_them():
 @pytest.mark.parametrize("column", ["union_value(a := 1)", "INTERVAL '1 day'"])
 def test_parquet_names_a_column_it_cannot_hold(column):
     table = duckdb.connect().sql(f"SELECT 1 AS fine, {column} AS odd").to_arrow_table()
-    with pytest.raises(OutputError, match="column 'odd' .* Parquet cannot hold"):
+    with pytest.raises(OutputError, match=r"column 'odd' .* Parquet cannot hold"):
         table_bytes(table)
 
 

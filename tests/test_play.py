@@ -171,7 +171,7 @@ def test_hidden_values_stay_hidden_until_the_game_ends(built):
     lines = out.getvalue().splitlines()
     end = lines.index("game over after 8 plies: you win.")
     assert not any(re.search(r"\b(win|wins|loss|tie|draw) in \d", text) for text in lines[:end])
-    assert [text for text in lines if text.startswith("ply ")][0] == "ply 0  1-1|1-1  computer to move"
+    assert next(text for text in lines if text.startswith("ply ")) == "ply 0  1-1|1-1  computer to move"
 
 
 def test_the_summary_lists_every_move_played_in_order(built):

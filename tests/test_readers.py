@@ -324,7 +324,7 @@ print(json.dumps({
     **{view + "_columns": con.sql(f"FROM {view}").columns for view in %r},
     "positions": con.sql("SELECT ruleset, positions FROM catalog").fetchall(),
 }))
-""" % (VIEWS, VIEWS)
+""" % (VIEWS, VIEWS)  # noqa: UP031 - with %r the script's own braces stay as they are
 
 
 def test_database_file_opens_with_duckdb_1_1(data, catalog):

@@ -156,7 +156,7 @@ def test_every_readme_command_runs_as_printed(tmp_path, monkeypatch, capsys):
             monkeypatch.setattr(sys, "stdin", io.StringIO(STDIN.get(words[1], "")))
             with pytest.raises(SystemExit) as leaving:
                 cli.main()
-            out, err = capsys.readouterr()
+            _out, err = capsys.readouterr()
             assert leaving.value.code in (0, None), f"{command!r} exited {leaving.value.code}: {err}"
             ran.append(command)
     finally:

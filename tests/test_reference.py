@@ -13,7 +13,7 @@ from collections import deque
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reference  # noqa: E402
+import reference
 
 
 @functools.lru_cache(maxsize=None)

@@ -223,7 +223,7 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
 
     monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     rules = Ruleset.parse("chopsticks")
-    with pytest.raises(DataError, match="^the game's rank does not fall along the move from position"):
+    with pytest.raises(DataError, match=r"^the game's rank does not fall along the move from position"):
         staged(enumerate_ruleset, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", rules=rules, engine="spark")
 
 

@@ -21,6 +21,7 @@ come from here (`sql_variables`) and reach the SQL as variables.
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 
 class Value(str, enum.Enum):
@@ -118,7 +119,7 @@ COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
 #: `_over` where the game has ended (remoteness 0).
 #: `{plies}` is the remoteness with its unit (`ply`: singular and plural); `{wins}` and
 #: `{has}` agree with the winner ("you win"). The pages' script fills the same table.
-PHRASES = {
+PHRASES: dict[str, Any] = {
     "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
              "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
     "said_over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",

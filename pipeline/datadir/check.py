@@ -26,9 +26,9 @@ import json
 import os
 import re
 import stat
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence, TypeGuard
 
 try:
     import fcntl
@@ -573,7 +573,7 @@ class _Differs(Exception):
 
 
 def _verified(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
-              listed: list[tuple[Path, str]] = ()) -> list[dict]:
+              listed: Sequence[tuple[Path, str]] = ()) -> list[dict]:
     """The catalog's rows, once catalog.parquet and the files `listed` (with what to do if
     not) match SHA256SUMS (where there is one: a data folder of an earlier version has
     none) and each (file, checksum, what to do) that `files_of(rows)` names has its
@@ -600,13 +600,13 @@ def _verify(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, st
         if problems:
             raise DataError(f"{problems[0]}: see `tablebase check`")
         fix = "`tablebase export` writes it again from the rulesets' summaries, or see `tablebase check`"
-        for path, fix in [(store.catalog, fix), *listed]:
+        for path, remedy in [(store.catalog, fix), *listed]:
             if _rel(store, path) not in recorded:
                 raise DataError(f"{sums} does not list {_rel(store, path)}: see `tablebase check`")
-            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, fix)
+            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, remedy)
     catalog = read_table(store.catalog).to_pylist()
-    for path, recorded, fix in files_of(catalog):
-        _require_recorded(store, path, recorded, "the catalog", fix)
+    for path, digest, remedy in files_of(catalog):
+        _require_recorded(store, path, digest, "the catalog", remedy)
     return catalog
 
 
@@ -623,10 +623,8 @@ def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix
 def _settled(store: DataDir) -> Iterator[None]:
     """Hold the publish lock where it can be taken (not in a read-only folder)."""
     with ExitStack() as stack:
-        try:
+        with suppress(OSError):
             stack.enter_context(store.lock("publish"))
-        except OSError:
-            pass
         yield
 
 
@@ -710,7 +708,7 @@ def _damaged(store: DataDir, path: Path) -> bool:
         return False
 
 
-def _valid(entry: object) -> bool:
+def _valid(entry: object) -> TypeGuard[list]:
     return isinstance(entry, list) and len(entry) >= 5
 
 

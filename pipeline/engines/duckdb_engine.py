@@ -231,7 +231,7 @@ class DuckDBSolver:
         moves may lead into them."""
         held: list[tuple[int, int]] = []  # (last id, positions)
         most = 0
-        for _, lo, hi, count in ranks:
+        for _, _lo, hi, count in ranks:
             held.append((hi, count))
             most = max(most, sum(size for _, size in held))
             floor = self._floor(hi)

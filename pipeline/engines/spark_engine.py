@@ -295,10 +295,8 @@ class SparkEngine:
     def release(self) -> None:
         """Every view this engine made dropped, and what it cached let go."""
         for frame in self.frames.values():
-            try:
+            with contextlib.suppress(Exception):  # a view read from a file has nothing cached
                 frame.unpersist()
-            except Exception:  # noqa: BLE001 - a view read from a file has nothing cached
-                pass
         for name in self.frames:
             self.spark.catalog.dropTempView(name)
         self.frames = {}

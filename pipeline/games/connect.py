@@ -193,9 +193,9 @@ def _playable(stacks: list[str]) -> bool:
             return False
         mark = MARKS[placed % 2]
         for c, stack in enumerate(stacks):
-            if built[c] < len(stack) and stack[built[c]] == mark:
-                if search(built[:c] + (built[c] + 1,) + built[c + 1:], placed + 1):
-                    return True
+            if (built[c] < len(stack) and stack[built[c]] == mark
+                    and search(built[:c] + (built[c] + 1,) + built[c + 1:], placed + 1)):
+                return True
         dead.add(built)
         return False
 
@@ -310,7 +310,8 @@ class ConnectSpace(Space):
         for ply in range(self.cells + 1):
             sizes.append(frontier.size)
             cuts = range(0, frontier.size, max(1, -(-frontier.size // GENERATE_PARTS)))
-            found = list(in_order(lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),
+            # list() runs every call before the loop moves on
+            found = list(in_order(lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),  # noqa: B023
                                   cuts))
             done = np.concatenate([won for won, _ in found])
             if spill:

@@ -121,7 +121,7 @@ class SimpleSpace(Space):
     def _moves(self, position: Any) -> list:
         def moves() -> list:
             found = list(self.game.moves(self.rules, position))
-            for label, child in found:
+            for _label, child in found:
                 hash(child)
             return found
 
@@ -130,13 +130,14 @@ class SimpleSpace(Space):
     def positions(self) -> pa.Table:
         order, edges = self._explore()
         game, rules = self.game, self.rules
-        texts, terminal = [], []
+        texts: list[str] = []
+        terminal: list[str | None] = []
         for position, out in zip(order, edges):
-            texts.append(self._ask("text", position, lambda: game.text(rules, position)))
+            texts.append(self._ask("text", position, lambda: game.text(rules, position)))  # noqa: B023 - _ask calls it at once
             if out:
                 terminal.append(None)
                 continue
-            value = self._ask("outcome", position, lambda: game.outcome(rules, position))
+            value = self._ask("outcome", position, lambda: game.outcome(rules, position))  # noqa: B023 - _ask calls it at once
             if value not in TERMINAL:
                 raise DataError(f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
                                 f"not {' or '.join(repr(v.value) for v in TERMINAL)}")
@@ -165,7 +166,7 @@ class SimpleSpace(Space):
 
     def rank(self) -> Any:
         order, _ = self._explore()
-        ranks = [self._ask("rank", position, lambda: self.game.rank(self.rules, position)) for position in order]
+        ranks = [self._ask("rank", position, lambda: self.game.rank(self.rules, position)) for position in order]  # noqa: B023 - _ask calls it at once
         if any(r is None for r in ranks):
             return None
         for position, rank in zip(order, ranks):

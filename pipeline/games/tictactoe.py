@@ -260,7 +260,7 @@ class TicTacToeSpace(Space):
         x, o = self.split(keys)
         taken = x | o
         shift = self.cells if marks % 2 == 0 else 0
-        for cell, bit in enumerate(self.bits.tolist()):
+        for bit in self.bits.tolist():
             yield keys[(taken & bit) == 0] + (bit << shift)
 
     def _moves(self, keys: np.ndarray, marks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -159,7 +159,7 @@ class RankNumbering:
             if hi > lo:
                 key = int(group[lo])
                 if key not in files:
-                    files[key] = open(scratch / f"{key}.bin", "ab")
+                    files[key] = open(scratch / f"{key}.bin", "ab")  # noqa: SIM115 - closed with the others, after the last batch
                 self.spilled[key] = self.spilled.get(key, 0) + int(hi - lo)
                 try:
                     rows[lo:hi].tofile(files[key])

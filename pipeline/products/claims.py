@@ -69,7 +69,8 @@ def report(data: Path, queries: Path | None = None) -> str:
 
 def _shown(table: pa.Table) -> pa.Table:
     """Every 'holds' row and at most SHOWN counterexamples per ruleset."""
-    kept, seen = [], {}
+    kept: list[dict] = []
+    seen: dict[str, int] = {}
     for row in table.to_pylist():
         seen[row["ruleset"]] = seen.get(row["ruleset"], 0) + 1
         if row["verdict"] != "fails" or seen[row["ruleset"]] <= SHOWN:

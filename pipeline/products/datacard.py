@@ -279,7 +279,7 @@ def croissant(rows: list[dict], catalog_sha256: str) -> str:
     import json
 
     games = sorted({row["game"] for row in rows})
-    columns = [c for c in TABLEBASE.columns]
+    columns = list(TABLEBASE.columns)
     kinds = {"string": "sc:Text", "int64": "sc:Integer", "int32": "sc:Integer", "bool": "sc:Boolean"}
     distribution: list[dict] = [{
         "@type": "cr:FileObject", "@id": "catalog.parquet", "name": "catalog.parquet",

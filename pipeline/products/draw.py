@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 
 from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
 from pipeline.core.dataset import CatalogRow
@@ -316,7 +315,9 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
     check_size(summary, graphs)
     graph = load_graph(rules, data, summary, reachable_only=summary.positions > PAGE_LIMIT)
     folder = pages_dir(data, out) / rules.folder
-    written, pictures, notes = [], [], []
+    written: list[Path] = []
+    pictures: list[str] = []
+    notes: list[str] = []
     graphviz = shutil.which("dot") is not None
     if not graphviz and (graphs or strategies):
         notes.append(GRAPHVIZ_HINT + ".")

@@ -65,7 +65,7 @@ def publish(data: Path, out: Path) -> list[Path]:
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
         _write_sums(out, [path.name for path in archives])
-    except Exception as error:  # noqa: BLE001 - only a full disk is said here, and only --out is written
+    except Exception as error:  # only a full disk is said here, and only --out is written
         if not full_disk(error):
             raise
         raise DataError(f"no space left on the disk of --out {out}: nothing half-written is left there; "
