@@ -210,11 +210,19 @@ def reads_files_only(sql: str) -> None:
                 raise QueryError(f"--read-files runs no table function {name}(): only those that read files "
                                  f"or make rows (read_parquet, read_csv, read_json, glob, …); {_WRITES}")
         texts = [node["table_name"]] if kind in ("BASE_TABLE", "SHOW_REF") else []
-        if inside_function and node.get("class") == "CONSTANT" and node["literal"].get("kind") == "VARCHAR":
-            texts.append(node["literal"]["text"])
-        for text in texts:
+        if inside_function and node.get("class") == "CONSTANT":
+            texts.append(_text(node))
+        for text in filter(None, texts):
             if _URL.match(text.strip().strip('"')):
                 raise QueryError(f"--read-files reads local files only, not {text}: {_NETWORK}")
+
+
+def _text(constant: dict) -> str | None:
+    """A constant's text if it is one: DuckDB 2.0 writes it as a literal, 1.1 as a value."""
+    if "literal" in constant:
+        return constant["literal"]["text"] if constant["literal"].get("kind") == "VARCHAR" else None
+    value = constant.get("value") or {}
+    return value.get("value") if (value.get("type") or {}).get("id") == "VARCHAR" else None
 
 
 def _nodes(tree: object, inside_function: bool) -> Iterator[tuple[dict, bool]]:
