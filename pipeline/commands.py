@@ -386,8 +386,12 @@ def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
 
 
 AllowWritesOption = Annotated[bool, typer.Option(
-    "--allow-writes", help="Run any statement with DuckDB's full power (COPY, ATTACH, other files); "
-    "without it only reading statements run, and only on the data folder.")]
+    "--allow-writes", help="Run any statement with DuckDB's full power (COPY, ATTACH, INSTALL, SET, files "
+    "and the network, read and written); without it only reading statements run.")]
+ReadFilesOption = Annotated[bool, typer.Option(
+    "--read-files", help="A SELECT may also read files anywhere you can (read_parquet, read_csv, read_json, "
+    "'file.parquet' in FROM, globs), and nothing more: no writing, attaching, extensions, settings or "
+    "network. Without it a statement reads the data folder's views only.")]
 ParamOption = Annotated[
     Optional[list[str]],
     typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
@@ -419,6 +423,7 @@ def query(
     list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
+    read_files: ReadFilesOption = False,
     allow_writes: AllowWritesOption = False,
 ) -> None:
     """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
@@ -436,7 +441,7 @@ def query(
     if name is None:
         raise RulesetError("name a query (see tablebase query --list)")
     path = find_query(name, queries)
-    _emit(run_sql(data, path.read_text(), _parse_params(param or []), allow_writes), form, output, data)
+    _emit(run_sql(data, path.read_text(), _parse_params(param or []), allow_writes, read_files), form, output, data)
 
 
 @app.command()
@@ -446,17 +451,19 @@ def sql(
     form: FormatOption = Format.table,
     output: OutputOption = None,
     data: DataOption = Path("data"),
+    read_files: ReadFilesOption = False,
     allow_writes: AllowWritesOption = False,
 ) -> None:
     """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
 
-    Only reading statements run, on the data folder alone, unless --allow-writes.
+    Only reading statements run, on the data folder's views alone; --read-files lets a SELECT
+    read other files too, --allow-writes lets any statement do anything.
 
     Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
     """
     from pipeline.products.query import run_sql
 
-    _emit(run_sql(data, statement, _parse_params(param or []), allow_writes), form, output, data)
+    _emit(run_sql(data, statement, _parse_params(param or []), allow_writes, read_files), form, output, data)
 
 
 @app.command()

@@ -123,7 +123,7 @@ def test_sql_says_how_to_read_a_file_in_read_only_mode(data):
     result = tablebase("sql", f"SELECT count(*) FROM read_parquet('{data}/catalog.parquet')", data=data)
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
-    assert "reads the views catalog, tablebase and transitions only" in line and "--allow-writes" in line, line
+    assert "reads the views catalog, tablebase and transitions only" in line and "--read-files" in line, line
 
 
 def test_duckdbs_quoted_sql_and_carets_become_the_text_they_mark():

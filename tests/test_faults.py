@@ -352,6 +352,75 @@ def test_hostile_sql_is_refused_in_one_line(data, statement):
     assert data_files(data) == before
 
 
+# Under --read-files a SELECT reads files, and each family of statement that would do more
+# is refused by a line naming --allow-writes, the flag that would run it, with nothing written
+# (two statements at once, which no flag runs, are refused first: "one SQL statement at a time")
+@pytest.mark.parametrize("statement, refusal", [
+    ("COPY (SELECT 1) TO 'out.csv'", "COPY statements can change things"),
+    ("EXPORT DATABASE 'out'", "EXPORT statements can change things"),
+    ("ATTACH 'out.duckdb'", "ATTACH statements can change things"),
+    ("INSTALL httpfs", "statements can change things"),
+    ("LOAD httpfs", "LOAD statements can change things"),
+    ("SET threads = 1", "SET statements can change things"),
+    ("PRAGMA threads = 1", "SET statements can change things"),
+    ("CREATE TABLE out AS SELECT 1", "CREATE statements can change things"),
+    ("INSERT INTO catalog SELECT * FROM catalog", "INSERT statements can change things"),
+    ("WITH x AS (COPY (SELECT 1) TO 'out.csv') SELECT 1", "holds another statement (COPY)"),
+    ("WITH x AS (INSERT INTO catalog SELECT * FROM catalog RETURNING 1) SELECT 1", "holds another statement (INSERT)"),
+    ("SELECT * FROM query('SELECT 1')", "runs no table function query()"),
+    ("SELECT 1; SELECT 2", "one SQL statement at a time"),
+    ("SELECT * FROM json_execute_serialized_sql('{}')", "runs no table function json_execute_serialized_sql()"),
+    ("SELECT * FROM checkpoint()", "runs no table function checkpoint()"),
+    ("SELECT * FROM enable_logging()", "runs no table function enable_logging()"),
+    ("SELECT * FROM read_duckdb('out.duckdb')", "runs no table function read_duckdb()"),
+    ("SELECT * FROM read_csv('http://example.com/x.csv')", "reads local files only, not http://example.com/x.csv"),
+    ("SELECT * FROM 's3://bucket/x.parquet'", "reads local files only, not s3://bucket/x.parquet"),
+    ("SELECT * FROM read_text('ht' || 'tps://example.com/x')", "reads local files only, not https://example.com/x"),
+    ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'out.csv'", "a EXPLAIN statement reads the views only"),
+])
+def test_read_files_refuses_what_more_than_reads_naming_allow_writes(base, tmp_path, monkeypatch, statement, refusal):
+    from pipeline.products.query import QueryError, run_sql
+
+    monkeypatch.chdir(tmp_path)
+    before = data_files(base)
+    with pytest.raises(QueryError) as raised:
+        run_sql(base, statement, read_files=True)
+    message = str(raised.value)
+    flag = "one SQL statement" in refusal or "--allow-writes" in message  # no flag runs two at once
+    assert refusal in message and flag and "\n" not in message, message
+    assert list(tmp_path.iterdir()) == [] and data_files(base) == before
+
+
+def test_a_read_file_refusal_is_one_line_at_the_command_line(data, tmp_path):
+    result = run("sql", f"WITH x AS (COPY (SELECT 1) TO '{tmp_path / 'out.csv'}') SELECT 1", "--read-files", data=data)
+    assert result.returncode == 1 and not (tmp_path / "out.csv").exists()
+    assert result.stderr.strip() == ("error: --read-files runs a SELECT that only reads, and this one holds another "
+                                     "statement (COPY); add --allow-writes to run it with DuckDB's full power "
+                                     "(it lets DuckDB write files too)")
+
+
+def test_read_files_reads_parquet_csv_and_globs_outside_the_data_folder(base, tmp_path):
+    from pipeline.products.query import run_sql
+
+    pq.write_table(pq.read_table(base / "catalog.parquet", columns=["ruleset"]), tmp_path / "rules.parquet")
+    (tmp_path / "moves.csv").write_text("ruleset,note\nchopsticks,mine\n")
+    table = run_sql(base, f"""SELECT c.ruleset, m.note, (SELECT count(*) FROM '{tmp_path}/*.parquet') AS globbed
+                              FROM read_parquet('{tmp_path}/rules.parquet') r JOIN read_csv('{tmp_path}/moves.csv') m
+                              USING (ruleset) JOIN catalog c USING (ruleset)""", read_files=True)
+    assert table.to_pylist() == [{"ruleset": "chopsticks", "note": "mine", "globbed": len(digests(base))}]
+
+
+def test_a_file_is_read_with_read_files_and_refused_without_it(data, tmp_path):
+    pq.write_table(pq.read_table(data / "catalog.parquet", columns=["ruleset"]), tmp_path / "rules.parquet")
+    statement = f"SELECT count(*) AS n FROM '{tmp_path}/rules.parquet'"
+    refused = run("sql", statement, data=data)
+    assert refused.returncode == 1
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "add --read-files to read other files" in line, line
+    read = run("sql", statement, "--read-files", "-f", "csv", data=data)
+    assert read.returncode == 0 and read.stdout.splitlines()[1:] == [str(len(digests(data)))], read.stderr
+
+
 def data_files(data: Path) -> dict[Path, int]:
     """Every file's mtime but tablebase's own bookkeeping (the checksum cache, the locks),
     which reading commands write."""

@@ -21,9 +21,9 @@ def test_readme_has_sql_examples():
 
 @pytest.mark.parametrize("sql", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
 def test_readme_sql_runs(built, sql):
-    files = "'data/" in sql  # examples that read the files, for DuckDB itself: full access
+    files = "'data/" in sql  # examples that read the files, as `tablebase sql --read-files` does
     sql = sql.replace("'data/", f"'{built}/")
-    table = run_sql(built, sql.strip().rstrip(";"), allow_writes=files)
+    table = run_sql(built, sql.strip().rstrip(";"), read_files=files)
     assert table.num_rows > 0
 
 

@@ -364,24 +364,30 @@ def datapackage(rows: list[dict]) -> str:
 
 def citation_cff(rows: list[dict]) -> str:
     """CITATION.cff (Citation File Format 1.2.0): how to cite this dataset."""
-    versions = sorted({row["pipeline_version"] for row in rows})
+    import json
+
+    # every text quoted as JSON writes it (a JSON string is a YAML one): unquoted, the
+    # message's ': ' made the file YAML that no citation tool could read
+    quoted = json.JSONEncoder(ensure_ascii=False).encode
+    versions = ", ".join(sorted({row["pipeline_version"] for row in rows}))
+    message = "If you use this dataset, please cite it as below (a citation is welcome, not required: CC0)."
     lines = [
         "cff-version: 1.2.0",
-        "message: If you use this dataset, please cite it as below (a citation is welcome, not required: CC0).",
+        f"message: {quoted(message)}",
         "type: dataset",
-        f'title: "{TITLE}"',
+        f"title: {quoted(TITLE)}",
         "authors:",
         "  - name: tablebase contributors",
-        f'version: "{__version__}"',
+        f"version: {quoted(__version__)}",
         "license: CC0-1.0",
-        f'abstract: "{DESCRIPTION} {len(rows)} rulesets, built by tablebase {", ".join(versions)}."',
+        f"abstract: {quoted(f'{DESCRIPTION} {len(rows)} rulesets, built by tablebase {versions}.')}",
         "keywords:",
         *[f"  - {tag}" for tag in KEYWORDS],
         "references:",
     ]
     for number, title, author, url in SEEDS:
-        lines += ["  - type: blog", f'    title: "{title}"', "    authors:", f'      - name: "{author}"']
+        lines += ["  - type: blog", f"    title: {quoted(title)}", "    authors:", f"      - name: {quoted(author)}"]
         if url:
-            lines.append(f"    url: \"{url}\"")
-        lines.append(f'    notes: "seed {number}"')
+            lines.append(f"    url: {quoted(url)}")
+        lines.append(f"    notes: {quoted(f'seed {number}')}")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ Every other parameter is passed through as a string.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import threading
@@ -156,6 +157,84 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
 #: What runs without --allow-writes: statements that only read (PIVOT is several SELECTs).
 READ_ONLY = {"SELECT", "EXPLAIN", "CALL", "MULTI"}
 
+#: The table functions a SELECT may call under --read-files: they read files or make rows,
+#: and none writes or runs SQL of its own (as query() and json_execute_serialized_sql() do,
+#: out of the inspection's sight), attaches a database (read_duckdb) or changes a setting.
+READING_FUNCTIONS = frozenset({
+    "read_parquet", "parquet_scan", "parquet_metadata", "parquet_schema", "parquet_file_metadata",
+    "parquet_kv_metadata", "read_csv", "read_csv_auto", "sniff_csv", "read_json", "read_json_auto",
+    "read_ndjson", "read_ndjson_auto", "read_json_objects", "read_json_objects_auto",
+    "read_ndjson_objects", "read_text", "read_blob", "glob", "range", "generate_series", "unnest",
+    "json_each", "json_tree", "repeat", "repeat_row"})
+
+#: The query nodes of a statement that only reads: a CTE's body may be a COPY, INSERT,
+#: UPDATE or DELETE (COPY_QUERY_NODE, …) in a statement DuckDB still classes as a SELECT.
+READING_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
+
+#: The remote file systems an extension could bring (none is loaded, and none can be).
+REMOTE_FILESYSTEMS = ("HTTPFileSystem", "S3FileSystem", "HuggingFaceFileSystem", "GCSFileSystem",
+                      "R2FileSystem", "AzureBlobStorageFileSystem", "AzureDfsStorageFileSystem")
+
+#: A path naming a remote file (http://, s3://, hf://, …); file:// is a local one.
+_URL = re.compile(r"(?!file://)[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: What --allow-writes would add, said in each refusal under --read-files.
+_WRITES = "add --allow-writes to run it with DuckDB's full power (it lets DuckDB write files too)"
+_NETWORK = "add --allow-writes to let DuckDB reach the network (it lets DuckDB write files too)"
+
+
+def reads_files_only(sql: str) -> None:
+    """Refuse (QueryError) a SELECT that could do more than read files: it holds another
+    statement (a CTE's COPY), calls a table function outside READING_FUNCTIONS or names a
+    remote file.
+
+    DuckDB cannot let a statement read files and not write them (enable_external_access,
+    allowed_directories and allowed_paths grant both), so --read-files reads the statement
+    itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only)."""
+    con = duckdb.connect()
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0])
+    finally:
+        con.close()
+    if tree["error"]:
+        raise QueryError(f"--read-files reads the statement to run it: {tree['error_message']}; {_WRITES}")
+    for node, inside_function in _nodes(tree["statements"], False):
+        kind = node.get("type")
+        if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READING_NODES:
+            what = kind.removesuffix("_NODE").removesuffix("_QUERY").replace("_", " ")
+            raise QueryError(f"--read-files runs a SELECT that only reads, and this one holds another "
+                             f"statement ({what}); {_WRITES}")
+        if kind == "TABLE_FUNCTION":
+            name = node["function"]["function_name"].lower()
+            if name not in READING_FUNCTIONS:
+                raise QueryError(f"--read-files runs no table function {name}(): only those that read files "
+                                 f"or make rows (read_parquet, read_csv, read_json, glob, …); {_WRITES}")
+        texts = [node["table_name"]] if kind in ("BASE_TABLE", "SHOW_REF") else []
+        if inside_function and node.get("class") == "CONSTANT":
+            texts.append(_text(node))
+        for text in filter(None, texts):
+            if _URL.match(text.strip().strip('"')):
+                raise QueryError(f"--read-files reads local files only, not {text}: {_NETWORK}")
+
+
+def _text(constant: dict) -> str | None:
+    """A constant's text if it is one: DuckDB 2.0 writes it as a literal, 1.1 as a value."""
+    if "literal" in constant:
+        return constant["literal"]["text"] if constant["literal"].get("kind") == "VARCHAR" else None
+    value = constant.get("value") or {}
+    return value.get("value") if (value.get("type") or {}).get("id") == "VARCHAR" else None
+
+
+def _nodes(tree: object, inside_function: bool) -> Iterator[tuple[dict, bool]]:
+    """Every object of a parse tree, and whether it is inside a table function's call."""
+    if isinstance(tree, dict):
+        yield tree, inside_function
+        inside_function = inside_function or tree.get("type") == "TABLE_FUNCTION"
+        tree = list(tree.values())
+    if isinstance(tree, list):
+        for item in tree:
+            yield from _nodes(item, inside_function)
+
 
 @contextmanager
 def interruptible(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
@@ -170,12 +249,15 @@ def interruptible(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False) -> pa.Table:
+def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False,
+            read_files: bool = False) -> pa.Table:
     """Run one statement over the views of `data` with `params` bound; the result as Arrow.
 
     Unless `allow_writes`, the statement must only read, and runs on a connection that
     sees the data as Arrow datasets and can open no file at all, attach nothing and change
-    no setting (DuckDB's enable_external_access off, then lock_configuration)."""
+    no setting (DuckDB's enable_external_access off, then lock_configuration).
+    `read_files`: a SELECT may also read files anywhere the user can, and nothing more
+    (`reads_files_only`, on a connection that can load no extension and change no setting)."""
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as error:
@@ -186,9 +268,14 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
     if not allow_writes and kind not in READ_ONLY:
         raise QueryError(f"{kind} statements can change things: only reading statements run "
                          "(SELECT, EXPLAIN, …) unless you add --allow-writes")
+    reading = read_files and not allow_writes and kind == "SELECT"
+    if reading:
+        reads_files_only(sql)
     params = checked_params(data, parameters(sql), dict(params or {}))
-    con = connect_views(data, read_only=not allow_writes)
+    con = connect_views(data, read_only=not allow_writes and not reading)
     try:
+        if reading:
+            _read_files_only(con)
         with interruptible(con):
             return con.sql(sql, params=params or None).to_arrow_table()
     except duckdb.InterruptException:
@@ -196,13 +283,31 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
     except duckdb.PermissionException as error:
         if allow_writes:
             raise QueryError(one_line(str(error))) from None
-        raise QueryError(f"{one_line(str(error))}: without --allow-writes a statement reads the views catalog, "
+        if read_files:  # a statement other than a SELECT (EXPLAIN, CALL, PIVOT): no file opens
+            raise QueryError(f"{one_line(str(error))}: --read-files lets a SELECT read files, a {kind} "
+                             "statement reads the views only; add --allow-writes to run it with DuckDB's "
+                             "full power (it lets DuckDB write files too)") from None
+        raise QueryError(f"{one_line(str(error))}: without --read-files a statement reads the views catalog, "
                          "tablebase and transitions only, and DuckDB opens no file (read_parquet and its kind "
-                         "included); add --allow-writes to read other files (it lets DuckDB write them too)") from None
+                         "included); add --read-files to read other files (it writes none)") from None
     except duckdb.Error as error:
+        remote = re.search(r"File (\S+) requires the extension", str(error))
+        if reading and remote:  # a remote file named by a parameter or an expression
+            raise QueryError(f"--read-files reads local files only, not {remote[1]}: {_NETWORK}") from None
         raise QueryError(one_line(str(error))) from None
     finally:
         con.close()
+
+
+def _read_files_only(con: duckdb.DuckDBPyConnection) -> None:
+    """Lock `con` to reading: no extension installed or loaded (none reaches the network),
+    no remote file system, no spill file, no Python variable read as a table, no setting changed."""
+    for setting, value in (("temp_directory", ""), ("autoinstall_known_extensions", False),
+                           ("autoload_known_extensions", False), ("allow_community_extensions", False),
+                           ("python_enable_replacements", False),
+                           ("disabled_filesystems", ",".join(REMOTE_FILESYSTEMS))):
+        con.execute(f"SET {setting} = ?", [value])
+    con.execute("SET lock_configuration = true")
 
 
 def one_line(message: str) -> str:
