@@ -56,7 +56,7 @@ def test_the_default_install_is_what_the_commands_need():
     def names(requirements: list[str]) -> set[str]:
         return {re.split(r"[<>=!~\[; ]", requirement)[0] for requirement in requirements}
 
-    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy"}
+    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy", "jinja2"}
     extras = project["optional-dependencies"]
     assert names(extras["spark"]) == {"pyspark"} and names(extras["browser"]) == {"playwright"}
     assert "playwright" not in names(extras["test"]) and "pyspark" not in names(extras["test"])
