@@ -325,3 +325,12 @@ def test_a_position_or_summary_holding_markup_shows_as_text_and_the_walk_still_r
     assert page.locator("b:text-is('bold')").count() == 0
     assert page.evaluate("window.pwned") is None
     page.close()
+
+
+def test_the_inlined_style_and_script_cannot_end_their_element():
+    """pages.css and ruleset.js go into a page as they are, inside <style> and <script>."""
+    from pipeline.products.pages import asset
+
+    for name, element in (("pages.css", "style"), ("ruleset.js", "script")):
+        text = asset(name).lower()
+        assert f"</{element}" not in text and "<!--" not in text, name
