@@ -46,8 +46,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 $(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
 
-# Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at.
-$(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS)
+# Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at,
+# drawn again when the pages' templates, style or script change (no build needed for that).
+$(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS) $(wildcard pipeline/products/templates/*)
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
 # Two workers, a test file each (one Spark session serves all of tests/test_spark.py).

@@ -24,20 +24,52 @@ def test_query_library_is_installed_as_a_package():
     assert (ROOT / "queries" / "__init__.py").is_file()
 
 
-def test_the_wheel_holds_the_default_ruleset_file(tmp_path):
-    """Outside the repository, `tablebase rulesets` and `build --all` read the packaged file."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The project built as a wheel."""
     import subprocess
     import sys
-    import zipfile
 
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+    folder = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(folder), str(ROOT)],
                            capture_output=True, text=True, timeout=300)
     if built.returncode != 0:
         pytest.skip(f"no wheel could be built here (pip wheel: {built.stderr.strip().splitlines()[-1:]})")
-    [wheel] = tmp_path.glob("*.whl")
+    [path] = folder.glob("*.whl")
+    return path
+
+
+def test_the_wheel_holds_the_default_ruleset_file(wheel):
+    """Outside the repository, `tablebase rulesets` and `build --all` read the packaged file."""
+    import zipfile
+
     with zipfile.ZipFile(wheel) as archive:
         packaged = archive.read("pipeline/games/rulesets.toml")
     assert packaged == (ROOT / "rulesets.toml").read_bytes()
+
+
+def test_an_installed_copy_renders_the_pages_from_its_templates_style_and_script(wheel, tmp_path):
+    """The templates, pages.css and ruleset.js are package files: a copy installed from the
+    wheel, away from the repository, reads them through importlib.resources."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
+                                str(wheel)], capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    templates = ROOT / "pipeline" / "products" / "templates"
+    assert sorted(p.name for p in (site / "pipeline" / "products" / "templates").iterdir()) == sorted(
+        p.name for p in templates.iterdir())
+    script = ("import sys; from pipeline.products import pages; "
+              "print(pages.__file__); print(pages.asset('ruleset.js') == sys.argv[1]); "
+              "sys.stdout.write(pages.index_page([], {}, set(), {}))")
+    rendered = subprocess.run([sys.executable, "-c", script, (templates / "ruleset.js").read_text()],
+                              capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(site)}, timeout=60)
+    assert rendered.returncode == 0, rendered.stderr
+    where, same, page = rendered.stdout.split("\n", 2)
+    assert Path(where).is_relative_to(site) and same == "True"
+    assert (templates / "pages.css").read_text() in page and page.startswith("<!DOCTYPE html>")
 
 
 def test_the_repositorys_ruleset_file_is_the_packaged_one():
@@ -56,7 +88,7 @@ def test_the_default_install_is_what_the_commands_need():
     def names(requirements: list[str]) -> set[str]:
         return {re.split(r"[<>=!~\[; ]", requirement)[0] for requirement in requirements}
 
-    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy"}
+    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy", "jinja2"}
     extras = project["optional-dependencies"]
     assert names(extras["spark"]) == {"pyspark"} and names(extras["browser"]) == {"playwright"}
     assert "playwright" not in names(extras["test"]) and "pyspark" not in names(extras["test"])

@@ -306,3 +306,31 @@ def test_the_index_fits_its_boxes_at_1400_px_and_no_histogram_label_is_clipped(s
     start = page.locator('tr[data-ruleset="hackenbush:fib=6"] code')
     assert start.get_attribute("title") == "2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17-18-19-20"
     page.close()
+
+
+def test_a_position_or_summary_holding_markup_shows_as_text_and_the_walk_still_runs(tmp_path, browser):
+    """A plug-in's texts go into the page's HTML and into its JSON document inside a <script>:
+    neither may end its element or start one of its own."""
+    from tests.test_plugins import MARKUP, hostile
+
+    for command in (["build", "-q", "hostile"], ["draw", "hostile"]):
+        result = hostile(tmp_path, "markup", *command, "--data", "data")
+        assert result.returncode == 0, result.stderr
+    page = opened(browser, tmp_path / "data" / "pages" / "hostile" / "default" / "index.html")
+    assert MARKUP in page.locator("p").nth(1).inner_text()  # the summary, as text
+    page.locator("#moves li a").first.click()  # the script runs: 3 tokens, take one
+    page.wait_for_function("() => document.querySelector('#here').dataset.ply === '1'")
+    assert page.locator("#here .pos").inner_text() == "2 " + MARKUP
+    assert page.locator("ol#line > li").count() == 1 and page.locator("#strip a").count() == 2
+    assert page.locator("b:text-is('bold')").count() == 0
+    assert page.evaluate("window.pwned") is None
+    page.close()
+
+
+def test_the_inlined_style_and_script_cannot_end_their_element():
+    """pages.css and ruleset.js go into a page as they are, inside <style> and <script>."""
+    from pipeline.products.pages import asset
+
+    for name, element in (("pages.css", "style"), ("ruleset.js", "script")):
+        text = asset(name).lower()
+        assert f"</{element}" not in text and "<!--" not in text, name

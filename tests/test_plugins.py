@@ -252,9 +252,13 @@ def test_a_misere_game_that_only_ends_in_wins_is_impartial(monkeypatch):
     assert check_game("broken") == []
 
 
+#: A position text and summary a page must show as text, never run (the hostile plug-in's,
+#: its bug "markup"): the comment and tag ahead keep an HTML parser inside a <script> element
+#: past an escaped "<\/script>" (a page's JSON once escaped only "</").
+MARKUP = "<!--<script><b>bold</b></script><script>window.pwned = 1</script>"
 #: A plug-in installed the way pip installs one (a module and its dist-info with the entry
 #: point), with the bug that $HOSTILE_BUG names.
-HOSTILE = '''
+HOSTILE = f"MARKUP = {MARKUP!r}\n" + '''
 import os
 import os
 import subprocess
@@ -280,6 +284,8 @@ def parse_level(text):
 
 class Hostile(SimpleGame):
     name, summary, impartial = "hostile", "a plug-in with the bug HOSTILE_BUG names", True
+    if BUG == "markup":
+        summary += " " + MARKUP
     params = (IntParam("n", "3", "tokens", minimum=1),
               TextParam("level", "1", "a parameter of its own", parser=parse_level, formatter=str, shape="1"))
 
@@ -308,10 +314,12 @@ class Hostile(SimpleGame):
             raise ZeroDivisionError("oops")
         if BUG == "lone surrogate" and n == 2:
             return "\\ud800"
+        if BUG == "markup" and n == 2:
+            return "2 " + MARKUP
         return str(n)
 
     def parse(self, rules, text):
-        return int(text)
+        return int(text.split()[0])
 
     def draw(self, rules, text):
         if BUG == "draw raises":

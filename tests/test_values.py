@@ -80,15 +80,17 @@ def test_check_counts_the_values_by_the_words_of_values():
 
 
 def test_the_pages_script_and_style_take_words_colours_and_phrases_from_values():
-    assert not QUOTED_WORD.search(pages._SCRIPT)
-    assert not re.search(r"""['"](1 ply| plies)['"]""", pages._SCRIPT)  # the unit comes from PHRASES
-    source = Path(pages.__file__).read_text()
+    script = pages.asset("ruleset.js")
+    assert not QUOTED_WORD.search(script)
+    assert not re.search(r"""['"](1 ply| plies)['"]""", script)  # the unit comes from PHRASES
+    sources = [Path(pages.__file__), *(Path(pages.__file__).parent / "templates").iterdir()]
     # the draw's greys are also the pages' neutral borders and axes, so they may appear on their own
     shades = [colours[v] for colours in (values.COLOURS, values.EDGE_COLOURS) for v in values.WORDS if v != "draw"]
-    assert not [c for c in shades if c in source]
+    assert not [(path.name, c) for path in sources for c in shades if c in path.read_text()]
+    style = pages.index_page([], {}, set(), {}).split("<style>")[1].split("</style>")[0]
     for v in values.WORDS:
-        assert f".{v}, tr.{v} > td.v {{ background: {values.COLOURS[v]}; }}" in pages._CSS
-        assert f"#here[data-value={v}] .pic {{ border-color: {values.EDGE_COLOURS[v]}; }}" in pages._CSS
+        assert f".{v}, tr.{v} > td.v {{ background: {values.COLOURS[v]}; }}" in style
+        assert f"#here[data-value={v}] .pic {{ border-color: {values.EDGE_COLOURS[v]}; }}" in style
     # the page's JSON document carries the domain as for_pages() gives it
     assert json.loads(json.dumps(for_pages())) == for_pages()
     assert for_pages()["words"][Value.TIE.code - 1] == "tie"
@@ -131,5 +133,5 @@ def test_probe_says_a_draw_once_and_a_finished_game_as_over(built):
 
 
 def test_every_phrase_table_the_pages_script_reads_is_one_values_writes():
-    read = set(re.findall(r"PHRASES\.(\w+)", pages._SCRIPT))
+    read = set(re.findall(r"PHRASES\.(\w+)", pages.asset("ruleset.js")))
     assert read and read <= set(values.PHRASES)
