@@ -193,15 +193,15 @@ def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, mo
 
     real = enumerate_stage.write_batches
 
-    def write_batches(batches, path, schema, delta=()):
+    def write_batches(batches, path, schema, *encoding, **options):
         if path.name.startswith(failing):
             def failing_batches():
                 for number, batch in enumerate(batches):
                     if number == 3:
                         raise OSError(errno.ENOSPC, "No space left on device", str(path))
                     yield batch
-            return real(failing_batches(), path, schema, delta)
-        return real(batches, path, schema, delta)
+            return real(failing_batches(), path, schema, *encoding, **options)
+        return real(batches, path, schema, *encoding, **options)
 
     monkeypatch.setattr(enumerate_stage, "write_batches", write_batches)
     monkeypatch.setattr(connect.ConnectSpace, "_step", lambda self: 500)  # many parts, many batches

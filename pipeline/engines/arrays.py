@@ -69,10 +69,10 @@ def _codes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return to_code[indices]
 
 
-def _row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4) -> Iterator[T]:
-    """work(row group's src and dst) for each row group of a transitions file, in order,
-    on two threads (NumPy and the Parquet reader let go of the GIL), at most `ahead` row
-    groups read and not yet consumed."""
+def _row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4, last_first: bool = False) -> Iterator[T]:
+    """work(row group's src and dst) for each row group of a transitions file, in order
+    (from the last with `last_first`), on two threads (NumPy and the Parquet reader let go
+    of the GIL), at most `ahead` row groups read and not yet consumed."""
     local = threading.local()  # a reader a thread
 
     def read(group: int) -> T:
@@ -80,7 +80,8 @@ def _row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4) -> It
             local.reader = pq.ParquetFile(path)
         return work(local.reader.read_row_group(group, columns=["src", "dst"]))
 
-    return in_order(read, range(pq.read_metadata(path).num_row_groups), ahead)
+    groups = range(pq.read_metadata(path).num_row_groups)
+    return in_order(read, reversed(groups) if last_first else groups, ahead)
 
 
 def _int(column: pa.ChunkedArray, missing: int) -> np.ndarray:
@@ -332,11 +333,9 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
     """Mark in `seen` what its marked positions reach, row groups last to first, each row
     group's sources rank by rank from the highest. False, `seen` half marked, where the
     file is not in that order (sources descending, every move lowering the rank)."""
-    reader = pq.ParquetFile(transitions)
     rank = np.append(rank, np.iinfo(rank.dtype).min)
     below = below_rank = None  # the lowest source so far, and its rank
-    for group in reversed(range(reader.num_row_groups)):
-        batch = reader.read_row_group(group, columns=["src", "dst"])
+    for batch in _row_groups(transitions, lambda table: table, last_first=True):  # read ahead as marks are made
         src = ids.index(batch["src"].to_numpy())
         dst = ids.index(batch["dst"].to_numpy())
         if not src.size:
@@ -358,19 +357,24 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
 def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.ndarray) -> bool:
     """_downwards for ids 0..n-1 numbered rank by rank (`first`: each rank's first id): a
     move lowers the rank where it leads below its source's rank's first id."""
-    reader = pq.ParquetFile(transitions)
+    def ranked(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        """(src, dst, where the sources' rank changes, whether every move is in order and
+        lowers the rank), made on the reading threads, ahead of the marking."""
+        src, dst = table["src"].to_numpy(), table["dst"].to_numpy()
+        if not src.size:
+            return src, dst, src, True
+        rank = np.searchsorted(first, src, side="right") - 1
+        ordered = not ((src[1:] < src[:-1]).any() or src[0] < 0 or src[-1] >= n or dst.min() < 0
+                       or (dst >= first[rank]).any())
+        return src, dst, np.flatnonzero(rank[1:] != rank[:-1]) + 1, ordered
+
     below = None  # the lowest source so far
-    for group in reversed(range(reader.num_row_groups)):
-        batch = reader.read_row_group(group, columns=["src", "dst"])
-        src, dst = batch["src"].to_numpy(), batch["dst"].to_numpy()
+    for src, dst, bounds, ordered in _row_groups(transitions, ranked, last_first=True):
         if not src.size:
             continue
-        rank = np.searchsorted(first, src, side="right") - 1
-        if ((src[1:] < src[:-1]).any() or (below is not None and src[-1] > below) or src[0] < 0
-                or src[-1] >= n or dst.min() < 0 or (dst >= first[rank]).any()):
+        if not ordered or (below is not None and src[-1] > below):
             return False
         below = src[0]
-        bounds = np.flatnonzero(rank[1:] != rank[:-1]) + 1
         for lo, hi in zip(np.concatenate(([0], bounds))[::-1], np.concatenate((bounds, [src.size]))[::-1]):
             seen[dst[lo:hi][seen[src[lo:hi]]]] = True
     return True

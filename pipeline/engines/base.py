@@ -5,7 +5,7 @@ engine's module (duckdb_engine.py, spark_engine.py) builds on this, and pipeline
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Protocol, Sequence
 
 import pyarrow as pa
 
@@ -84,10 +84,15 @@ class Engine(Protocol):
     def rows(self, sql: str) -> list[tuple]:
         """The rows of a query in the shared dialect over the registered views."""
 
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+    def one_of(self, expression: str, words: Sequence[str]) -> str:
+        """An expression in the shared dialect whose value is one of `words`, as the engine
+        best hands it to `write` for a dictionary column (the same value either way)."""
+
+    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
+              unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
         """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
         and deterministically (the same rows give the same bytes on every engine); the
-        number of rows."""
+        number of rows. `observe` sees each row group as written."""
 
     def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
                     scratch: Path, generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:

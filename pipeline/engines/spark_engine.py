@@ -34,7 +34,7 @@ import tempfile
 import warnings
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -226,10 +226,15 @@ class SparkEngine:
     def rows(self, sql: str) -> list[tuple]:
         return [tuple(row) for row in self.spark.sql(sql).collect()]
 
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+    def one_of(self, expression: str, words: Sequence[str]) -> str:
+        """As it is: the text reaches Arrow as a string, which `write` makes a dictionary."""
+        return expression
+
+    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
+              unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
-        return write_batches(self.batches(sql, path.stem), path, schema, delta)
+        return write_batches(self.batches(sql, path.stem), path, schema, delta, unranged, observe)
 
     def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
         """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into

@@ -113,7 +113,7 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                     count = moves[lo:hi] if ids is None else moves[ids[lo:hi]]
                     yield from _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
 
-            write_batches(parts(), out.positions, schema, delta=text_delta(rules))
+            write_batches(parts(), out.positions, schema, delta=text_delta(rules), unranged=("text",))
 
         engine_session = run.engine
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -189,7 +189,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             if schema is None:
                 schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
                 written = writer.submit(write_batches, _until_done(positions_out), out.positions, schema,
-                                        text_delta(rules))
+                                        text_delta(rules), ("text",))
             _hand(positions_out, table.cast(schema), written)
             next_id += n
         if not next_id:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
@@ -21,7 +23,7 @@ from pipeline.engines import literal, run_levels
 from pipeline.core.errors import DataError
 from pipeline.games import impartial_problem, legal_starts
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.parquet import read_table, require, sha256, write_table
+from pipeline.storage.parquet import read_table, require, sha256, with_dictionaries, write_table
 from pipeline.storage.progress import Stage, log
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
@@ -38,7 +40,7 @@ def export(run: Run) -> CatalogRow:
     # sticks:rows=8, rows=10 and chopsticks:fingers=12,hands=3
     moves = pq.read_metadata(files.transitions).num_rows
     seconds = {"reach": 0.02 + 35e-9 * moves + 0.3e-6 * total, "levels": 0.01 + 30e-9 * moves + 0.3e-6 * total,
-               "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01 + 0.1e-6 * total}
+               "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01}  # counted while written
     share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
     with Stage(f"export {rules.id}") as stage:
         db = run.engine
@@ -47,41 +49,37 @@ def export(run: Run) -> CatalogRow:
                 db.register(view, getattr(files, view))
             start_text = rules.game.start(rules)
             starts = legal_starts(rules)
-            ids = db.rows("SELECT id, text FROM positions WHERE text IN ("
-                          + ", ".join(literal(text) for text in starts) + ")")
-            missing = set(starts) - {text for _, text in ids}
+            ids = find_texts(files.positions, [*starts, start_text])  # a legal start, unless a plug-in says not
+            missing = {*starts, start_text} - set(ids)
             if missing:
                 raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
             stage.phase("reachable", share["reach"])
             with stage.expecting(seconds["reach"], "the moves"):
-                steps = db.reach(sorted(id_ for id_, _ in ids))
+                steps = db.reach(sorted(ids[text] for text in starts))
             stage.phase("reachable", share["levels"])
             # breadth first from the starts; the bar jumps at the end past what no start reaches
             run_levels(steps, lambda level, finished, done: stage.count(done, total))
             decoded = "".join(f"p.{name}, " for name in rules.game.columns)
-            schema = TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS))
+            schema = with_dictionaries(TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)),
+                                       ("ruleset", "value"))
             stage.phase("writing", share["write"])
             with stage.expecting(seconds["write"], f"{total:,} positions"):
                 source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
+                tally = Tally()
                 db.write(f"""
-                  SELECT {literal(rules.id)} AS ruleset, p.id, p.text AS position, {decoded}p.moves,
-                         s.value, s.remoteness, s.grundy, r.seen AS reachable
+                  SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, p.text AS position,
+                         {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
+                         s.remoteness, s.grundy, r.seen AS reachable
                   FROM {source} {order}""", files.tablebase, schema,
-                  delta=("id",) if rules.game.fixed_texts else ("id", "position"))
+                  delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",),
+                  observe=tally.add)
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
-            positions, wins, losses, ties, draws, reachable, max_remoteness, *ended = db.rows(
-                f"""SELECT count(*),
-                          count(*) FILTER (WHERE value = {literal(Value.WIN.value)}),
-                          count(*) FILTER (WHERE value = {literal(Value.LOSS.value)}),
-                          count(*) FILTER (WHERE value = {literal(Value.TIE.value)}),
-                          count(*) FILTER (WHERE value = {literal(Value.DRAW.value)}),
-                          count(*) FILTER (WHERE reachable),
-                          max(remoteness),
-                          {", ".join(f"count(*) FILTER (WHERE reachable AND moves = 0 AND value = {literal(end)})"
-                                     for end in ENDS)}
-                   FROM tablebase""")[0]
-            start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE position = {literal(start_text)}")[0]
+            positions, reachable, max_remoteness = tally.rows, tally.reachable, tally.max_remoteness
+            wins, losses, ties, draws = (tally.values[value.value] for value in Value)
+            ended = [tally.ended[end] for end in ENDS]
+            # by id, which row groups' min/max find, not by text, which every row group holds
+            start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE id = {ids[start_text]}")[0]
         finally:
             db.release()
         stage.summary = f"{positions:,} positions, {reachable:,} reachable"
@@ -118,6 +116,48 @@ def export(run: Run) -> CatalogRow:
     )
     write_table(summary.table(), files.summary)
     return summary
+
+
+class Tally:
+    """The catalog's counts of a tablebase, made from its row groups as they are written
+    (rather than by reading the file again)."""
+
+    def __init__(self) -> None:
+        self.rows = self.reachable = 0
+        self.max_remoteness: int | None = None
+        self.values: Counter[str] = Counter()  # positions by value
+        self.ended: Counter[str] = Counter()  # reachable finished games by value
+
+    def add(self, table: pa.Table) -> None:
+        """Count one row group (ruleset, id, position, …, moves, value, remoteness, grundy, reachable)."""
+        reachable = table["reachable"]
+        self.rows += table.num_rows
+        self.reachable += pc.sum(reachable).as_py() or 0
+        most = pc.max(table["remoteness"]).as_py()
+        if most is not None and (self.max_remoteness is None or most > self.max_remoteness):
+            self.max_remoteness = most
+        self.values.update(_value_counts(table["value"]))
+        self.ended.update(_value_counts(table["value"].filter(pc.and_(reachable, pc.equal(table["moves"], 0)))))
+
+
+def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
+    return {row["values"]: row["counts"] for row in pc.value_counts(column).to_pylist()}
+
+
+def find_texts(positions: Path, texts: list[str]) -> dict[str, int]:
+    """The ids of the positions with these texts (those found), read row group by row
+    group from the last: numbered rank by rank, the positions play begins from are in the
+    highest rank, the file's last rows, so the rest of the texts are never read."""
+    wanted = pa.array(sorted(set(texts)), pa.string())
+    found: dict[str, int] = {}
+    source = pq.ParquetFile(positions)
+    for group in reversed(range(source.metadata.num_row_groups)):
+        rows = source.read_row_group(group, columns=["text", "id"])
+        hits = rows.filter(pc.is_in(rows["text"], value_set=wanted))
+        found.update(zip(hits["text"].to_pylist(), hits["id"].to_pylist()))
+        if len(found) == len(wanted):
+            break
+    return found
 
 
 SUMMARY_SCHEMA = CATALOG.schema()

@@ -38,12 +38,13 @@ from pipeline.engines import Steps, run_levels
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.stages.run import Run
-from pipeline.storage.parquet import require, write_batches
+from pipeline.storage.parquet import require, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
 
 
 #: solution.parquet
-SOLUTION = dataset.SOLUTION.schema()
+#: As written: the value a dictionary, which readers see as SOLUTION's string.
+SOLUTION = with_dictionaries(dataset.SOLUTION.schema(), ("value",))
 
 
 @dataclass(frozen=True)

@@ -49,14 +49,26 @@ def sync(path: Path) -> None:
         os.close(fd)
 
 
+def with_dictionaries(schema: pa.Schema, names: tuple[str, ...], index: pa.DataType = pa.int8()) -> pa.Schema:
+    """`schema` with the string columns `names` written as dictionaries (of at most 127
+    strings with int8 codes): stored as every string column is, read as strings, but the
+    writer takes the codes it is handed rather than hashing each row's text."""
+    return pa.schema([field.with_type(pa.dictionary(index, field.type)) if field.name in names else field
+                      for field in schema], metadata=schema.metadata)
+
+
 class BatchWriter:
     """Streams record batches into one Parquet file (use inside `atomic_path`)."""
 
-    def __init__(self, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()):
+    def __init__(self, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (), unranged: tuple[str, ...] = ()):
         """`delta`: columns written delta-encoded, not with dictionaries: integers that
         mostly go up by little (ids: DELTA_BINARY_PACKED) and strings that share prefixes
         with the one before (position texts in id order: DELTA_BYTE_ARRAY). Both are
-        smaller and quicker to write than dictionaries that overflow to plain pages."""
+        smaller and quicker to write than dictionaries that overflow to plain pages.
+        `unranged`: columns written without min/max, whose values are in no order a reader
+        could skip row groups by (position texts: numbered by rank, each row group's texts
+        run from nearly the least to nearly the greatest); comparing every text cost a
+        sixth of writing a tablebase."""
         self.rows = 0
         options: dict = {}
         if delta:
@@ -70,7 +82,8 @@ class BatchWriter:
         # of writing the transitions (a move's name and the ruleset's are never filtered
         # by range; a reader filtering on them reads the column, a few KB a row group).
         dictionaries = [field.name for field in schema if pa.types.is_dictionary(field.type)]
-        statistics = [name for name in schema.names if name not in dictionaries] if dictionaries else True
+        statistics = ([name for name in schema.names if name not in dictionaries and name not in unranged]
+                      if dictionaries or unranged else True)
         self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=statistics,
                                         store_schema=not dictionaries, **options)
 
@@ -82,29 +95,36 @@ class BatchWriter:
         self._writer.close()
 
 
-def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
+                 unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
     """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
     with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
     one kind would differ in schema. The number of rows."""
-    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, delta)
+    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, delta, unranged, observe)
 
 
-def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Schema, delta: tuple[str, ...] = ()) -> int:
+def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
+                  unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
     `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
     (the last one shorter), each dictionary column with its strings in the order they first
     occur in the row group: however the rows arrive, from a game's batches, DuckDB or
-    Spark's part files, the same rows give the same bytes. The number of rows."""
+    Spark's part files, the same rows give the same bytes. `observe` sees each row group as
+    written (to count while writing). The number of rows."""
     with atomic_path(path) as tmp:
-        writer = BatchWriter(tmp, schema, delta=delta)
+        writer = BatchWriter(tmp, schema, delta=delta, unranged=unranged)
 
-        def write(table: pa.Table) -> None:
-            writer.write(pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
+        def put(table: pa.Table) -> None:
+            # laid out here, not on the writer's thread, which compresses: the slower of the two
+            table = pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
                 [first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
-                 for column in table.columns], schema=schema))
+                 for column in table.columns], schema=schema)
+            if observe is not None:
+                observe(table)
+            behind.put(table)
 
         try:
-            with _Behind(write) as behind:  # encoding and compressing overlap making the next rows
+            with _Behind(writer.write) as behind:  # encoding and compressing overlap making the next rows
                 pending: list[pa.RecordBatch] = []
                 held = 0
                 for batch in batches:
@@ -113,11 +133,11 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
                     held += batch.num_rows
                     while held >= ROW_GROUP_ROWS:
                         table = pa.Table.from_batches(pending, schema)
-                        behind.put(table.slice(0, ROW_GROUP_ROWS))
+                        put(table.slice(0, ROW_GROUP_ROWS))
                         rest = table.slice(ROW_GROUP_ROWS)
                         pending, held = rest.to_batches(), rest.num_rows
                 if held or not (behind.puts or writer.rows):
-                    behind.put(pa.Table.from_batches(pending, schema))
+                    put(pa.Table.from_batches(pending, schema))
         except BaseException:
             # the file is scratch and goes with atomic_path; closing a half-written row group
             # fails in Arrow's words ("Column 5 had 245024 while previous column had 0"),
