@@ -30,8 +30,17 @@ def commands(data: Path) -> dict[str, list[str]]:
     return {
         'python -c "import duckdb"': [sys.executable, "-c", "import duckdb"],
         "tablebase probe chopsticks start": [*TABLEBASE, "probe", "chopsticks", "start", "--data", str(data)],
-        "tablebase query principal_variation": [*TABLEBASE, "query", "principal_variation", "-p", "ruleset=chopsticks",
-                                                "-p", "position=start", "--data", str(data)],
+        "tablebase query principal_variation": [
+            *TABLEBASE,
+            "query",
+            "principal_variation",
+            "-p",
+            "ruleset=chopsticks",
+            "-p",
+            "position=start",
+            "--data",
+            str(data),
+        ],
     }
 
 

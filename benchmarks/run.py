@@ -44,10 +44,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import pyarrow.parquet as pq
 
@@ -85,8 +85,10 @@ CONTENDED_CORES = 0.1
 #: The pipeline's Timer lines ("HH:MM:SS what: done in 1.23 s"), logged without -q.
 #: The pipeline's timer lines: a stage's end ("HH:MM:SS solve RULESET: what it did in 1.23 s")
 #: and, with -v, each phase's ("HH:MM:SS solve RULESET: values: done in 0.45 s").
-TIMER_LINE = re.compile(r"^\d\d:\d\d:\d\d (\w+ \S+: [^:]+): done in ([0-9.]+) s$"
-                        r"|^\d\d:\d\d:\d\d (\w+ \S+): .* in ([0-9.]+) s$")
+TIMER_LINE = re.compile(
+    r"^\d\d:\d\d:\d\d (\w+ \S+: [^:]+): done in ([0-9.]+) s$"
+    r"|^\d\d:\d\d:\d\d (\w+ \S+): .* in ([0-9.]+) s$"
+)
 MIB = 1024 * 1024
 
 
@@ -141,8 +143,7 @@ def wait_quiet(limit: float) -> None:
                 print(f"      … quiet after {waited:.0f} s", flush=True)
             return
         if waited >= limit:
-            print(f"      … still busy ({used:.1f} cores used by others) after {waited:.0f} s: going ahead",
-                  flush=True)
+            print(f"      … still busy ({used:.1f} cores used by others) after {waited:.0f} s: going ahead", flush=True)
             return
         if not told:
             print(f"      … waiting for the machine to go quiet ({used:.1f} cores used by others)", flush=True)
@@ -163,8 +164,11 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
     """
     if quiet_wait > 0:
         wait_quiet(quiet_wait)
-    env = dict(os.environ, PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")])),
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = threading.Event()
     log_start = log.stat().st_size if log.exists() else 0
@@ -211,8 +215,14 @@ def run_child(argv: list[str], log: Path, what: str, stdout: Path | None = None,
         handle.seek(log_start)
         timers = [TIMER_LINE.match(line) for line in handle.read().decode(errors="replace").splitlines()]
     phases = {(m.group(1) or m.group(3)): float(m.group(2) or m.group(4)) for m in timers if m}
-    return Run(round(seconds, 3), round(cpu, 3), round(peak, 1), round(os.getloadavg()[0], 2),
-               None if others is None else round(others, 2), phases)
+    return Run(
+        round(seconds, 3),
+        round(cpu, 3),
+        round(peak, 1),
+        round(os.getloadavg()[0], 2),
+        None if others is None else round(others, 2),
+        phases,
+    )
 
 
 class TreePeak(threading.Thread):
@@ -258,8 +268,7 @@ class Plan:
     quiet_wait: float = 0  # seconds to wait for a quiet machine before each run
 
 
-def measure(what: str, argv: list[str], log: Path, plan: Plan, stdout: Path | None = None,
-            after=None) -> list[Run]:
+def measure(what: str, argv: list[str], log: Path, plan: Plan, stdout: Path | None = None, after=None) -> list[Run]:
     """Run argv plan.repeat times, and up to plan.retries more while every run was contended.
 
     `after(run)` is called after each run (to collect what the run wrote).
@@ -267,15 +276,22 @@ def measure(what: str, argv: list[str], log: Path, plan: Plan, stdout: Path | No
     runs: list[Run] = []
     while len(runs) < plan.repeat or (all(r.contended for r in runs) and len(runs) < plan.repeat + plan.retries):
         extra = len(runs) >= plan.repeat
-        label = what + (" (again: the runs so far competed for the CPU)" if extra
-                        else f" (run {len(runs) + 1}/{plan.repeat})" if plan.repeat > 1 else "")
+        label = what + (
+            " (again: the runs so far competed for the CPU)"
+            if extra
+            else f" (run {len(runs) + 1}/{plan.repeat})"
+            if plan.repeat > 1
+            else ""
+        )
         print(f"    {label} …", flush=True)
         run = run_child(argv, log, label, stdout=stdout, quiet_wait=plan.quiet_wait)
         if after is not None:
             after(run)
         runs.append(run)
-        print(f"    {label}: {run.seconds:.2f} s, {run.cpu_seconds:.1f} CPU s, "
-              f"peak {run.peak_mib:,.0f} MiB{_noise(run)}", flush=True)
+        print(
+            f"    {label}: {run.seconds:.2f} s, {run.cpu_seconds:.1f} CPU s, peak {run.peak_mib:,.0f} MiB{_noise(run)}",
+            flush=True,
+        )
     return runs
 
 
@@ -383,8 +399,11 @@ class Result:
         if not self.check:
             return False
         mine, theirs = self.yardstick_report, self.check["pipeline"]
-        return (all(mine.get(k) == theirs.get(k) for k in ("wins", "losses", "ties", "draws", "max_remoteness"))
-                and self.check["value_differences"] == 0 and self.check["remoteness_differences"] == 0)
+        return (
+            all(mine.get(k) == theirs.get(k) for k in ("wins", "losses", "ties", "draws", "max_remoteness"))
+            and self.check["value_differences"] == 0
+            and self.check["remoteness_differences"] == 0
+        )
 
 
 def _noise(run: Run) -> str:
@@ -409,6 +428,7 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
     log = data / f"{rules.game_name}.{rules.slug}.log"
     result = Result(rules.id)
     py = sys.executable
+
     def short_timer_names(run: Run) -> None:
         run.phases = {k.replace(f" {rules.id}", ""): v for k, v in run.phases.items()}
 
@@ -435,14 +455,19 @@ def bench_ruleset(ruleset: str, data: Path, plan: Plan, whole_build: bool, phase
     print(f"    stages total {result.total_seconds:.2f} s, peak {result.peak_mib:,.0f} MiB", flush=True)
     if whole_build:
         whole = data / "whole-build"
-        runs = measure(f"build {rules.id} (one process)",
-                       [py, "-m", "pipeline", "build", rules.id, "--data", str(whole), "-q"], log, plan,
-                       after=lambda run: shutil.rmtree(whole, ignore_errors=True))
+        runs = measure(
+            f"build {rules.id} (one process)",
+            [py, "-m", "pipeline", "build", rules.id, "--data", str(whole), "-q"],
+            log,
+            plan,
+            after=lambda run: shutil.rmtree(whole, ignore_errors=True),
+        )
         result.whole_build = Stage("build", runs, result.positions, 0.0)
         argv = limit_argv(rules)
         if argv:
-            result.limit = Stage("limit", measure(f"compiled limit {' '.join(argv[1:])}", argv, log, plan),
-                                 result.positions, 0.0)
+            result.limit = Stage(
+                "limit", measure(f"compiled limit {' '.join(argv[1:])}", argv, log, plan), result.positions, 0.0
+            )
     return result
 
 
@@ -468,15 +493,35 @@ def standalone_cluster(workers: int, folder: Path, memory: str = "4g") -> Iterat
 
     def start(name: str, *args: str) -> None:
         with open(logs / f"{name}.log", "wb") as out:
-            started.append(subprocess.Popen([str(spark_class), *args], stdout=out, stderr=subprocess.STDOUT,
-                                            start_new_session=True))
+            started.append(
+                subprocess.Popen(
+                    [str(spark_class), *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
 
     try:
-        start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-              "--webui-port", "0")
+        start(
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--webui-port",
+            "0",
+        )
         for i in range(workers):
-            start(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", url, "--cores", "1",
-                  "--memory", memory, "--webui-port", "0")
+            start(
+                f"worker-{i}",
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--cores",
+                "1",
+                "--memory",
+                memory,
+                "--webui-port",
+                "0",
+            )
         deadline = time.monotonic() + 120
         while (logs / "master.log").read_text(errors="replace").count("Registering worker") < workers:
             if time.monotonic() > deadline or any(proc.poll() is not None for proc in started):
@@ -552,9 +597,14 @@ def run_yardstick(result: Result, directory: Path, data: Path, log: Path, plan: 
         run.phases = reports[id(run)]["seconds"]
         stdout.unlink()
 
-    runs = measure(f"yardstick {result.ruleset}",
-                   [sys.executable, str(ROOT / "benchmarks" / "yardstick.py"), str(directory), "--out", str(answer)],
-                   log, plan, stdout=stdout, after=collect)
+    runs = measure(
+        f"yardstick {result.ruleset}",
+        [sys.executable, str(ROOT / "benchmarks" / "yardstick.py"), str(directory), "--out", str(answer)],
+        log,
+        plan,
+        stdout=stdout,
+        after=collect,
+    )
     result.yardstick = Stage("yardstick", runs, result.positions, _mib(answer))
     report = reports[id(result.yardstick.best)]
     result.yardstick_report = report
@@ -562,8 +612,10 @@ def run_yardstick(result: Result, directory: Path, data: Path, log: Path, plan: 
     answer.unlink(missing_ok=True)
     verdict = "agrees position by position" if result.agrees else f"DISAGREES: {result.check}"
     values = "" if result.values_ratio is None else f", without its Grundy values {result.values_ratio:.2f}"
-    print(f"    yardstick {verdict} (phases {report['seconds']}); "
-          f"solve / yardstick = {result.ratio:.2f}{values}", flush=True)
+    print(
+        f"    yardstick {verdict} (phases {report['seconds']}); solve / yardstick = {result.ratio:.2f}{values}",
+        flush=True,
+    )
 
 
 # -- the machine and the code ------------------------------------------------------------
@@ -585,10 +637,14 @@ def machine() -> dict:
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
-        "cpu": model, "cores": cores, "memory_gib": round(mem, 1),
+        "cpu": model,
+        "cores": cores,
+        "memory_gib": round(mem, 1),
         "os": f"{platform.system()} {platform.release()}",
-        "python": platform.python_version(), "duckdb": duckdb.__version__,
-        "pyarrow": pyarrow.__version__, "numpy": numpy.__version__,
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pyarrow.__version__,
+        "numpy": numpy.__version__,
         "memory_limit": os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB (pipeline default)"),
     }
 
@@ -603,24 +659,32 @@ def checkout(rev: str, into: Path) -> Path:
 
 def code_version(rev: str | None) -> dict:
     """The commit and whether (and how) the pipeline's code differs from it."""
+
     def git(*args: str) -> str:
         try:
             return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             return ""
+
     digest = hashlib.sha256()
     for path in sorted((CODE / "pipeline").rglob("*")):
         if path.suffix in (".py", ".sql"):
             digest.update(str(path.relative_to(CODE)).encode())
             digest.update(path.read_bytes())
     if rev is not None:  # an extracted commit: no uncommitted changes by construction
-        return {"source": f"pipeline/ extracted from `{rev}`", "commit": git("rev-parse", "--short", rev),
-                "pipeline_changed_files": 0,
-                "pipeline_sha256": digest.hexdigest()[:12]}
+        return {
+            "source": f"pipeline/ extracted from `{rev}`",
+            "commit": git("rev-parse", "--short", rev),
+            "pipeline_changed_files": 0,
+            "pipeline_sha256": digest.hexdigest()[:12],
+        }
     changed = git("status", "--porcelain", "--", "pipeline")
-    return {"source": "working tree", "commit": git("rev-parse", "--short", "HEAD") or "unknown",
-            "pipeline_changed_files": len(changed.splitlines()) if changed else 0,
-            "pipeline_sha256": digest.hexdigest()[:12]}
+    return {
+        "source": "working tree",
+        "commit": git("rev-parse", "--short", "HEAD") or "unknown",
+        "pipeline_changed_files": len(changed.splitlines()) if changed else 0,
+        "pipeline_sha256": digest.hexdigest()[:12],
+    }
 
 
 # -- reporting ----------------------------------------------------------------------------
@@ -645,40 +709,63 @@ def ruleset_table(r: Result) -> list[str]:
         f"### `{r.ruleset}`",
         "",
         f"{r.positions:,} positions, {r.transitions:,} transitions"
-        + (f"; {y['wins']:,} wins, {y['losses']:,} losses, {y.get('ties', 0):,} ties, {y['draws']:,} draws, "
-           f"max remoteness {y['max_remoteness']}" if y else "") + ".",
+        + (
+            f"; {y['wins']:,} wins, {y['losses']:,} losses, {y.get('ties', 0):,} ties, {y['draws']:,} draws, "
+            f"max remoteness {y['max_remoteness']}"
+            if y
+            else ""
+        )
+        + ".",
         "",
         "| stage | seconds | CPU s | others' CPU s | peak MiB | transitions/s | positions/s | output |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in r.stages.values():
         out = f"{s.rows:,} rows, {s.output_mib:,.1f} MiB"
-        lines.append(f"| {s.name} | {_secs(s)} | {s.cpu_seconds:.1f} | {_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
-                     f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | {out} |")
-    lines.append(f"| **all four stages** | **{r.total_seconds:.2f}** | {r.total_cpu_seconds:.1f} | "
-                 f"{_cpu(r.others_cpu)} | **{r.peak_mib:,.0f}** | {_rate(r.transitions, r.total_seconds)} | "
-                 f"{_rate(r.positions, r.total_seconds)} | |")
+        lines.append(
+            f"| {s.name} | {_secs(s)} | {s.cpu_seconds:.1f} | {_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
+            f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | {out} |"
+        )
+    lines.append(
+        f"| **all four stages** | **{r.total_seconds:.2f}** | {r.total_cpu_seconds:.1f} | "
+        f"{_cpu(r.others_cpu)} | **{r.peak_mib:,.0f}** | {_rate(r.transitions, r.total_seconds)} | "
+        f"{_rate(r.positions, r.total_seconds)} | |"
+    )
     if r.whole_build:
         w = r.whole_build
-        lines.append(f"| `build` in one process | {_secs(w)} | {w.cpu_seconds:.1f} | {_cpu(w.others_cpu)} | "
-                     f"{w.peak_mib:,.0f} | "
-                     f"{_rate(r.transitions, w.seconds)} | {_rate(r.positions, w.seconds)} | |")
+        lines.append(
+            f"| `build` in one process | {_secs(w)} | {w.cpu_seconds:.1f} | {_cpu(w.others_cpu)} | "
+            f"{w.peak_mib:,.0f} | "
+            f"{_rate(r.transitions, w.seconds)} | {_rate(r.positions, w.seconds)} | |"
+        )
     if r.yardstick:
         s = r.yardstick
         phases = ", ".join(f"{k} {v:.2f}" for k, v in y["seconds"].items())
-        lines.append(f"| NumPy yardstick (solve only) | {_secs(s)} | {s.cpu_seconds:.1f} | "
-                     f"{_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
-                     f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | in-process s: {phases} |")
-        values = ("" if r.values_ratio is None else
-                  f" (solve less its Grundy-values timer / yardstick: **{r.values_ratio:.2f}×**)")
-        lines += ["", f"Pipeline solve / yardstick: **{r.ratio:.2f}×**{values}. Yardstick vs pipeline solution: "
-                  + ("value and remoteness agree at every position." if r.agrees
-                     else f"**DISAGREE**: `{json.dumps(r.check)}`")]
+        lines.append(
+            f"| NumPy yardstick (solve only) | {_secs(s)} | {s.cpu_seconds:.1f} | "
+            f"{_cpu(s.others_cpu)} | {s.peak_mib:,.0f} | "
+            f"{_rate(r.transitions, s.seconds)} | {_rate(r.positions, s.seconds)} | in-process s: {phases} |"
+        )
+        values = (
+            ""
+            if r.values_ratio is None
+            else f" (solve less its Grundy-values timer / yardstick: **{r.values_ratio:.2f}×**)"
+        )
+        lines += [
+            "",
+            f"Pipeline solve / yardstick: **{r.ratio:.2f}×**{values}. Yardstick vs pipeline solution: "
+            + (
+                "value and remoteness agree at every position."
+                if r.agrees
+                else f"**DISAGREE**: `{json.dumps(r.check)}`"
+            ),
+        ]
     timers = []
     for s in r.stages.values():
         main = s.phase(s.name)
-        parts = [f"{name.split(': ', 1)[1]} {s.phase(name):.2f}" for name in s.phase_names
-                 if name.startswith(f"{s.name}: ")]
+        parts = [
+            f"{name.split(': ', 1)[1]} {s.phase(name):.2f}" for name in s.phase_names if name.startswith(f"{s.name}: ")
+        ]
         if main is not None:
             timers.append(f"{s.name} {main:.2f}" + (f" ({', '.join(parts)})" if parts else ""))
     if timers:
@@ -697,14 +784,25 @@ def summary_table(results: list[Result]) -> list[str]:
         st = {name: f"{r.stages[name].seconds:.2f}" if name in r.stages else "–" for name in STAGES}
         whole = f"{r.whole_build.seconds:.1f} / {r.whole_build.peak_mib:,.0f}" if r.whole_build else "–"
         ys = f"{r.yardstick.seconds:.2f}" if r.yardstick else "–"
-        ratio = (f"{r.ratio:.2f}" + ("" if r.values_ratio is None else f" ({r.values_ratio:.2f})")
-                 + ("" if r.agrees else " (answers differ!)")) if r.ratio else "–"
+        ratio = (
+            (
+                f"{r.ratio:.2f}"
+                + ("" if r.values_ratio is None else f" ({r.values_ratio:.2f})")
+                + ("" if r.agrees else " (answers differ!)")
+            )
+            if r.ratio
+            else "–"
+        )
         lines.append(
             f"| `{r.ruleset}` | {r.positions:,} | {r.transitions:,} | {st['enumerate']} | {st['solve']} | "
             f"{st['verify']} | {st['export']} | **{r.total_seconds:.2f}** | {r.peak_mib:,.0f} | "
             f"{_rate(r.transitions, r.total_seconds)} | {_cpu(r.others_cpu)} | {whole} | {ys} | {ratio} | "
-            + (f"{r.limit.seconds:.2f} / {r.limit.peak_mib:,.0f} | **{r.limit_ratio:.1f}×** |" if r.limit_ratio
-               else "– | – |"))
+            + (
+                f"{r.limit.seconds:.2f} / {r.limit.peak_mib:,.0f} | **{r.limit_ratio:.1f}×** |"
+                if r.limit_ratio
+                else "– | – |"
+            )
+        )
     return lines + [""]
 
 
@@ -725,6 +823,7 @@ def _in_process(r: Result, column: str) -> float | None:
 def _exponent(points: list[tuple[float, float]]) -> str:
     """b in seconds ~ transitions^b, least squares on logarithms."""
     import math
+
     points = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
     if len(points) < 2:
         return "–"
@@ -756,8 +855,9 @@ def growth_table(results: list[Result]) -> list[str]:
             seconds = _in_process(r, column)
             cells.append("–" if seconds is None or not r.transitions else f"{seconds / r.transitions * 1e6:.3f}")
         count = f"{r.transitions / 1e6:.1f} M" if r.transitions >= 100_000 else f"{r.transitions:,}"
-        lines.append(f"| `{r.ruleset}` | {count} | {r.transitions / base.transitions:.1f} | "
-                     + " | ".join(cells) + " |")
+        lines.append(
+            f"| `{r.ruleset}` | {count} | {r.transitions / base.transitions:.1f} | " + " | ".join(cells) + " |"
+        )
     exponents = [_exponent([(r.transitions, _in_process(r, column)) for r in results]) for column in columns]
     lines.append("| exponent b | | | " + " | ".join(exponents) + " |")
     return lines + [""]
@@ -775,18 +875,26 @@ def markdown(report: dict, results: list[Result]) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}. "
         f"Python {m['python']}, DuckDB {m['duckdb']}, pyarrow {m['pyarrow']}, NumPy {m['numpy']}. "
         f"TABLEBASE_MEMORY_LIMIT: {m['memory_limit']}. Engine: {report.get('engine', 'duckdb')}"
-        + (f" (Spark master {report['spark_master']}; peak memory counts the stage's process tree, "
-           "the JVM included)" if report.get("spark_master") else "") + ".",
+        + (
+            f" (Spark master {report['spark_master']}; peak memory counts the stage's process tree, the JVM included)"
+            if report.get("spark_master")
+            else ""
+        )
+        + ".",
         f"Code: {c['source']}, commit {c['commit']}"
-        + (f" with {c['pipeline_changed_files']} uncommitted file(s) under pipeline/" if c["pipeline_changed_files"] else "")
+        + (
+            f" with {c['pipeline_changed_files']} uncommitted file(s) under pipeline/"
+            if c["pipeline_changed_files"]
+            else ""
+        )
         + f" (pipeline sources sha256 {c['pipeline_sha256']}).",
         f"Start-up of a CLI child (`python -m pipeline version`: Python + DuckDB + pyarrow imports): "
         f"{report['startup_seconds']:.2f} s, included in every stage's seconds.",
-        f"{report.get('limit', 'compiled limit: not run')}; \"build / limit\": the one-process build's seconds "
+        f'{report.get("limit", "compiled limit: not run")}; "build / limit": the one-process build\'s seconds '
         "over the compiled limit's (../shared/limit/: C++, generation and retrograde analysis in memory, no "
         "files, no verification), measured in the same run.",
         f"1-minute load average: {report['load_before']} before, {report['load_after']} after. "
-        f"\"Others' CPU s\": CPU time the rest of the machine (other users, hypervisor steal) used "
+        f'"Others\' CPU s": CPU time the rest of the machine (other users, hypervisor steal) used '
         f"while a stage ran, from /proc/stat; well above 0 means the stage competed for the "
         f"{m['cores']} cores and its seconds are inflated.",
         "",
@@ -808,8 +916,9 @@ def update_doc(path: Path, text: str) -> None:
         raise SystemExit(f"{path} has no {BEGIN} … {END} markers to write between")
     head, rest = doc.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n<!-- generated by benchmarks/run.py: do not edit by hand -->\n\n"
-                    f"{text}\n{END}{tail}")
+    path.write_text(
+        f"{head}{BEGIN}\n<!-- generated by benchmarks/run.py: do not edit by hand -->\n\n{text}\n{END}{tail}"
+    )
 
 
 def to_json(report: dict, results: list[Result]) -> dict:
@@ -817,15 +926,21 @@ def to_json(report: dict, results: list[Result]) -> dict:
     out["results"] = []
     for r in results:
         item = asdict(r)
-        item.update(total_seconds=round(r.total_seconds, 3), peak_mib=r.peak_mib,
-                    solve_over_yardstick=round(r.ratio, 3) if r.ratio else None,
-                    solve_without_grundy_over_yardstick=round(r.values_ratio, 3) if r.values_ratio else None,
-                    agrees=r.agrees)
+        item.update(
+            total_seconds=round(r.total_seconds, 3),
+            peak_mib=r.peak_mib,
+            solve_over_yardstick=round(r.ratio, 3) if r.ratio else None,
+            solve_without_grundy_over_yardstick=round(r.values_ratio, 3) if r.values_ratio else None,
+            agrees=r.agrees,
+        )
         for name, stage in r.stages.items():
-            item["stages"][name].update(seconds=stage.seconds, cpu_seconds=stage.cpu_seconds,
-                                        peak_mib=stage.peak_mib,
-                                        transitions_per_second=round(r.transitions / stage.seconds),
-                                        positions_per_second=round(r.positions / stage.seconds))
+            item["stages"][name].update(
+                seconds=stage.seconds,
+                cpu_seconds=stage.cpu_seconds,
+                peak_mib=stage.peak_mib,
+                transitions_per_second=round(r.transitions / stage.seconds),
+                positions_per_second=round(r.positions / stage.seconds),
+            )
         out["results"].append(item)
     return out
 
@@ -835,39 +950,82 @@ def to_json(report: dict, results: list[Result]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", metavar="RULESET",
-                        help=f"ruleset ids of one game, smallest first (default: {' '.join(DEFAULT_SIZES)})")
-    parser.add_argument("--others", nargs="*", metavar="RULESET",
-                        help="ruleset ids measured after the sizes, left out of the growth table (default: "
-                             f"{' '.join(OTHER_GAMES)} unless --sizes is given; none if given without ids)")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        metavar="RULESET",
+        help=f"ruleset ids of one game, smallest first (default: {' '.join(DEFAULT_SIZES)})",
+    )
+    parser.add_argument(
+        "--others",
+        nargs="*",
+        metavar="RULESET",
+        help="ruleset ids measured after the sizes, left out of the growth table (default: "
+        f"{' '.join(OTHER_GAMES)} unless --sizes is given; none if given without ids)",
+    )
     parser.add_argument("--out", type=Path, help="write the results here: JSON if it ends in .json, else markdown")
-    parser.add_argument("--data", type=Path,
-                        help="data directory; its files of these rulesets are overwritten "
-                             "(default: a temporary one under benchmarks/out/, removed afterwards)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="runs of each stage; the fastest uncontended one is reported (default 1)")
-    parser.add_argument("--retries", type=int, default=2,
-                        help="extra runs of a stage while every run so far competed with other processes "
-                             f"for the CPU (they used over {CONTENDED_CORES} cores on average) (default 2)")
-    parser.add_argument("--no-whole-build", dest="whole_build", action="store_false",
-                        help="skip the extra one-process `build` of each ruleset")
-    parser.add_argument("--update-doc", action="store_true",
-                        help=f"rewrite the generated tables of {DOC.name} between its marker comments")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="data directory; its files of these rulesets are overwritten "
+        "(default: a temporary one under benchmarks/out/, removed afterwards)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each stage; the fastest uncontended one is reported (default 1)"
+    )
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=2,
+        help="extra runs of a stage while every run so far competed with other processes "
+        f"for the CPU (they used over {CONTENDED_CORES} cores on average) (default 2)",
+    )
+    parser.add_argument(
+        "--no-whole-build",
+        dest="whole_build",
+        action="store_false",
+        help="skip the extra one-process `build` of each ruleset",
+    )
+    parser.add_argument(
+        "--update-doc",
+        action="store_true",
+        help=f"rewrite the generated tables of {DOC.name} between its marker comments",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory")
-    parser.add_argument("--quiet-stages", dest="phases", action="store_false",
-                        help="run the stages with -q (by default they log, and the pipeline's own timers "
-                             "are read from the log: in-process seconds and the solve stage's parts)")
-    parser.add_argument("--wait-quiet", type=float, default=120, metavar="SECONDS",
-                        help="before each child, wait up to this long for other processes to stop using "
-                             f"more than {QUIET_CORES} cores (default %(default)s; 0: don't wait)")
-    parser.add_argument("--engine", choices=("duckdb", "spark"),
-                        help="run every stage on this engine (TABLEBASE_ENGINE for the children; default duckdb); "
-                             "TABLEBASE_SPARK_MASTER picks a Spark cluster")
-    parser.add_argument("--spark-cluster", type=int, default=0, metavar="WORKERS",
-                        help="with --engine spark: start a standalone cluster of this many one-core workers on "
-                             "this machine from the pip wheel, run on it, stop it")
-    parser.add_argument("--commit", metavar="REV",
-                        help="benchmark pipeline/ as committed at REV (e.g. HEAD) instead of the working tree")
+    parser.add_argument(
+        "--quiet-stages",
+        dest="phases",
+        action="store_false",
+        help="run the stages with -q (by default they log, and the pipeline's own timers "
+        "are read from the log: in-process seconds and the solve stage's parts)",
+    )
+    parser.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=120,
+        metavar="SECONDS",
+        help="before each child, wait up to this long for other processes to stop using "
+        f"more than {QUIET_CORES} cores (default %(default)s; 0: don't wait)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        help="run every stage on this engine (TABLEBASE_ENGINE for the children; default duckdb); "
+        "TABLEBASE_SPARK_MASTER picks a Spark cluster",
+    )
+    parser.add_argument(
+        "--spark-cluster",
+        type=int,
+        default=0,
+        metavar="WORKERS",
+        help="with --engine spark: start a standalone cluster of this many one-core workers on "
+        "this machine from the pip wheel, run on it, stop it",
+    )
+    parser.add_argument(
+        "--commit",
+        metavar="REV",
+        help="benchmark pipeline/ as committed at REV (e.g. HEAD) instead of the working tree",
+    )
     args = parser.parse_args(argv)
     if args.spark_cluster and args.engine != "spark":
         parser.error("--spark-cluster needs --engine spark")
@@ -895,14 +1053,23 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(CODE))  # this process reads the layout from the same code as the children
     plan = Plan(repeat=max(1, args.repeat), retries=max(0, args.retries), quiet_wait=args.wait_quiet)
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    report = {"command": command.strip(), "repeat": plan.repeat, "retries": plan.retries,
-              "machine": machine(), "code": code_version(args.commit),
-              "load_before": round(os.getloadavg()[0], 2),
-              "engine": os.environ.get("TABLEBASE_ENGINE", "duckdb"),
-              "spark_master": os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
-              if os.environ.get("TABLEBASE_ENGINE") == "spark" else None}
-    print(f"benchmark: data in {data}; {report['machine']['cpu']}, {report['machine']['cores']} cores, "
-          f"load {report['load_before']}", flush=True)
+    report = {
+        "command": command.strip(),
+        "repeat": plan.repeat,
+        "retries": plan.retries,
+        "machine": machine(),
+        "code": code_version(args.commit),
+        "load_before": round(os.getloadavg()[0], 2),
+        "engine": os.environ.get("TABLEBASE_ENGINE", "duckdb"),
+        "spark_master": os.environ.get("TABLEBASE_SPARK_MASTER", "local[*]")
+        if os.environ.get("TABLEBASE_ENGINE") == "spark"
+        else None,
+    }
+    print(
+        f"benchmark: data in {data}; {report['machine']['cpu']}, {report['machine']['cores']} cores, "
+        f"load {report['load_before']}",
+        flush=True,
+    )
     report["limit"] = build_limit()
     print(report["limit"], flush=True)
     startup = run_child([sys.executable, "-m", "pipeline", "version"], data / "startup.log", "start-up")
@@ -911,15 +1078,16 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     try:
         rulesets = [(ruleset, True) for ruleset in args.sizes] + [(ruleset, False) for ruleset in args.others]
-        cluster = (standalone_cluster(args.spark_cluster, data) if args.spark_cluster
-                   else contextlib.nullcontext())
+        cluster = standalone_cluster(args.spark_cluster, data) if args.spark_cluster else contextlib.nullcontext()
         with cluster as url:
             if url:
                 os.environ["TABLEBASE_SPARK_MASTER"] = url
                 # Spark's default of 200 shuffle partitions makes every level step slow
                 os.environ.setdefault("TABLEBASE_SPARK_CONF", "spark.sql.shuffle.partitions=8")
-                report["spark_master"] = (f"{url}: a standalone cluster of {args.spark_cluster} one-core workers "
-                                          f"on this machine, TABLEBASE_SPARK_CONF={os.environ['TABLEBASE_SPARK_CONF']}")
+                report["spark_master"] = (
+                    f"{url}: a standalone cluster of {args.spark_cluster} one-core workers "
+                    f"on this machine, TABLEBASE_SPARK_CONF={os.environ['TABLEBASE_SPARK_CONF']}"
+                )
             for i, (ruleset, growth) in enumerate(rulesets, 1):
                 print(f"[{i}/{len(rulesets)}] {ruleset}", flush=True)
                 results.append(bench_ruleset(ruleset, data, plan, args.whole_build, args.phases))
@@ -940,7 +1108,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         return status or 1
     report["load_after"] = round(os.getloadavg()[0], 2)
-    report["finished"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    report["finished"] = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     text = markdown(report, results)
     print()
     print(text)

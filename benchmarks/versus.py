@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import OUT, ROOT, TreePeak, build_limit, checkout, limit_argv  # noqa: E402
+from run import OUT, ROOT, TreePeak, build_limit, checkout, limit_argv
 
-from pipeline.games.rulesets import Ruleset  # noqa: E402
+from pipeline.games.rulesets import Ruleset
 
 
 class DiskPeak(threading.Thread):
@@ -72,17 +72,25 @@ def timed(argv: list[str], code: Path | None, data: Path | None) -> tuple[float,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", help="the commit to compare with (git rev); without it, only this checkout "
-                                         "against the limit")
-    parser.add_argument("--repeat", type=int, default=2,
-                        help="runs of each, before and now alternating; the fastest is reported (default 2)")
+    parser.add_argument(
+        "--before", help="the commit to compare with (git rev); without it, only this checkout against the limit"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="runs of each, before and now alternating; the fastest is reported (default 2)",
+    )
     parser.add_argument("rulesets", nargs="+")
     args = parser.parse_args(argv)
     print(build_limit())
     codes = ([checkout(args.before, OUT / f"code-{args.before}")] if args.before else []) + [ROOT]
-    rows = ["| ruleset | limit s |" + (" before s | peak | disk | × limit |" if args.before else "")
-            + " now s | peak | disk | × limit |",
-            "|---|---:|" + "---:|" * 4 * len(codes)]
+    rows = [
+        "| ruleset | limit s |"
+        + (" before s | peak | disk | × limit |" if args.before else "")
+        + " now s | peak | disk | × limit |",
+        "|---|---:|" + "---:|" * 4 * len(codes),
+    ]
     for text in args.rulesets:
         rules = Ruleset.parse(text)
         limit = limit_argv(rules)
@@ -95,15 +103,20 @@ def main(argv: list[str] | None = None) -> int:
                 data = OUT / "versus-data"
                 shutil.rmtree(data, ignore_errors=True)
                 data.mkdir(parents=True)
-                runs[code].append(timed([sys.executable, "-m", "pipeline", "build", rules.id, "--data", str(data),
-                                         "-q"], code, data))
+                runs[code].append(
+                    timed([sys.executable, "-m", "pipeline", "build", rules.id, "--data", str(data), "-q"], code, data)
+                )
                 shutil.rmtree(data, ignore_errors=True)
         limit_s = min(limits) if limits else None
         cells = [f"`{rules.id}`", f"{limit_s:.2f}" if limit_s else "–"]
         for measured in runs.values():
             seconds, peak, disk = min(measured)
-            cells += [f"{seconds:.1f}", f"{peak / 1024:.1f} GiB", f"{disk / 1024:.1f} GiB",
-                      f"{seconds / limit_s:.1f}×" if limit_s else "–"]
+            cells += [
+                f"{seconds:.1f}",
+                f"{peak / 1024:.1f} GiB",
+                f"{disk / 1024:.1f} GiB",
+                f"{seconds / limit_s:.1f}×" if limit_s else "–",
+            ]
         rows.append("| " + " | ".join(cells) + " |")
         print(rows[-1], flush=True)
     print("\n".join(rows))

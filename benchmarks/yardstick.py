@@ -67,8 +67,8 @@ def read_transitions(path: Path) -> tuple[np.ndarray, np.ndarray]:
     at = 0
     for batch in file.iter_batches(columns=["src", "dst"], batch_size=1 << 20):
         n = batch.num_rows
-        src[at:at + n] = batch.column(0).to_numpy()
-        dst[at:at + n] = batch.column(1).to_numpy()
+        src[at : at + n] = batch.column(0).to_numpy()
+        dst[at : at + n] = batch.column(1).to_numpy()
         at += n
     return src, dst
 
@@ -132,8 +132,9 @@ def gather(start: np.ndarray, parents: np.ndarray, rows: np.ndarray) -> np.ndarr
 # -- the solve -------------------------------------------------------------------------
 
 
-def retrograde(terminal: np.ndarray, moves: np.ndarray, start: np.ndarray,
-               parents: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def retrograde(
+    terminal: np.ndarray, moves: np.ndarray, start: np.ndarray, parents: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
     """val (int8: 0 draw, 1 win, 2 loss, 3 tie), rem (int32, -1 for draws) and the number of levels."""
     val = terminal.copy()
     rem = np.where(terminal > 0, 0, -1).astype(np.int32)
@@ -195,8 +196,8 @@ def solve_dir(directory: Path, out: Path | None = None) -> dict:
         lap("write")
     counts = np.bincount(val, minlength=4)
     return {
-        "positions": int(len(ids)),
-        "transitions": int(len(parents)),
+        "positions": len(ids),
+        "transitions": len(parents),
         "wins": int(counts[WIN]),
         "losses": int(counts[LOSS]),
         "ties": int(counts[TIE]),
@@ -225,8 +226,13 @@ def compare(solution: Path, result: Path) -> dict:
     val = value.to_numpy().astype(np.int8)
     rem = pc.fill_null(table["remoteness"], -1).to_numpy().astype(np.int32)
     counts = np.bincount(val, minlength=4)
-    pipeline = {"wins": int(counts[WIN]), "losses": int(counts[LOSS]), "ties": int(counts[TIE]), "draws": int(counts[DRAW]),
-                "max_remoteness": int(rem.max()) if len(rem) and rem.max() >= 0 else None}
+    pipeline = {
+        "wins": int(counts[WIN]),
+        "losses": int(counts[LOSS]),
+        "ties": int(counts[TIE]),
+        "draws": int(counts[DRAW]),
+        "max_remoteness": int(rem.max()) if len(rem) and rem.max() >= 0 else None,
+    }
     with np.load(result) as mine:
         same_ids = len(mine["id"]) == len(ids) and np.array_equal(mine["id"], ids)
         if same_ids:
@@ -237,8 +243,12 @@ def compare(solution: Path, result: Path) -> dict:
             missing = len(mine["id"]) + len(ids) - 2 * len(common)
             value_diff = int(np.count_nonzero(mine["val"][a] != val[b])) + missing
             rem_diff = int(np.count_nonzero(mine["rem"][a] != rem[b])) + missing
-    return {"pipeline": pipeline, "same_ids": bool(same_ids),
-            "value_differences": value_diff, "remoteness_differences": rem_diff}
+    return {
+        "pipeline": pipeline,
+        "same_ids": bool(same_ids),
+        "value_differences": value_diff,
+        "remoteness_differences": rem_diff,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

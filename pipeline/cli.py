@@ -43,7 +43,7 @@ def _terminate(*_: object) -> None:
 _dropped: list[BaseException] = []
 
 
-def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     """A Ctrl-C landing in importlib's module-lock callback while the commands load is
     printed as "Exception ignored in …" and dropped, and the command went on to finish.
     Noted instead, to be raised once the commands have loaded; anything else as before."""
@@ -56,7 +56,7 @@ def _unraisable(unraisable: "sys.UnraisableHookArgs") -> None:
 def main() -> None:
     """Run the command line; one line on stderr for every error it can explain."""
     arguments = sys.argv[1:]
-    if "--debug" in arguments[:arguments.index("--") if "--" in arguments else None]:  # before the commands load
+    if "--debug" in arguments[: arguments.index("--") if "--" in arguments else None]:  # before the commands load
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _interrupt)
@@ -66,8 +66,11 @@ def main() -> None:
     _last_words = f"error: {out_of_memory()}\n".encode()
     limit = address_space()
     if limit is not None and limit < LIBRARIES:  # NumPy's BLAS would end the process in its own words
-        leave(f"tablebase needs at least {LIBRARIES >> 20} MiB of address space to load its libraries and this "
-              f"process may have {limit >> 20} MiB (ulimit -v): raise the limit, or lift it (ulimit -v unlimited)", 1)
+        leave(
+            f"tablebase needs at least {LIBRARIES >> 20} MiB of address space to load its libraries and this "
+            f"process may have {limit >> 20} MiB (ulimit -v): raise the limit, or lift it (ulimit -v unlimited)",
+            1,
+        )
     stdout = sys.stdout
     try:
         small_pages()
@@ -220,8 +223,10 @@ def out_of_memory(during: str = "") -> str:
     limit = address_space()
     raise_it = "" if limit is None else f", or raise the address-space limit (ulimit -v, now {limit >> 20:,} MiB)"
     memory = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
-    return (f"out of memory{during}: build a smaller ruleset, or give DuckDB less with "
-            f"TABLEBASE_MEMORY_LIMIT (now {memory}) so it spills to disk{raise_it}")
+    return (
+        f"out of memory{during}: build a smaller ruleset, or give DuckDB less with "
+        f"TABLEBASE_MEMORY_LIMIT (now {memory}) so it spills to disk{raise_it}"
+    )
 
 
 #: Address space the libraries take once loaded (measured: 410 MiB with NumPy, pyarrow,
@@ -293,17 +298,22 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         return interrupted(), 130
     if isinstance(error, Terminated):
         return interrupted(), 143
-    if ran_out_of_memory(error) or isinstance(error, loaded("duckdb", "OutOfMemoryException")
-                                              + loaded("pyarrow", "ArrowMemoryError")):
+    if ran_out_of_memory(error) or isinstance(
+        error, loaded("duckdb", "OutOfMemoryException") + loaded("pyarrow", "ArrowMemoryError")
+    ):
         return out_of_memory(where()), 1
     if isinstance(error, loaded("duckdb", "InterruptException")) or (
-            isinstance(error, RuntimeError) and "interrupted" in str(error).lower()):
+        isinstance(error, RuntimeError) and "interrupted" in str(error).lower()
+    ):
         return interrupted(), 143 if _signals else 130
     errors = sys.modules.get("pipeline.core.errors")
     if isinstance(error, loaded("pipeline.core.errors", "UnfinishedError")):  # the reason, then what is published
         cause = error.__cause__
-        reason = ("no space left on the disk" if cause is not None and errors is not None and errors.full_disk(cause)
-                  else str(cause or "failed").splitlines()[0])
+        reason = (
+            "no space left on the disk"
+            if cause is not None and errors is not None and errors.full_disk(cause)
+            else str(cause or "failed").splitlines()[0]
+        )
         return f"{reason}{where()}: {error}", 1
     if isinstance(error, loaded("pipeline.core.errors", "TablebaseError")):
         return str(error), 1
@@ -312,7 +322,10 @@ def describe(error: BaseException) -> tuple[str | None, int]:
         if error.errno == errno.ENOSPC:
             if error.filename2:  # a copy or a rename: the file being written is the second
                 name = f" {error.filename2}"
-            return f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again", 1
+            return (
+                f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again",
+                1,
+            )
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
     plugin = plugin_failure(error)
     if plugin is not None:  # a plug-in's bug, before it is taken for a bad data file or SQL

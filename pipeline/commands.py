@@ -8,22 +8,22 @@ from __future__ import annotations
 import copy
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
 from pipeline import __version__
-from pipeline.engines import engine_kind
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.core.values import in_plies, in_words
-from pipeline.games import all_games
 from pipeline.datadir.layout import DataDir
+from pipeline.engines import engine_kind
+from pipeline.games import all_games
+from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file, not_installed
 from pipeline.storage.output import Format
 from pipeline.storage.progress import log
-from pipeline.games.rulesets import (PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file,
-                                     not_installed)
 
 if TYPE_CHECKING:
     from pipeline.engines import EngineKind
@@ -73,7 +73,7 @@ app = typer.Typer(
     name="tablebase",
     cls=_Commands,
     help="Solve small two-player games completely and publish the tablebases as Parquet.\n\n"
-         "--quiet, --verbose and --debug go before the command's name or after it.",
+    "--quiet, --verbose and --debug go before the command's name or after it.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -82,11 +82,18 @@ app = typer.Typer(
 DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
 RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
-VerboseOption = Annotated[bool, typer.Option(
-    "--verbose", "-v", help="Show a line as each stage begins and every rank or level it solves.")]
-EngineOption = Annotated[Optional[str], typer.Option(
-    "--engine", help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
-                     "\"Running on Spark\"). Default: $TABLEBASE_ENGINE, else duckdb.", show_default=False)]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show a line as each stage begins and every rank or level it solves.")
+]
+EngineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--engine",
+        help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
+        '"Running on Spark"). Default: $TABLEBASE_ENGINE, else duckdb.',
+        show_default=False,
+    ),
+]
 
 
 def _setup(quiet: bool, verbose: bool = False) -> None:
@@ -95,12 +102,18 @@ def _setup(quiet: bool, verbose: bool = False) -> None:
     configure(quiet or "quiet" in _given, verbose or "verbose" in _given)
 
 
-RulesetFileOption = Annotated[Optional[Path], typer.Option(
-    "--rulesets", help="The ruleset file (default: rulesets.toml of the current folder where there is one, "
-                       "else the one installed with tablebase).", show_default=False)]
+RulesetFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--rulesets",
+        help="The ruleset file (default: rulesets.toml of the current folder where there is one, "
+        "else the one installed with tablebase).",
+        show_default=False,
+    ),
+]
 
 
-def _listed(named: Optional[Path]) -> tuple[list[tuple[Ruleset, str]], Optional[str]]:
+def _listed(named: Path | None) -> tuple[list[tuple[Ruleset, str]], str | None]:
     """The rulesets of the ruleset file named, else of the default one; and, where that is
     the packaged file, a line saying so (a user outside the repository reads rulesets they
     did not write) and which of its rulesets are left out, their game not being installed."""
@@ -111,7 +124,8 @@ def _listed(named: Optional[Path]) -> tuple[list[tuple[Ruleset, str]], Optional[
     left_out = f"; left out, their game not installed here: {', '.join(missing)}" if missing else ""
     return load_ruleset_file(path, installed_only=True), (
         f"reading the ruleset file installed with tablebase, {path} (no rulesets.toml in this folder; "
-        f"--rulesets FILE names another){left_out}")
+        f"--rulesets FILE names another){left_out}"
+    )
 
 
 def _each(rulesets: list[str], action: Callable[[Ruleset], object]) -> None:
@@ -120,7 +134,7 @@ def _each(rulesets: list[str], action: Callable[[Ruleset], object]) -> None:
         action(rules)
 
 
-def _staged(stage: Callable[["Run"], T], store: DataDir, rules: Ruleset, kind: "EngineKind") -> T:
+def _staged(stage: Callable[[Run], T], store: DataDir, rules: Ruleset, kind: EngineKind) -> T:
     """One stage of `rules` in the data folder, on a session of its own."""
     from pipeline.stages.run import open_run
 
@@ -129,8 +143,13 @@ def _staged(stage: Callable[["Run"], T], store: DataDir, rules: Ruleset, kind: "
 
 
 @app.command("enumerate")
-def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-                      verbose: VerboseOption = False, engine: EngineOption = None) -> None:
+def enumerate_command(
+    rulesets: RulesetsArg,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
     """Write every position and transition of each ruleset to Parquet.
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
@@ -144,8 +163,13 @@ def enumerate_command(rulesets: RulesetsArg, data: DataOption = Path("data"), qu
 
 
 @app.command()
-def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-          verbose: VerboseOption = False, engine: EngineOption = None) -> None:
+def solve(
+    rulesets: RulesetsArg,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
     """Label every enumerated position win / loss / tie / draw with its remoteness.
 
     Example: tablebase solve chopsticks
@@ -159,8 +183,13 @@ def solve(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOp
 
 
 @app.command()
-def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietOption = False,
-           verbose: VerboseOption = False, engine: EngineOption = None) -> None:
+def verify(
+    rulesets: RulesetsArg,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
+    engine: EngineOption = None,
+) -> None:
     """Check every solved value against its children and the rules, and, where the catalog
     publishes that solution, the ruleset's published files as `tablebase check` does; exit 1
     on any failure.
@@ -178,21 +207,29 @@ def verify(rulesets: RulesetsArg, data: DataOption = Path("data"), quiet: QuietO
         result = _staged(verify_stage, store, rules, kind)
         found = check_published(store, rules, result["solution_sha256"][0].as_py())
         if found is None:
-            said.append(f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
-                        f"the catalog does not publish this solution, so no published file was checked "
-                        f"(`tablebase export {rules.id}` publishes it)")
+            said.append(
+                f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
+                f"the catalog does not publish this solution, so no published file was checked "
+                f"(`tablebase export {rules.id}` publishes it)"
+            )
         else:
             problems += found
-            said.append(f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
-                        f"and the catalog and database match the catalog's checksums and SHA256SUMS")
+            said.append(
+                f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
+                f"and the catalog and database match the catalog's checksums and SHA256SUMS"
+            )
     _report(problems, "\n".join(said))
 
 
 @app.command()
 def export(
-    rulesets: Annotated[Optional[list[str]], typer.Argument(
-        help="Ruleset ids (none: only the catalog, the database and SHA256SUMS).", show_default=False)] = None,
-    data: DataOption = Path("data"), quiet: QuietOption = False, verbose: VerboseOption = False,
+    rulesets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Ruleset ids (none: only the catalog, the database and SHA256SUMS).", show_default=False),
+    ] = None,
+    data: DataOption = Path("data"),
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
     engine: EngineOption = None,
 ) -> None:
     """Write the tablebase of each verified ruleset, then the catalog, the database of views
@@ -220,17 +257,21 @@ def export(
 
 @app.command()
 def build(
-    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    rulesets: Annotated[list[str] | None, typer.Argument(help="Ruleset ids.", show_default=False)] = None,
     all_: Annotated[bool, typer.Option("--all", help="Build every ruleset of the ruleset file.")] = False,
     ruleset_file: RulesetFileOption = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
     engine: EngineOption = None,
-    size_check: Annotated[bool, typer.Option(
-        "--size-check/--no-size-check",
-        help="Refuse, before any work, a ruleset whose estimate does not fit this machine "
-             "(see `tablebase estimate`); --no-size-check tries anyway.")] = True,
+    size_check: Annotated[
+        bool,
+        typer.Option(
+            "--size-check/--no-size-check",
+            help="Refuse, before any work, a ruleset whose estimate does not fit this machine "
+            "(see `tablebase estimate`); --no-size-check tries anyway.",
+        ),
+    ] = True,
 ) -> None:
     """Enumerate, solve, verify and export each ruleset; publish only what verifies.
 
@@ -259,8 +300,11 @@ def build(
             summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
             built += 1
             log.info(
-                "built %s: %s positions, start %s: %s", rules.id, f"{summary.positions:,}",
-                summary.start, in_words(summary.start_value, summary.start_remoteness),
+                "built %s: %s positions, start %s: %s",
+                rules.id,
+                f"{summary.positions:,}",
+                summary.start,
+                in_words(summary.start_value, summary.start_remoteness),
             )
     except BaseException:
         if built and len(parsed) > 1:
@@ -307,8 +351,10 @@ def estimate(
 @app.command(context_settings={"ignore_unknown_options": True})
 def probe(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    position: Annotated[str, typer.Argument(
-        help="Position text, quoted where it holds a | (e.g. '1-1|1-1'), or start.", show_default=False)],
+    position: Annotated[
+        str,
+        typer.Argument(help="Position text, quoted where it holds a | (e.g. '1-1|1-1'), or start.", show_default=False),
+    ],
     data: DataOption = Path("data"),
 ) -> None:
     """Show a position's value and remoteness and every move, best first.
@@ -321,6 +367,7 @@ def probe(
     """
     from pipeline.games import legal_starts
     from pipeline.products.probe import probe as probe_position
+
     result = probe_position(ruleset, position, data)
     rules = Ruleset.parse(ruleset)
     if result.position in legal_starts(rules):
@@ -333,8 +380,10 @@ def probe(
     width = max((len(m.move) for m in result.moves), default=0)
     for move in result.moves:
         remoteness = None if move.remoteness is None else move.remoteness + 1
-        typer.echo(f"  {move.move:<{width}}  -> {move.position:<12} "
-                   f"{in_words(move.outcome, remoteness, 'the mover', 'the opponent')}")
+        typer.echo(
+            f"  {move.move:<{width}}  -> {move.position:<12} "
+            f"{in_words(move.outcome, remoteness, 'the mover', 'the opponent')}"
+        )
 
 
 def _report(problems: list[str], all_well: str) -> None:
@@ -346,7 +395,7 @@ def _report(problems: list[str], all_well: str) -> None:
     typer.echo(all_well)
 
 
-def _folder(out: Optional[Path]) -> None:
+def _folder(out: Path | None) -> None:
     """An --out folder must be one, or be made: a file, device or FIFO there is not replaced."""
     if out is not None and out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
@@ -362,7 +411,7 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     return params
 
 
-def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
+def _emit(table, form: Format, output: Path | None, data: Path) -> None:
     """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
     from pipeline.storage.output import render, write_output
     from pipeline.storage.parquet import table_bytes
@@ -385,42 +434,72 @@ def _emit(table, form: Format, output: Optional[Path], data: Path) -> None:
         write_output(text.encode(), output)
 
 
-AllowWritesOption = Annotated[bool, typer.Option(
-    "--allow-writes", help="Run any statement with DuckDB's full power (COPY, ATTACH, INSTALL, SET, files "
-    "and the network, read and written); without it only reading statements run.")]
-ReadFilesOption = Annotated[bool, typer.Option(
-    "--read-files", help="A SELECT may also read files anywhere you can (read_parquet, read_csv, read_json, "
-    "'file.parquet' in FROM, globs), and nothing more: no writing, attaching, extensions, settings or "
-    "network. Without it a statement reads the data folder's views only.")]
+AllowWritesOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-writes",
+        help="Run any statement with DuckDB's full power (COPY, ATTACH, INSTALL, SET, files "
+        "and the network, read and written); without it only reading statements run.",
+    ),
+]
+ReadFilesOption = Annotated[
+    bool,
+    typer.Option(
+        "--read-files",
+        help="A SELECT may also read files anywhere you can (read_parquet, read_csv, read_json, "
+        "'file.parquet' in FROM, globs), and nothing more: no writing, attaching, extensions, settings or "
+        "network. Without it a statement reads the data folder's views only.",
+    ),
+]
 ParamOption = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
 ]
 FormatOption = Annotated[
     Format,
-    typer.Option("--format", "-f", help="table (aligned columns), csv, json (one array of objects), "
-                                        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
-                                        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
-                                        "and times as text."),
+    typer.Option(
+        "--format",
+        "-f",
+        help="table (aligned columns), csv, json (one array of objects), "
+        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
+        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
+        "and times as text.",
+    ),
 ]
-OutputOption = Annotated[Optional[Path], typer.Option(
-    "--output", "-o", help="Write the result to this file, as > would: a file is replaced whole (through a "
-                           "symlink, the file it points to); a device, FIFO or terminal is written to, not replaced.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the result to this file, as > would: a file is replaced whole (through a "
+        "symlink, the file it points to); a device, FIFO or terminal is written to, not replaced.",
+    ),
+]
 QueriesOption = Annotated[
-    Optional[Path],
-    typer.Option("--queries", exists=True, file_okay=False, show_default=False,
-                 help="A folder of your own query files (*.sql), added to the packaged library; "
-                      "a file of yours named like a packaged query is used instead of it."),
+    Path | None,
+    typer.Option(
+        "--queries",
+        exists=True,
+        file_okay=False,
+        show_default=False,
+        help="A folder of your own query files (*.sql), added to the packaged library; "
+        "a file of yours named like a packaged query is used instead of it.",
+    ),
 ]
 
 
 @app.command()
 def query(
-    name: Annotated[Optional[str], typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False)] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False),
+    ] = None,
     param: ParamOption = None,
     form: FormatOption = Format.table,
     output: OutputOption = None,
-    list_: Annotated[bool, typer.Option("--list", help="List every query with its description and parameters.")] = False,
+    list_: Annotated[
+        bool, typer.Option("--list", help="List every query with its description and parameters.")
+    ] = False,
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
     read_files: ReadFilesOption = False,
@@ -470,8 +549,9 @@ def sql(
 def claims(
     data: DataOption = Path("data"),
     queries: QueriesOption = None,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", help="Report file (default DATA/claims.md), written as --output of sql is.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Report file (default DATA/claims.md), written as --output of sql is.")
+    ] = None,
 ) -> None:
     """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
@@ -486,8 +566,9 @@ def claims(
 
 @app.command()
 def check(
-    folder: Annotated[Optional[Path], typer.Argument(help="A data folder or an unpacked bundle (default: --data).",
-                                                      show_default=False)] = None,
+    folder: Annotated[
+        Path | None, typer.Argument(help="A data folder or an unpacked bundle (default: --data).", show_default=False)
+    ] = None,
     data: DataOption = Path("data"),
 ) -> None:
     """Check checksums, schemas and every tablebase against its catalog row; exit 1 on any problem.
@@ -522,8 +603,9 @@ def publish(
 @app.command("check-game")
 def check_game(
     name: Annotated[str, typer.Argument(help="A game's name.", show_default=False)],
-    ruleset: Annotated[Optional[str], typer.Argument(help="A small ruleset of it (default: its defaults).",
-                                                     show_default=False)] = None,
+    ruleset: Annotated[
+        str | None, typer.Argument(help="A small ruleset of it (default: its defaults).", show_default=False)
+    ] = None,
 ) -> None:
     """Check a game against the contract the pipeline relies on; exit 1 on any problem.
 
@@ -581,11 +663,15 @@ def version() -> None:
 def play(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
     side: Annotated[str, typer.Option("--as", help="Play first or second (from --from: move there or not).")] = "first",
-    start: Annotated[str, typer.Option(
-        "--from", help="The position to play from: start, or a position text such as '1-2|0-1'.")] = "start",
-    hide_values: Annotated[bool, typer.Option(
-        "--hide-values", help="Show no value until the game ends; 'hint' still shows the best move.")] = False,
-    max_plies: Annotated[int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")] = 200,
+    start: Annotated[
+        str, typer.Option("--from", help="The position to play from: start, or a position text such as '1-2|0-1'.")
+    ] = "start",
+    hide_values: Annotated[
+        bool, typer.Option("--hide-values", help="Show no value until the game ends; 'hint' still shows the best move.")
+    ] = False,
+    max_plies: Annotated[
+        int, typer.Option("--max-plies", help="Stop a game (a draw, say) after this many plies.")
+    ] = 200,
     data: DataOption = Path("data"),
 ) -> None:
     """Play a ruleset against the perfect opponent: type a move's number, name or resulting position;
@@ -594,19 +680,30 @@ def play(
     Examples: tablebase play chopsticks --as second
               tablebase play chopsticks --from '1-2|0-1' --hide-values
     """
-    from pipeline.products.play import parse_side, play as play_game
+    from pipeline.products.play import parse_side
+    from pipeline.products.play import play as play_game
 
-    play_game(ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values,
-              max_plies=max_plies)
+    play_game(
+        ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values, max_plies=max_plies
+    )
 
 
 @app.command()
 def draw(
-    rulesets: Annotated[Optional[list[str]], typer.Argument(help="Ruleset ids.", show_default=False)] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")] = False,
+    rulesets: Annotated[list[str] | None, typer.Argument(help="Ruleset ids.", show_default=False)] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every built ruleset small enough (large ones get a page alone, or nothing).")
+    ] = False,
     page_only: Annotated[bool, typer.Option("--page-only", help="Write the HTML page without the graphs.")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
-    ruleset_file: Annotated[Optional[Path], typer.Option("--rulesets", help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one, else the packaged one).", show_default=False)] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder of the pages (default DATA/pages).")] = None,
+    ruleset_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rulesets",
+            help="The ruleset file whose comments the index shows (default: rulesets.toml where there is one, else the packaged one).",
+            show_default=False,
+        ),
+    ] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -621,8 +718,14 @@ def draw(
     _folder(out)
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
-    written = draw_pages(list(rulesets or []), data, out, graphs=not page_only, every=all_,
-                         ruleset_file=ruleset_file or default_ruleset_file())
+    written = draw_pages(
+        list(rulesets or []),
+        data,
+        out,
+        graphs=not page_only,
+        every=all_,
+        ruleset_file=ruleset_file or default_ruleset_file(),
+    )
     typer.echo(f"wrote {written[-1]}")
 
 
@@ -635,10 +738,20 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _options(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_remember, help="Show no progress.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", callback=_remember, help=(
-        "Show a line as each stage begins and every rank or level it solves."))] = False,
-    debug: Annotated[bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            callback=_remember,
+            help=("Show a line as each stage begins and every rank or level it solves."),
+        ),
+    ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     """The global options, before the command's name (after it: _Commands)."""

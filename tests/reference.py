@@ -369,8 +369,12 @@ def _hackenbush(p):
 
 def _octal(p):
     code = p["code"]
-    if not (code.startswith("0.") and 1 <= len(code) - 2 <= 32 and all(c in "01234567" for c in code[2:])
-            and code[-1] != "0"):
+    if not (
+        code.startswith("0.")
+        and 1 <= len(code) - 2 <= 32
+        and all(c in "01234567" for c in code[2:])
+        and code[-1] != "0"
+    ):
         raise ValueError(f"bad octal code {code!r}")
     digits = [int(c) for c in code[2:]]
     heaps = tuple(sorted(int(x) for x in p["start"].split("-")))
@@ -471,7 +475,7 @@ def _connect(p):
         if discs(pos) and has_line(pos, last_mover(pos)):
             return []
         mark = "x" if discs(pos) % 2 == 0 else "o"
-        return [pos[:c] + (pos[c] + mark,) + pos[c + 1:] for c in range(cols) if len(pos[c]) < rows]
+        return [pos[:c] + (pos[c] + mark,) + pos[c + 1 :] for c in range(cols) if len(pos[c]) < rows]
 
     def no_move(pos):
         return "loss" if discs(pos) and has_line(pos, last_mover(pos)) else "tie"
@@ -590,11 +594,7 @@ def _grundy(graph):
     """
     grundy = {}
     while True:
-        ready = [
-            pos
-            for pos, kids in graph.items()
-            if pos not in grundy and all(c in grundy for c in kids)
-        ]
+        ready = [pos for pos, kids in graph.items() if pos not in grundy and all(c in grundy for c in kids)]
         if not ready:
             break
         for pos in ready:

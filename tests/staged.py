@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.engines import engine_kind
@@ -14,8 +15,15 @@ from pipeline.stages.run import Run, open_run
 T = TypeVar("T")
 
 
-def staged(stage: Callable[[Run], T], files: RulesetFiles, scratch: Path | None = None, label: str = "",
-           impartial: bool | None = None, engine: str | None = None, rules: Ruleset | None = None) -> T:
+def staged(
+    stage: Callable[[Run], T],
+    files: RulesetFiles,
+    scratch: Path | None = None,
+    label: str = "",
+    impartial: bool | None = None,
+    engine: str | None = None,
+    rules: Ruleset | None = None,
+) -> T:
     """`stage` on `files` (scratch: the files' folder unless given); `engine` by name."""
     with open_run(files, scratch or files.dir, rules, engine_kind(engine), label, impartial) as run:
         return stage(run)

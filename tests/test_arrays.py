@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.engines import arrays
 from pipeline.core.values import WORDS
+from pipeline.engines import arrays
 
 
 def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):
@@ -53,23 +53,55 @@ def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):
 
 def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path, Path, Path]:
     paths = tmp_path / "positions.parquet", tmp_path / "transitions.parquet", tmp_path / "solution.parquet"
-    pq.write_table(pa.table(positions, schema=pa.schema([("id", pa.int64()), ("text", pa.string()),
-                                                        ("terminal", pa.string()), ("moves", pa.int32()),
-                                                        ("rank", pa.int32())])), paths[0])
-    pq.write_table(pa.table({"src": [m[0] for m in moves], "dst": [m[1] for m in moves]},
-                            schema=pa.schema([("src", pa.int64()), ("dst", pa.int64())])), paths[1],
-                   row_group_size=group)
-    pq.write_table(pa.table(solution, schema=pa.schema([("id", pa.int64()), ("value", pa.string()),
-                                                        ("remoteness", pa.int32()), ("grundy", pa.int32()),
-                                                        ("grundy_height", pa.int32())])), paths[2])
+    pq.write_table(
+        pa.table(
+            positions,
+            schema=pa.schema(
+                [
+                    ("id", pa.int64()),
+                    ("text", pa.string()),
+                    ("terminal", pa.string()),
+                    ("moves", pa.int32()),
+                    ("rank", pa.int32()),
+                ]
+            ),
+        ),
+        paths[0],
+    )
+    pq.write_table(
+        pa.table(
+            {"src": [m[0] for m in moves], "dst": [m[1] for m in moves]},
+            schema=pa.schema([("src", pa.int64()), ("dst", pa.int64())]),
+        ),
+        paths[1],
+        row_group_size=group,
+    )
+    pq.write_table(
+        pa.table(
+            solution,
+            schema=pa.schema(
+                [
+                    ("id", pa.int64()),
+                    ("value", pa.string()),
+                    ("remoteness", pa.int32()),
+                    ("grundy", pa.int32()),
+                    ("grundy_height", pa.int32()),
+                ]
+            ),
+        ),
+        paths[2],
+    )
     return paths
 
 
 def _facts(positions, solution, moves) -> dict[int, dict]:
     """verify's facts, one position at a time."""
-    stored = {i: dict(zip(("value", "remoteness", "grundy", "grundy_height"), row))
-              for i, *row in zip(solution["id"], solution["value"], solution["remoteness"],
-                                 solution["grundy"], solution["grundy_height"])}
+    stored = {
+        i: dict(zip(("value", "remoteness", "grundy", "grundy_height"), row))
+        for i, *row in zip(
+            solution["id"], solution["value"], solution["remoteness"], solution["grundy"], solution["grundy_height"]
+        )
+    }
     code = {word: c for c, word in enumerate(WORDS, start=1)}
     children: dict[int, list[int]] = {}
     for src, dst in moves:
@@ -87,25 +119,44 @@ def _facts(positions, solution, moves) -> dict[int, dict]:
         g = own.get("grundy")
         child_grundy = {k["grundy"] for k in known if k["grundy"] is not None}
         facts[i] = {
-            "solved": i in stored, "code": code.get(own.get("value")), "children": len(kids),
-            "known_children": len(known), "loss_children": len(of("loss")), "win_children": len(of("win")),
-            "tie_children": len(of("tie")), "draw_children": len(of("draw")),
-            "min_loss": min(rem(of("loss")), default=None), "min_tie": min(rem(of("tie")), default=None),
+            "solved": i in stored,
+            "code": code.get(own.get("value")),
+            "children": len(kids),
+            "known_children": len(known),
+            "loss_children": len(of("loss")),
+            "win_children": len(of("win")),
+            "tie_children": len(of("tie")),
+            "draw_children": len(of("draw")),
+            "min_loss": min(rem(of("loss")), default=None),
+            "min_tie": min(rem(of("tie")), default=None),
             "max_win": max(rem(of("win")), default=None),
             "grundy_children": sum(k["grundy"] is not None for k in known),
             "grundy_taken": None if g is None else g in child_grundy,
             "grundy_below": 0 if g is None else len([v for v in child_grundy if v < g]),
-            "max_child_height": max((k["grundy_height"] for k in known if k["grundy_height"] is not None),
-                                    default=None),
-            "value": own.get("value"), "remoteness": own.get("remoteness"), "grundy": g,
+            "max_child_height": max(
+                (k["grundy_height"] for k in known if k["grundy_height"] is not None), default=None
+            ),
+            "value": own.get("value"),
+            "remoteness": own.get("remoteness"),
+            "grundy": g,
             "grundy_height": own.get("grundy_height"),
         }
     return facts
 
 
-CASES = [(seed, ranked, sparse, shuffled, group) for seed, (ranked, sparse, shuffled, group) in enumerate([
-    (True, False, False, 7), (True, True, False, 3), (False, False, True, 5), (False, True, True, 1000),
-    (True, False, True, 4), (False, False, False, 2)])]
+CASES = [
+    (seed, ranked, sparse, shuffled, group)
+    for seed, (ranked, sparse, shuffled, group) in enumerate(
+        [
+            (True, False, False, 7),
+            (True, True, False, 3),
+            (False, False, True, 5),
+            (False, True, True, 1000),
+            (True, False, True, 4),
+            (False, False, False, 2),
+        ]
+    )
+]
 
 
 @pytest.mark.parametrize("seed, ranked, sparse, shuffled, group", CASES)
@@ -154,10 +205,13 @@ def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
     positions, _, moves = _graph(seed, 3000, ranked, False, False)
     ids = positions["id"]
     words = WORDS + ["bogus", None]
-    solution = {"id": ids, "value": [rng.choice(words) for _ in ids],
-                "remoteness": [rng.choice([None, 0, 1, 2, 5, 7]) for _ in ids],
-                "grundy": [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in ids],
-                "grundy_height": [rng.choice([None, 0, 1, 4]) for _ in ids]}
+    solution = {
+        "id": ids,
+        "value": [rng.choice(words) for _ in ids],
+        "remoteness": [rng.choice([None, 0, 1, 2, 5, 7]) for _ in ids],
+        "grundy": [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in ids],
+        "grundy_height": [rng.choice([None, 0, 1, 4]) for _ in ids],
+    }
     moves = [move for move in moves if move[1] < len(ids)]
     paths = _write(tmp_path, positions, solution, moves, 97)
     for path in (paths[0], paths[2]):  # positions and solution in row groups of 500

@@ -67,8 +67,11 @@ def test_datasets_loads_a_game_by_its_config(bundle, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     loaded = datasets.load_dataset(str(bundle), "chopsticks", cache_dir=str(tmp_path / "cache"))
     rows = loaded["train"]
-    positions = sum(r["positions"] for r in pyarrow.parquet.read_table(bundle / "catalog.parquet").to_pylist()
-                    if r["game"] == "chopsticks")
+    positions = sum(
+        r["positions"]
+        for r in pyarrow.parquet.read_table(bundle / "catalog.parquet").to_pylist()
+        if r["game"] == "chopsticks"
+    )
     assert rows.num_rows == positions and set(rows["ruleset"]) >= {"chopsticks", "chopsticks:split=any"}
 
 
@@ -99,7 +102,8 @@ def test_citation_cff_validates_against_the_cff_schema(bundle):
 
     CffLoader.yaml_implicit_resolvers = {
         first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
     schema = json.loads((Path(__file__).parent / "fixtures" / "cff-1.2.0.schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
     citation = yaml.load((bundle / "CITATION.cff").read_text(), Loader=CffLoader)

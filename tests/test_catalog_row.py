@@ -26,6 +26,10 @@ def test_a_build_returns_the_row_its_summary_holds(tmp_path):
     assert isinstance(row, CatalogRow)
     assert row.table().equals(pq.read_table(data.ruleset(rules).summary))
     assert (row.ruleset, row.positions, row["wins"], row.parameters["split"]) == (
-        rules.id, row.wins + row.losses + row.ties + row.draws, row.wins, "any")
+        rules.id,
+        row.wins + row.losses + row.ties + row.draws,
+        row.wins,
+        "any",
+    )
     assert read_summary(rules, tmp_path) == row
     assert read_catalog(data) == [row]

@@ -25,8 +25,9 @@ RULESETS = ["chopsticks", "nim", "sticks:rows=5"]
 
 def tablebase(*args: str, data: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess:
     extra = ["--data", str(data)] if data is not None else []
-    return subprocess.run([sys.executable, "-m", "pipeline", *args, *extra], input=stdin,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args, *extra], input=stdin, capture_output=True, text=True, timeout=300
+    )
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:
@@ -93,8 +94,11 @@ def test_a_flipped_bit_anywhere_in_the_catalog_summary_or_database_is_reported(d
 
 def test_a_data_folder_keeps_sha256sums_of_every_file_it_publishes(data):
     listed = {line.split("  ", 1)[1] for line in (data / "SHA256SUMS").read_text().splitlines()}
-    files = {p.relative_to(data).as_posix() for p in data.rglob("*")
-             if p.is_file() and not p.relative_to(data).parts[0].startswith(".")}
+    files = {
+        p.relative_to(data).as_posix()
+        for p in data.rglob("*")
+        if p.is_file() and not p.relative_to(data).parts[0].startswith(".")
+    }
     assert listed == files - {"SHA256SUMS"}
     assert subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=data).returncode == 0
 
@@ -102,8 +106,10 @@ def test_a_data_folder_keeps_sha256sums_of_every_file_it_publishes(data):
 def test_a_data_folder_without_sha256sums_is_one_line_until_export_writes_it(data):
     (data / "SHA256SUMS").unlink()
     line = one_line(tablebase("check", str(data)))
-    assert line == (f"{data / 'SHA256SUMS'}: missing: `tablebase export --data {data}` writes it "
-                    "(data folders written before it was kept have none)")
+    assert line == (
+        f"{data / 'SHA256SUMS'}: missing: `tablebase export --data {data}` writes it "
+        "(data folders written before it was kept have none)"
+    )
     assert tablebase("probe", "nim", "start", data=data).returncode == 0  # as a data folder of 0.3.0
     assert tablebase("export", "-q", data=data).returncode == 0
     assert check(data) == []
@@ -112,7 +118,8 @@ def test_a_data_folder_without_sha256sums_is_one_line_until_export_writes_it(dat
 def test_a_bundle_without_sha256sums_is_one_line(unpacked):
     (unpacked / "SHA256SUMS").unlink()
     assert check(unpacked) == [
-        f"{unpacked / 'SHA256SUMS'}: missing: every bundle lists its files' checksums there (unpack the archive again)"]
+        f"{unpacked / 'SHA256SUMS'}: missing: every bundle lists its files' checksums there (unpack the archive again)"
+    ]
 
 
 @pytest.mark.parametrize("folder", ["data", "unpacked"])
@@ -218,15 +225,24 @@ def test_a_catalog_row_pointing_outside_the_folder_is_refused(data, change):
         assert "catalog.parquet" in line and "nim's" in line and "tablebase check" in line, line
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda b, o: (b / "nim" / "default" / "tablebase.parquet").unlink()
-     or (b / "nim" / "default" / "tablebase.parquet").symlink_to(o / "tablebase.parquet"),
-     "nim/default/tablebase.parquet: a symbolic link"),
-    (lambda b, o: shutil.rmtree(b / "nim") or (b / "nim").symlink_to(o.parent, target_is_directory=True),
-     "nim: a symbolic link"),
-    (lambda b, o: (b / ".notes").write_text("mine"), ".notes: a hidden file in a bundle"),
-    (lambda b, o: (b / "nim" / "default" / ".old").mkdir(), "nim/default/.old: a hidden file in a bundle"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (
+            lambda b, o: (
+                (b / "nim" / "default" / "tablebase.parquet").unlink()
+                or (b / "nim" / "default" / "tablebase.parquet").symlink_to(o / "tablebase.parquet")
+            ),
+            "nim/default/tablebase.parquet: a symbolic link",
+        ),
+        (
+            lambda b, o: shutil.rmtree(b / "nim") or (b / "nim").symlink_to(o.parent, target_is_directory=True),
+            "nim: a symbolic link",
+        ),
+        (lambda b, o: (b / ".notes").write_text("mine"), ".notes: a hidden file in a bundle"),
+        (lambda b, o: (b / "nim" / "default" / ".old").mkdir(), "nim/default/.old: a hidden file in a bundle"),
+    ],
+)
 def test_links_and_hidden_files_in_a_bundle_are_reported(unpacked, tmp_path, damage, expected):
     outside = tmp_path / "elsewhere" / "default"
     shutil.copytree(unpacked / "nim" / "default", outside)
@@ -282,8 +298,12 @@ def test_a_file_changed_under_the_same_stat_is_read_by_nothing_once_check_saw_it
     # what the cache trusts (README, Guarantees): an unchanged stat, unchanged bytes
     assert "the second player wins" in tablebase("probe", "nim", "start", data=data).stdout
     assert check(data) == [f"{path}: its SHA-256 differs from the catalog's"]
-    for args in (["probe", "nim", "start"], ["sql", "SELECT count(*) FROM tablebase"],
-                 ["draw", "nim", "--page-only"], ["play", "nim"]):
+    for args in (
+        ["probe", "nim", "start"],
+        ["sql", "SELECT count(*) FROM tablebase"],
+        ["draw", "nim", "--page-only"],
+        ["play", "nim"],
+    ):
         line = one_line(tablebase(*args, data=data, stdin="quit\n"))
         assert str(path) in line and "stayed the same" in line and "tablebase build nim" in line, line
     # until it is written again: then it is hashed again
@@ -296,8 +316,10 @@ def test_a_damaged_tablebase_is_refused_by_sql_and_query(data):
     flip(path, path.stat().st_size // 2)
     for args in (["sql", "SELECT count(*) FROM tablebase"], ["query", "seed001_sticks_table"]):
         line = one_line(tablebase(*args, data=data))
-        assert line == (f"error: {path} is not the file the catalog records (its SHA-256 differs): "
-                        "rebuild it with `tablebase build sticks:rows=5`, or see `tablebase check`")
+        assert line == (
+            f"error: {path} is not the file the catalog records (its SHA-256 differs): "
+            "rebuild it with `tablebase build sticks:rows=5`, or see `tablebase check`"
+        )
 
 
 def test_a_file_that_differs_and_is_put_back_is_read_again(data):
@@ -351,7 +373,7 @@ def test_the_catalog_has_the_same_bytes_however_it_is_written(base, tmp_path):
     store = copy("rebuilt")
     build(Ruleset.parse("chopsticks"), store)
     written["a rebuild"] = store.catalog.read_bytes()
-    assert {how: raw == reference for how, raw in written.items()} == {how: True for how in written}
+    assert {how: raw == reference for how, raw in written.items()} == dict.fromkeys(written, True)
 
 
 def test_a_bundle_has_the_data_folders_catalog(base, bundle):
@@ -361,8 +383,9 @@ def test_a_bundle_has_the_data_folders_catalog(base, bundle):
 # -- verify ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["sticks/rows-5/tablebase.parquet", "sticks/rows-5/summary.parquet",
-                                  "catalog.parquet", "tablebases.duckdb"])
+@pytest.mark.parametrize(
+    "name", ["sticks/rows-5/tablebase.parquet", "sticks/rows-5/summary.parquet", "catalog.parquet", "tablebases.duckdb"]
+)
 def test_verify_reports_a_changed_published_file(data, name):
     path = data / name
     flip(path, path.stat().st_size // 2)
@@ -374,9 +397,11 @@ def test_verify_reports_a_changed_published_file(data, name):
 def test_verify_says_what_it_checked(data):
     result = tablebase("verify", "sticks:rows=5", "-q", data=data)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ("sticks:rows=5: every value checks, and its published files (tablebase, "
-                                     "moves, summary) and the catalog and database match the catalog's "
-                                     "checksums and SHA256SUMS")
+    assert result.stdout.strip() == (
+        "sticks:rows=5: every value checks, and its published files (tablebase, "
+        "moves, summary) and the catalog and database match the catalog's "
+        "checksums and SHA256SUMS"
+    )
     # a solution not (yet) exported: same values, other bytes
     solution = data / "sticks" / "rows-5" / "solution.parquet"
     pq.write_table(pq.read_table(solution), solution, compression="snappy")

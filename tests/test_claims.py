@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.products.claims import claim_queries, report
 from pipeline.datadir.layout import DataDir
-from pipeline.products.query import run_sql
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.claims import claim_queries, report
+from pipeline.products.query import run_sql
 from pipeline.stages.build import build
 from tests import reference
 
@@ -114,8 +114,12 @@ def test_nim_claim_query_matches_reference(claims_data, variant):
 
 
 def test_coin_claim_is_refuted_and_the_others_hold(claims_data):
-    assert all(v == {next(iter(v))} and "holds" in next(iter(v))
-               for variant in NIM if variant != "coin" for v in expected_nim(variant).values())
+    assert all(
+        v == {next(iter(v))} and "holds" in next(iter(v))
+        for variant in NIM
+        if variant != "coin"
+        for v in expected_nim(variant).values()
+    )
     assert all(("1 T", "loss", "win") in bad for bad in expected_nim("coin").values())
 
 
@@ -125,8 +129,11 @@ def test_colon_principle_query_matches_reference(claims_data):
     for ruleset in HACKENBUSH:
         rules = Ruleset.parse(ruleset)
         params = dict(p.split("=", 1) for p in ruleset.partition(":")[2].split(",") if p)
-        parent = reference._fib_tree(int(params["fib"])) if "fib" in params else reference._parse_tree(
-            params.get("tree", "1:2/3;2:4/5;4:7;3:6"))
+        parent = (
+            reference._fib_tree(int(params["fib"]))
+            if "fib" in params
+            else reference._parse_tree(params.get("tree", "1:2/3;2:4/5;4:7;3:6"))
+        )
         solved = reference.solve("hackenbush", params)
         bad = {
             (text, colon_value(set() if text == "0" else {int(n) for n in text.split("-")}, parent), grundy)

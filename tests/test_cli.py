@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,10 @@ def tablebase(*args: str, data: Path | None = None, **kwargs) -> subprocess.Comp
     extra = ["--data", str(data)] if data is not None else []
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *args, *extra],
-        capture_output=True, text=True, cwd=ROOT, **kwargs,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        **kwargs,
     )
 
 
@@ -90,14 +91,20 @@ def test_bad_input_gives_one_line_and_keeps_data(data, args, message):
     assert digests(data) == before
 
 
-@pytest.mark.parametrize("args, build", [
-    (["probe", "chopsticks", "start"], "`tablebase build chopsticks`"),
-    (["play", "chopsticks:split=any"], "`tablebase build chopsticks:split=any`"),
-    (["query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=start"], "`tablebase build chopsticks`"),
-    (["query", "who_wins"], "`tablebase build chopsticks`"),
-    (["sql", "SELECT 1"], "`tablebase build chopsticks`"),
-    (["claims"], "`tablebase build chopsticks`"),
-])
+@pytest.mark.parametrize(
+    "args, build",
+    [
+        (["probe", "chopsticks", "start"], "`tablebase build chopsticks`"),
+        (["play", "chopsticks:split=any"], "`tablebase build chopsticks:split=any`"),
+        (
+            ["query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=start"],
+            "`tablebase build chopsticks`",
+        ),
+        (["query", "who_wins"], "`tablebase build chopsticks`"),
+        (["sql", "SELECT 1"], "`tablebase build chopsticks`"),
+        (["claims"], "`tablebase build chopsticks`"),
+    ],
+)
 def test_reading_before_anything_is_built_says_what_builds_it_and_names_data(tmp_path, args, build):
     result = tablebase(*args, data=tmp_path / "empty")
     assert result.returncode == 1
@@ -108,8 +115,10 @@ def test_reading_before_anything_is_built_says_what_builds_it_and_names_data(tmp
 
 def test_a_ruleset_not_built_names_the_build_and_data(data):
     result = tablebase("probe", "chopsticks:split=any", "start", data=data)
-    assert result.stderr.strip() == (f"error: chopsticks:split=any is not built in {data}: build it with "
-                                     "`tablebase build chopsticks:split=any`, or name the folder it was built in with --data")
+    assert result.stderr.strip() == (
+        f"error: chopsticks:split=any is not built in {data}: build it with "
+        "`tablebase build chopsticks:split=any`, or name the folder it was built in with --data"
+    )
 
 
 def test_sql_keeps_duckdbs_hints_on_one_line(data):
@@ -174,7 +183,9 @@ def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
     before = digests(data)
     process = subprocess.Popen(
         [sys.executable, "-m", "pipeline", "build", "-v", "chopsticks:fingers=12,hands=3", "--data", str(data)],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     for line in process.stderr:  # kill it once the solver is under way (-v: a line per rank)
         if "solve" in line and ("depth 3" in line or "rank 3:" in line):
@@ -190,11 +201,13 @@ def test_interrupted_build_keeps_the_previous_tablebase(tmp_path):
 def test_a_command_does_not_import_pandas(tmp_path):
     """pyarrow would import pandas on its first conversion (0.3 s of every command):
     the command line hides it (pipeline/storage/imports.py), and a build works without it."""
-    script = ("import atexit, sys\n"
-              "atexit.register(lambda: print('pandas' in sys.modules))\n"
-              "from pipeline.cli import main\n"
-              f"sys.argv = ['tablebase', 'build', 'sticks:rows=4', '--data', {str(tmp_path)!r}, '-q']\n"
-              "main()\n")
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('pandas' in sys.modules))\n"
+        "from pipeline.cli import main\n"
+        f"sys.argv = ['tablebase', 'build', 'sticks:rows=4', '--data', {str(tmp_path)!r}, '-q']\n"
+        "main()\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "False"
@@ -205,11 +218,18 @@ def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkey
     from pipeline.cli import describe
 
     monkeypatch.setattr("pipeline.storage.progress.failed_in", ["publish chopsticks"])
-    error = OSError(errno.ENOSPC, "No space left on device", "data/chopsticks/default/positions.parquet", None,
-                    "dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet")
+    error = OSError(
+        errno.ENOSPC,
+        "No space left on device",
+        "data/chopsticks/default/positions.parquet",
+        None,
+        "dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet",
+    )
     message, status = describe(error)
-    assert status == 1 and message.startswith("no space left on the disk during publish chopsticks "
-                                              "(writing dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet)")
+    assert status == 1 and message.startswith(
+        "no space left on the disk during publish chopsticks "
+        "(writing dist/.tablebase-0.3.0.tmp/chopsticks/default/positions.parquet)"
+    )
 
 
 def test_version_option_prints_the_version_and_exits_0():
@@ -228,9 +248,14 @@ def test_quiet_goes_before_or_after_the_command(tmp_path, where):
     assert "built chopsticks:hands=1" in loud.stderr and quiet.stderr == ""
 
 
-@pytest.mark.parametrize("args", [["--debug", "probe", "chopsticks", "start"],
-                                  ["probe", "--debug", "chopsticks", "start"],
-                                  ["probe", "chopsticks", "start", "--debug"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--debug", "probe", "chopsticks", "start"],
+        ["probe", "--debug", "chopsticks", "start"],
+        ["probe", "chopsticks", "start", "--debug"],
+    ],
+)
 def test_debug_goes_before_or_after_the_command(tmp_path, args):
     result = tablebase(*args, data=tmp_path)
     assert result.returncode == 1
@@ -239,8 +264,11 @@ def test_debug_goes_before_or_after_the_command(tmp_path, args):
 
 def test_verbose_after_a_command_without_progress_is_taken(data):
     """Every command takes the global options, those that show no progress as well."""
-    assert tablebase("probe", "chopsticks", "start", "-v", data=data).stdout == \
-        tablebase("-v", "probe", "chopsticks", "start", data=data).stdout != ""
+    assert (
+        tablebase("probe", "chopsticks", "start", "-v", data=data).stdout
+        == tablebase("-v", "probe", "chopsticks", "start", data=data).stdout
+        != ""
+    )
 
 
 def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
@@ -253,19 +281,24 @@ def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
 def test_rulesets_outside_the_repository_reads_the_packaged_file_and_says_so(tmp_path):
     from pipeline.games.rulesets import PACKAGED_RULESETS
 
-    result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets"], capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "rulesets"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "chopsticks" and len(result.stdout.splitlines()) > 50
-    assert result.stderr == (f"reading the ruleset file installed with tablebase, {PACKAGED_RULESETS} "
-                             "(no rulesets.toml in this folder; --rulesets FILE names another)\n")
+    assert result.stderr == (
+        f"reading the ruleset file installed with tablebase, {PACKAGED_RULESETS} "
+        "(no rulesets.toml in this folder; --rulesets FILE names another)\n"
+    )
 
 
 def test_a_ruleset_file_in_the_current_folder_or_named_is_read_instead_of_the_packaged_one(tmp_path):
     (tmp_path / "rulesets.toml").write_text('[[ruleset]]\nid = "nim"\ncomment = "mine"\n')
     (tmp_path / "other.toml").write_text('[[ruleset]]\nid = "sticks"\ncomment = "other"\n')
     for args, first in [([], "nim"), (["--rulesets", "other.toml"], "sticks")]:
-        result = subprocess.run([sys.executable, "-m", "pipeline", "rulesets", *args], capture_output=True, text=True,
-                                cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-m", "pipeline", "rulesets", *args], capture_output=True, text=True, cwd=tmp_path
+        )
         assert (result.returncode, result.stdout.split(), result.stderr) == (0, [first, result.stdout.split()[1]], "")
 
 
@@ -297,8 +330,10 @@ def test_the_packaged_file_leaves_out_rulesets_of_games_not_installed_and_says_w
     import pipeline.games.rulesets as rulesets
 
     packaged = tmp_path / "packaged.toml"
-    packaged.write_text('[[ruleset]]\nid = "nim"\ncomment = "built in"\n\n'
-                        '[[ruleset]]\nid = "nosuchgame:size=3"\ncomment = "a plug-in\'s"\n')
+    packaged.write_text(
+        '[[ruleset]]\nid = "nim"\ncomment = "built in"\n\n'
+        '[[ruleset]]\nid = "nosuchgame:size=3"\ncomment = "a plug-in\'s"\n'
+    )
     monkeypatch.setattr(commands, "PACKAGED_RULESETS", packaged)
     monkeypatch.setattr(rulesets, "PACKAGED_RULESETS", packaged)
     monkeypatch.chdir(tmp_path)

@@ -13,16 +13,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.storage import parquet
-from pipeline.engines import duckdb_engine
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games import connect
 from pipeline.datadir.layout import DataDir
+from pipeline.engines import duckdb_engine
+from pipeline.games import connect
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
-from tests.staged import staged
+from pipeline.storage import parquet
 from tests import reference
+from tests.staged import staged
 
 #: tromp.github.io/c4/c4.html: width × height, positions (the empty board included) and
 #: the start's value for the first player.
@@ -69,15 +69,18 @@ def test_position_texts_read_back_in_any_case_and_spacing():
     assert rules.game.start(rules) == "..../..../..../...."
 
 
-@pytest.mark.parametrize("text, why", [
-    ("..../..../.x../....", "column b has a disc above an empty cell"),
-    ("..../..../..../xx..", "x has 2 disc(s) and o 0"),
-    ("..../..../..../o...", "x has 0 disc(s) and o 1"),
-    ("x.../x.../xo../xooo", "x has 4 in a line, but o moved after it"),
-    ("xo../xo../xo../xo..", "both x and o have 4 in a line"),
-    ("..../..../..../..x", "expected 4 row(s) of 4 cell(s)"),
-    ("..../..../..../..a.", "expected 4 row(s) of 4 cell(s)"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("..../..../.x../....", "column b has a disc above an empty cell"),
+        ("..../..../..../xx..", "x has 2 disc(s) and o 0"),
+        ("..../..../..../o...", "x has 0 disc(s) and o 1"),
+        ("x.../x.../xo../xooo", "x has 4 in a line, but o moved after it"),
+        ("xo../xo../xo../xo..", "both x and o have 4 in a line"),
+        ("..../..../..../..x", "expected 4 row(s) of 4 cell(s)"),
+        ("..../..../..../..a.", "expected 4 row(s) of 4 cell(s)"),
+    ],
+)
 def test_impossible_boards_are_refused_in_one_line(text, why):
     rules = Ruleset.parse("connect:cols=4,rows=4")
     with pytest.raises(PositionError) as error:
@@ -105,10 +108,13 @@ def test_lines_a_last_move_completes_together_are_a_position():
         connect.GAME.canonical_position(Ruleset.parse("connect:cols=3,k=3,rows=3"), "xoo/xoo/xxx")
 
 
-@pytest.mark.parametrize("ruleset, why", [
-    ("connect:cols=9,rows=7", "63-bit"),
-    ("connect:cols=4,k=5,rows=4", "no line of 5 fits"),
-])
+@pytest.mark.parametrize(
+    "ruleset, why",
+    [
+        ("connect:cols=9,rows=7", "63-bit"),
+        ("connect:cols=4,k=5,rows=4", "no line of 5 fits"),
+    ],
+)
 def test_boards_beyond_the_keys_or_lines_that_cannot_fit_are_refused(ruleset, why):
     with pytest.raises(RulesetError, match=why):
         Ruleset.parse(ruleset)
@@ -146,8 +152,9 @@ def test_plies_kept_in_scratch_give_the_same_files(tmp_path, monkeypatch):
     monkeypatch.setattr(connect, "SPILL", 0)
     monkeypatch.setattr(connect, "HELD", 2)
     spilled = build(Ruleset.parse(rules.id), DataDir(tmp_path / "spilled"))
-    assert {k: v for k, v in memory.items() if k.endswith("sha256")} == \
-           {k: v for k, v in spilled.items() if k.endswith("sha256")}
+    assert {k: v for k, v in memory.items() if k.endswith("sha256")} == {
+        k: v for k, v in spilled.items() if k.endswith("sha256")
+    }
     assert not list((tmp_path / "spilled").rglob("keys-*.npy"))
 
 
@@ -178,8 +185,9 @@ def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
     assert len(held) == len(plies) and max(held) <= widest + 2 * 4096, (held, widest)
     assert held[-1] == 0  # the start's rank: no rank above needs anything
     columns = ["id", "value", "remoteness"]
-    assert (pq.read_table(streamed.ruleset(rules).solution, columns=columns)
-            == pq.read_table(kept.ruleset(rules).solution, columns=columns))
+    assert pq.read_table(streamed.ruleset(rules).solution, columns=columns) == pq.read_table(
+        kept.ruleset(rules).solution, columns=columns
+    )
 
 
 @pytest.mark.parametrize("failing", ["positions", "transitions"])
@@ -195,11 +203,13 @@ def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, mo
 
     def write_batches(batches, path, schema, *encoding, **options):
         if path.name.startswith(failing):
+
             def failing_batches():
                 for number, batch in enumerate(batches):
                     if number == 3:
                         raise OSError(errno.ENOSPC, "No space left on device", str(path))
                     yield batch
+
             return real(failing_batches(), path, schema, *encoding, **options)
         return real(batches, path, schema, *encoding, **options)
 

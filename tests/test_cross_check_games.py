@@ -15,54 +15,107 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games import TRANSITION_SCHEMA
 from pipeline.datadir.layout import DataDir
+from pipeline.games import TRANSITION_SCHEMA
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 
 SPACES = [
     # sticks: every play and max_take, the smallest and a few larger starts
-    "sticks", "sticks:rows=1", "sticks:rows=2", "sticks:rows=4,play=normal", "sticks:rows=5",
-    "sticks:max_take=1", "sticks:max_take=2,rows=5", "sticks:max_take=3,play=normal,rows=6",
+    "sticks",
+    "sticks:rows=1",
+    "sticks:rows=2",
+    "sticks:rows=4,play=normal",
+    "sticks:rows=5",
+    "sticks:max_take=1",
+    "sticks:max_take=2,rows=5",
+    "sticks:max_take=3,play=normal,rows=6",
     # nim: every variant in both plays, equal heaps, one heap
-    *(f"nim:start={start},variant={variant}{play}"
-      for variant in ("normal", "largest", "arrow", "arrow-other", "coin")
-      for start in ("3-4-5", "1", "2-2-3", "1-1-1-4")
-      for play in ("", ",play=misere")),
-    *(f"nim:start={start},variant=distinct{play}"
-      for start in ("3-4-5", "1", "1-2-6") for play in ("", ",play=misere")),
+    *(
+        f"nim:start={start},variant={variant}{play}"
+        for variant in ("normal", "largest", "arrow", "arrow-other", "coin")
+        for start in ("3-4-5", "1", "2-2-3", "1-1-1-4")
+        for play in ("", ",play=misere")
+    ),
+    *(
+        f"nim:start={start},variant=distinct{play}"
+        for start in ("3-4-5", "1", "1-2-6")
+        for play in ("", ",play=misere")
+    ),
     # hackenbush: the seed's tree, Fibonacci trees, a path, a star, an unordered tree
-    "hackenbush", "hackenbush:fib=1", "hackenbush:fib=2", "hackenbush:fib=3", "hackenbush:fib=5",
-    "hackenbush:tree=1:2", "hackenbush:tree=1:2;2:3;3:4;4:5", "hackenbush:tree=1:2/3/4/5/6",
+    "hackenbush",
+    "hackenbush:fib=1",
+    "hackenbush:fib=2",
+    "hackenbush:fib=3",
+    "hackenbush:fib=5",
+    "hackenbush:tree=1:2",
+    "hackenbush:tree=1:2;2:3;3:4;4:5",
+    "hackenbush:tree=1:2/3/4/5/6",
     "hackenbush:tree=1:5/3/9;9:2/4;4:6;3:7/8",
     # octal: Kayles, Dawson's Kayles and chess, splits only, whole heaps only, both plays
-    "octal", "octal:start=1", "octal:code=0.07,start=9", "octal:code=0.07,start=2-5", "octal:code=0.137,start=6",
-    "octal:code=0.6,start=7", "octal:code=0.4,start=8", "octal:code=0.31,start=7", "octal:code=0.2,start=5",
-    "octal:play=misere,start=3-4", "octal:code=0.07,play=misere,start=3-6",
+    "octal",
+    "octal:start=1",
+    "octal:code=0.07,start=9",
+    "octal:code=0.07,start=2-5",
+    "octal:code=0.137,start=6",
+    "octal:code=0.6,start=7",
+    "octal:code=0.4,start=8",
+    "octal:code=0.31,start=7",
+    "octal:code=0.2,start=5",
+    "octal:play=misere,start=3-4",
+    "octal:code=0.07,play=misere,start=3-6",
     # octal whose keys take two 64-bit words (a heap of 39 or more): Dawson's chess, Dawson's
     # Kayles, splits only, one heap taken down a token at a time
-    "octal:code=0.137,start=40", "octal:code=0.07,start=42", "octal:code=0.4,start=41", "octal:code=0.2,start=50",
+    "octal:code=0.137,start=40",
+    "octal:code=0.07,start=42",
+    "octal:code=0.4,start=41",
+    "octal:code=0.2,start=50",
     # tictactoe: the 3×3 game, wins, ties, k=1, one row, one column, a line on the long side only
-    "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
-    "tictactoe:rows=1", "tictactoe:k=1", "tictactoe:cols=1,k=3,rows=4", "tictactoe:cols=4,k=4,rows=2",
+    "tictactoe",
+    "tictactoe:cols=2,k=2,rows=2",
+    "tictactoe:k=2,rows=2",
+    "tictactoe:cols=4,k=2,rows=1",
+    "tictactoe:rows=1",
+    "tictactoe:k=1",
+    "tictactoe:cols=1,k=3,rows=4",
+    "tictactoe:cols=4,k=4,rows=2",
     # connect: three in a row on 3×3 and 4×3, k=1 and 2, one column, one row, a line only upwards
-    "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=3,k=1,rows=2",
-    "connect:cols=3,k=2,rows=2", "connect:cols=1,k=3,rows=5", "connect:cols=5,k=3,rows=1",
+    "connect:cols=3,k=3,rows=3",
+    "connect:cols=4,k=3,rows=3",
+    "connect:cols=3,k=1,rows=2",
+    "connect:cols=3,k=2,rows=2",
+    "connect:cols=1,k=3,rows=5",
+    "connect:cols=5,k=3,rows=1",
     "connect:cols=2,k=3,rows=4",
 ]
 
 BUILT = [
-    "sticks:rows=4", "sticks:max_take=2,play=normal,rows=5",
-    "nim:play=misere,start=2-2-3", "nim:start=1-2-5,variant=largest", "nim:play=misere,variant=distinct",
-    "nim:start=1-2-3,variant=arrow", "nim:play=misere,start=1-2-2,variant=arrow-other",
-    "nim:start=2-3-4,variant=coin", "hackenbush", "hackenbush:fib=5",
-    "octal:code=0.07,start=10", "octal:play=misere,start=8", "octal:code=0.137,start=3-6",
+    "sticks:rows=4",
+    "sticks:max_take=2,play=normal,rows=5",
+    "nim:play=misere,start=2-2-3",
+    "nim:start=1-2-5,variant=largest",
+    "nim:play=misere,variant=distinct",
+    "nim:start=1-2-3,variant=arrow",
+    "nim:play=misere,start=1-2-2,variant=arrow-other",
+    "nim:start=2-3-4,variant=coin",
+    "hackenbush",
+    "hackenbush:fib=5",
+    "octal:code=0.07,start=10",
+    "octal:play=misere,start=8",
+    "octal:code=0.137,start=3-6",
     # ties and no Grundy values
-    "tictactoe", "tictactoe:cols=2,k=2,rows=2", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1",
-    "tictactoe:rows=1", "tictactoe:cols=4,k=4,rows=2",
-    "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=3,k=2,rows=2",
-    "connect:cols=1,k=3,rows=5", "connect:cols=2,k=3,rows=4",
+    "tictactoe",
+    "tictactoe:cols=2,k=2,rows=2",
+    "tictactoe:k=2,rows=2",
+    "tictactoe:cols=4,k=2,rows=1",
+    "tictactoe:rows=1",
+    "tictactoe:cols=4,k=4,rows=2",
+    "connect:cols=3,k=3,rows=3",
+    "connect:cols=4,k=3,rows=3",
+    "connect:cols=3,k=2,rows=2",
+    "connect:cols=1,k=3,rows=5",
+    "connect:cols=2,k=3,rows=4",
 ]
 
 
@@ -91,8 +144,9 @@ def test_built_values_are_the_references(ruleset, tmp_path):
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     rules = Ruleset.parse(ruleset)
     build(rules, DataDir(tmp_path))
-    table = pq.read_table(DataDir(tmp_path).ruleset(rules).tablebase,
-                          columns=["position", "value", "remoteness", "grundy"]).to_pylist()
+    table = pq.read_table(
+        DataDir(tmp_path).ruleset(rules).tablebase, columns=["position", "value", "remoteness", "grundy"]
+    ).to_pylist()
     ours = {r["position"]: (r["value"], r["remoteness"], r["grundy"]) for r in table}
     assert ours == reference.solve(rules.game_name, params_of(ruleset))
 
@@ -106,7 +160,8 @@ def test_seed_004_tree_has_one_winning_move_cut_4():
     assert solved[start][2] == 6
     winning = [
         row["move"]
-        for batch in space.transitions() for row in batch.to_pylist()
+        for batch in space.transitions()
+        for row in batch.to_pylist()
         if text_of[row["src"]] == start and solved[text_of[row["dst"]]][0] == "loss"
     ]
     assert winning == ["cut 4"]

@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline.products.draw as draw_module
-from pipeline.products.draw import DrawError, draw
-from pipeline.products.pages import PAGE_BYTES, TABLE_ROWS, remoteness_histogram
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.draw import DrawError, draw
+from pipeline.products.pages import PAGE_BYTES, TABLE_ROWS, remoteness_histogram
 from pipeline.stages.build import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +121,7 @@ def test_winning_strategy_keeps_one_fastest_win_and_every_reply(built, pages):
         out[a].append(b[1])
     start = next(pid for pid, row in positions.items() if row["position"] == "1-1|1-1")
     assert ("o", start) in nodes  # the second player wins: the first player's turn is the loser's
-    for (turn, pid) in nodes:
+    for turn, pid in nodes:
         row = positions[pid]
         if turn == "o":  # the loser moves: every reply is there
             assert row["value"] == "loss"
@@ -144,7 +144,7 @@ def test_drawn_start_gets_the_first_players_drawing_strategy(built, pages):
     out = defaultdict(list)
     for a, b in edges:
         out[a].append(b[1])
-    for (turn, pid) in nodes:
+    for turn, pid in nodes:
         if turn == "o":
             assert sorted(out[(turn, pid)]) == sorted(children[pid])
         elif positions[pid]["remoteness"] != 0:
@@ -155,7 +155,10 @@ def test_drawn_start_gets_the_first_players_drawing_strategy(built, pages):
 def test_pages_are_self_contained_and_every_link_resolves(pages):
     parsed = {path: Page(path) for path in sorted(pages.rglob("*.html"))}
     assert {p.relative_to(pages).as_posix() for p in parsed} == {
-        "index.html", "chopsticks/default/index.html", "chopsticks/overflow-rollover/index.html"}
+        "index.html",
+        "chopsticks/default/index.html",
+        "chopsticks/overflow-rollover/index.html",
+    }
     for path, page in parsed.items():
         text = path.read_text()
         assert "http://" not in text and "https://" not in text, path
@@ -253,12 +256,14 @@ def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_
     positions, _ = tablebase(built, "chopsticks")
     page = Page(tmp_path / "chopsticks" / "default" / "index.html")
     assert {rid for rid in page.rows if rid.startswith("r")} == {
-        f"r{pid}" for pid, row in positions.items() if row["reachable"]}
+        f"r{pid}" for pid, row in positions.items() if row["reachable"]
+    }
     assert all(href[1:] in page.ids for href, _ in page.links if href.startswith("#"))
 
 
 def test_a_ruleset_too_large_for_a_graph_gets_its_page_and_one_too_large_for_a_page_is_skipped(
-        built, tmp_path, monkeypatch, caplog):
+    built, tmp_path, monkeypatch, caplog
+):
     monkeypatch.setattr(draw_module, "GRAPH_LIMIT", 150)  # chopsticks has 92, the rollover one 200
     draw(["chopsticks", "chopsticks:overflow=rollover"], built, tmp_path)
     assert (tmp_path / "chopsticks" / "default" / "graph.dot").exists()
@@ -281,14 +286,20 @@ def test_command_line_size_guard_page_only_and_escaped_ids(tmp_path):
         build(Ruleset.parse(ruleset), DataDir(tmp_path))
 
     def tablebase_draw(*args, quiet=True):
-        return subprocess.run([sys.executable, "-m", "pipeline", "draw", *(["-q"] if quiet else []), *args, "--data", str(tmp_path)],
-                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "pipeline", "draw", *(["-q"] if quiet else []), *args, "--data", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
 
     alone = tablebase_draw("sticks:rows=7")
     assert alone.returncode == 0, alone.stderr
     assert [line.split(" ", 1)[1] for line in alone.stderr.strip().splitlines() if "state graph" in line] == [
         "drawing the page of sticks:rows=7 without its state graph: 3,558 reachable positions, too many to draw "
-        "as a graph (at most 2,000)"]
+        "as a graph (at most 2,000)"
+    ]
     by_hand = tmp_path / "pages" / "sticks" / "rows-7"
     assert (by_hand / "index.html").exists() and not (by_hand / "graph.dot").exists()
     drawn = tablebase_draw("--all", quiet=False)

@@ -42,7 +42,9 @@ def test_a_stage_leaves_the_session_as_it_found_it(tmp_path):
         enumerate_ruleset(run)
         solve(run)
         left = run.engine.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0]
-        views = run.engine.con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchone()[0]
+        views = run.engine.con.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal"
+        ).fetchone()[0]
     assert (left, views) == (0, 0)
 
 
@@ -50,9 +52,13 @@ def test_no_module_outside_the_engines_asks_which_engine_it_is():
     """Each engine declares what differs (pipeline/engines/base.py's Engine); the rest of the
     pipeline names none of them."""
     named = re.compile(r"pipeline\.engines\.(duckdb|spark)_engine|engine_name\(|== \"(duckdb|spark)\"")
-    found = [f"{path.relative_to(PIPELINE)}:{number}" for path in sorted(PIPELINE.rglob("*.py"))
-             if path.parent.name != "engines"
-             for number, line in enumerate(path.read_text().splitlines(), start=1) if named.search(line)]
+    found = [
+        f"{path.relative_to(PIPELINE)}:{number}"
+        for path in sorted(PIPELINE.rglob("*.py"))
+        if path.parent.name != "engines"
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if named.search(line)
+    ]
     assert found == []
 
 

@@ -11,14 +11,20 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.stages.estimate import estimate, parse_size
 from pipeline.datadir.layout import DataDir
-from pipeline.games.rulesets import Ruleset
 from pipeline.engines import engine_kind
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
+from pipeline.stages.estimate import estimate, parse_size
 
-OTHERS = ["sticks:max_take=2,rows=5", "nim:variant=arrow-other", "nim:start=1-2-3-4,variant=coin",
-          "hackenbush:fib=4", "hackenbush:tree=1:2/3;2:4", "chopsticks:self_attack=true,split=dead"]
+OTHERS = [
+    "sticks:max_take=2,rows=5",
+    "nim:variant=arrow-other",
+    "nim:start=1-2-3-4,variant=coin",
+    "hackenbush:fib=4",
+    "hackenbush:tree=1:2/3;2:4",
+    "chopsticks:self_attack=true,split=dead",
+]
 #: Far past 23 GiB of memory however it is counted: 131,790,399 and 2^27 positions.
 OVERSIZE = ["chopsticks:fingers=40,hands=3", "hackenbush:tree=1:" + "/".join(str(n) for n in range(2, 29))]
 
@@ -42,8 +48,13 @@ def test_the_counts_bound_every_built_ruleset(built, others):
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.mark.parametrize("ruleset", OVERSIZE)
@@ -51,7 +62,9 @@ def test_a_ruleset_too_big_for_the_memory_is_refused_before_any_work(tmp_path, r
     result = run("build", ruleset, "--data", str(tmp_path / "data"), env={"TABLEBASE_MAX_MEMORY": "16GB"})
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "too big for this machine" in lines[0] and "14.9 GiB is available" in lines[0], result.stderr
+    assert len(lines) == 1 and "too big for this machine" in lines[0] and "14.9 GiB is available" in lines[0], (
+        result.stderr
+    )
     assert not list((tmp_path / "data").rglob("*.parquet"))
 
 
@@ -71,8 +84,9 @@ def test_a_ruleset_too_big_for_the_disk_is_refused_before_any_work(tmp_path):
 
 
 def test_estimate_says_what_a_build_needs_and_whether_it_fits(tmp_path):
-    result = run("estimate", "sticks:rows=12", OVERSIZE[0], "--data", str(tmp_path),
-                 env={"TABLEBASE_MAX_MEMORY": "16GB"})
+    result = run(
+        "estimate", "sticks:rows=12", OVERSIZE[0], "--data", str(tmp_path), env={"TABLEBASE_MAX_MEMORY": "16GB"}
+    )
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("sticks:rows=12: at most ") and "of memory" in lines[0]
@@ -109,7 +123,9 @@ def test_hackenbush_counts_are_exact_up_to_the_ids_limit_and_stop_past_it():
     assert subtree_sizes(fibonacci_tree(10))[0][1] == 2**31
 
 
-@pytest.mark.parametrize("text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)])
+@pytest.mark.parametrize(
+    "text, size", [("4GB", 4 * 10**9), ("3.5GiB", int(3.5 * 2**30)), ("512MiB", 2**29), ("100", 100)]
+)
 def test_sizes_are_read_as_duckdb_writes_them(text, size):
     assert parse_size(text, "X") == size
 
@@ -129,9 +145,18 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
     assert estimate(rules, engine_kind("spark")).disk == estimate(rules).disk
 
 
-@pytest.mark.parametrize("ruleset", [f"sticks:rows={n}" for n in range(1, 9)] + [
-    "sticks:rows=7,max_take=2", "octal:code=0.137,start=9-5", "octal:code=0.6,start=12", "octal:code=0.07,start=7-7-3", "octal:code=0.4,start=10",
-    "octal:code=0.137,start=40"])
+@pytest.mark.parametrize(
+    "ruleset",
+    [f"sticks:rows={n}" for n in range(1, 9)]
+    + [
+        "sticks:rows=7,max_take=2",
+        "octal:code=0.137,start=9-5",
+        "octal:code=0.6,start=12",
+        "octal:code=0.07,start=7-7-3",
+        "octal:code=0.4,start=10",
+        "octal:code=0.137,start=40",
+    ],
+)
 def test_the_heap_games_bound_holds_and_is_tight_enough(ruleset):
     """The heap games' bound (tokens, and heaps weighing a token more) against the counts."""
     rules = Ruleset.parse(ruleset)

@@ -25,13 +25,18 @@ QUICK = ["chopsticks", "sticks:rows=3"]
 
 
 def run(*args: str, data: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args, "--data", str(data)], capture_output=True, text=True, timeout=300
+    )
 
 
 def start(*args: str, data: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline", *args, "--data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +108,11 @@ def test_ctrl_c_while_the_commands_load_is_one_line(data):
     # any of our code runs: on a loaded machine 0.3 s was not always enough), but as the
     # command's libraries load: the first of them mapped into the process
     maps, deadline = Path(f"/proc/{process.pid}/maps"), time.monotonic() + 30
-    while maps.exists() and time.monotonic() < deadline and not re.search(
-            r"/(numpy|duckdb|pyarrow|typer)[^/]*/", maps.read_text()):
+    while (
+        maps.exists()
+        and time.monotonic() < deadline
+        and not re.search(r"/(numpy|duckdb|pyarrow|typer)[^/]*/", maps.read_text())
+    ):
         time.sleep(0.005)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
@@ -144,8 +152,12 @@ cli.main()
 @pytest.mark.parametrize("game_folder", ["kept", "gone"])
 def test_a_build_killed_between_the_renames_is_repaired_by_the_next(data, pid_reused, game_folder):
     before = digests(data)
-    killed = subprocess.run([sys.executable, "-c", KILLED_BETWEEN_RENAMES, "build", "sticks:rows=3", "-q",
-                             "--data", str(data)], capture_output=True, text=True, timeout=300)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_BETWEEN_RENAMES, "build", "sticks:rows=3", "-q", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     [aside] = (data / ".trash").glob("*/sticks/default")  # sticks:rows=3 is sticks' defaults
     assert not (data / "sticks" / "default").exists()
@@ -168,9 +180,13 @@ def test_a_build_killed_between_the_renames_is_repaired_by_the_next(data, pid_re
 def test_scratch_of_an_ended_process_goes_though_its_pid_runs_again(data):
     sleeper = subprocess.Popen(["sleep", "600"])  # has the PID of a build killed long ago
     pid = str(sleeper.pid)
-    left = [data / ".staging" / pid / "sticks" / "rows-9" / "positions.parquet",
-            data / ".tmp" / pid / "spill.parquet", data / f".catalog.parquet.{pid}.tmp",
-            data / f".tablebases.duckdb.{pid}.tmp.wal", data / ".locks" / f"process.{pid}.lock"]
+    left = [
+        data / ".staging" / pid / "sticks" / "rows-9" / "positions.parquet",
+        data / ".tmp" / pid / "spill.parquet",
+        data / f".catalog.parquet.{pid}.tmp",
+        data / f".tablebases.duckdb.{pid}.tmp.wal",
+        data / ".locks" / f"process.{pid}.lock",
+    ]
     for path in left:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"left by a kill")
@@ -196,8 +212,9 @@ sys.stdin.read()
 
 
 def test_scratch_of_a_running_process_stays_until_it_ends(data):
-    working = subprocess.Popen([sys.executable, "-c", WORKING, str(data)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    working = subprocess.Popen(
+        [sys.executable, "-c", WORKING, str(data)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert working.stdout.readline() == "ready\n"
     scratch = data / ".tmp" / str(working.pid)
     assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
@@ -296,10 +313,17 @@ def fill_leaving(folder: Path, free: int) -> Path:
     return filler
 
 
-@pytest.mark.parametrize("rulesets, said", [
-    (["sticks:rows=7"], "error: no space left on the disk during publish sticks:rows=7: sticks:rows=7 is published"),
-    (["sticks:rows=6", "sticks:rows=7"], "error: no space left on the disk: every ruleset built is published"),
-], ids=["one-ruleset", "several"])
+@pytest.mark.parametrize(
+    "rulesets, said",
+    [
+        (
+            ["sticks:rows=7"],
+            "error: no space left on the disk during publish sticks:rows=7: sticks:rows=7 is published",
+        ),
+        (["sticks:rows=6", "sticks:rows=7"], "error: no space left on the disk: every ruleset built is published"),
+    ],
+    ids=["one-ruleset", "several"],
+)
 def test_a_database_the_disk_cannot_hold_fails_the_build_and_says_how_to_finish(small_disk, rulesets, said):
     data = small_disk / "data"
     assert run("build", *QUICK, "-q", data=data).returncode == 0
@@ -327,23 +351,27 @@ def test_publish_onto_a_full_disk_names_the_output(data, small_disk, free):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"error: no space left on the disk of --out {out}: nothing half-written is left there; "
-        f"free some space there and publish again, or publish elsewhere"]
+        f"free some space there and publish again, or publish elsewhere"
+    ]
     assert [path.name for path in out.rglob(".*")] == []
     assert check(data) == []
 
 
-@pytest.mark.parametrize("statement", [
-    "COPY (SELECT 1) TO 'catalog.parquet'",
-    "ATTACH 'other.duckdb'",
-    "DROP VIEW catalog",
-    "SELECT * FROM read_text('/etc/passwd')",
-    "SELECT 1; SELECT 2",
-    "SET enable_external_access = true",
-    "INSTALL httpfs",
-    "EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO 'catalog.parquet'",
-    "WITH x AS (COPY (SELECT 1) TO 'y.csv') SELECT 1",
-    "SELECT * FROM read_parquet('catalog.parquet')",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "COPY (SELECT 1) TO 'catalog.parquet'",
+        "ATTACH 'other.duckdb'",
+        "DROP VIEW catalog",
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SELECT 1; SELECT 2",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",
+        "EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO 'catalog.parquet'",
+        "WITH x AS (COPY (SELECT 1) TO 'y.csv') SELECT 1",
+        "SELECT * FROM read_parquet('catalog.parquet')",
+    ],
+)
 def test_hostile_sql_is_refused_in_one_line(data, statement):
     before = data_files(data)
     result = run("sql", statement, data=data)
@@ -355,29 +383,35 @@ def test_hostile_sql_is_refused_in_one_line(data, statement):
 # Under --read-files a SELECT reads files, and each family of statement that would do more
 # is refused by a line naming --allow-writes, the flag that would run it, with nothing written
 # (two statements at once, which no flag runs, are refused first: "one SQL statement at a time")
-@pytest.mark.parametrize("statement, refusal", [
-    ("COPY (SELECT 1) TO 'out.csv'", "COPY statements can change things"),
-    ("EXPORT DATABASE 'out'", "EXPORT statements can change things"),
-    ("ATTACH 'out.duckdb'", "ATTACH statements can change things"),
-    ("INSTALL httpfs", "statements can change things"),
-    ("LOAD httpfs", "LOAD statements can change things"),
-    ("SET threads = 1", "SET statements can change things"),
-    ("PRAGMA threads = 1", "SET statements can change things"),
-    ("CREATE TABLE out AS SELECT 1", "CREATE statements can change things"),
-    ("INSERT INTO catalog SELECT * FROM catalog", "INSERT statements can change things"),
-    ("WITH x AS (COPY (SELECT 1) TO 'out.csv') SELECT 1", "holds another statement (COPY)"),
-    ("WITH x AS (INSERT INTO catalog SELECT * FROM catalog RETURNING 1) SELECT 1", "holds another statement (INSERT)"),
-    ("SELECT * FROM query('SELECT 1')", "runs no table function query()"),
-    ("SELECT 1; SELECT 2", "one SQL statement at a time"),
-    ("SELECT * FROM json_execute_serialized_sql('{}')", "runs no table function json_execute_serialized_sql()"),
-    ("SELECT * FROM checkpoint()", "runs no table function checkpoint()"),
-    ("SELECT * FROM enable_logging()", "runs no table function enable_logging()"),
-    ("SELECT * FROM read_duckdb('out.duckdb')", "runs no table function read_duckdb()"),
-    ("SELECT * FROM read_csv('http://example.com/x.csv')", "reads local files only, not http://example.com/x.csv"),
-    ("SELECT * FROM 's3://bucket/x.parquet'", "reads local files only, not s3://bucket/x.parquet"),
-    ("SELECT * FROM read_text('ht' || 'tps://example.com/x')", "reads local files only, not https://example.com/x"),
-    ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'out.csv'", "a EXPLAIN statement reads the views only"),
-])
+@pytest.mark.parametrize(
+    "statement, refusal",
+    [
+        ("COPY (SELECT 1) TO 'out.csv'", "COPY statements can change things"),
+        ("EXPORT DATABASE 'out'", "EXPORT statements can change things"),
+        ("ATTACH 'out.duckdb'", "ATTACH statements can change things"),
+        ("INSTALL httpfs", "statements can change things"),
+        ("LOAD httpfs", "LOAD statements can change things"),
+        ("SET threads = 1", "SET statements can change things"),
+        ("PRAGMA threads = 1", "SET statements can change things"),
+        ("CREATE TABLE out AS SELECT 1", "CREATE statements can change things"),
+        ("INSERT INTO catalog SELECT * FROM catalog", "INSERT statements can change things"),
+        ("WITH x AS (COPY (SELECT 1) TO 'out.csv') SELECT 1", "holds another statement (COPY)"),
+        (
+            "WITH x AS (INSERT INTO catalog SELECT * FROM catalog RETURNING 1) SELECT 1",
+            "holds another statement (INSERT)",
+        ),
+        ("SELECT * FROM query('SELECT 1')", "runs no table function query()"),
+        ("SELECT 1; SELECT 2", "one SQL statement at a time"),
+        ("SELECT * FROM json_execute_serialized_sql('{}')", "runs no table function json_execute_serialized_sql()"),
+        ("SELECT * FROM checkpoint()", "runs no table function checkpoint()"),
+        ("SELECT * FROM enable_logging()", "runs no table function enable_logging()"),
+        ("SELECT * FROM read_duckdb('out.duckdb')", "runs no table function read_duckdb()"),
+        ("SELECT * FROM read_csv('http://example.com/x.csv')", "reads local files only, not http://example.com/x.csv"),
+        ("SELECT * FROM 's3://bucket/x.parquet'", "reads local files only, not s3://bucket/x.parquet"),
+        ("SELECT * FROM read_text('ht' || 'tps://example.com/x')", "reads local files only, not https://example.com/x"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'out.csv'", "a EXPLAIN statement reads the views only"),
+    ],
+)
 def test_read_files_refuses_what_more_than_reads_naming_allow_writes(base, tmp_path, monkeypatch, statement, refusal):
     from pipeline.products.query import QueryError, run_sql
 
@@ -394,9 +428,11 @@ def test_read_files_refuses_what_more_than_reads_naming_allow_writes(base, tmp_p
 def test_a_read_file_refusal_is_one_line_at_the_command_line(data, tmp_path):
     result = run("sql", f"WITH x AS (COPY (SELECT 1) TO '{tmp_path / 'out.csv'}') SELECT 1", "--read-files", data=data)
     assert result.returncode == 1 and not (tmp_path / "out.csv").exists()
-    assert result.stderr.strip() == ("error: --read-files runs a SELECT that only reads, and this one holds another "
-                                     "statement (COPY); add --allow-writes to run it with DuckDB's full power "
-                                     "(it lets DuckDB write files too)")
+    assert result.stderr.strip() == (
+        "error: --read-files runs a SELECT that only reads, and this one holds another "
+        "statement (COPY); add --allow-writes to run it with DuckDB's full power "
+        "(it lets DuckDB write files too)"
+    )
 
 
 def test_read_files_reads_parquet_csv_and_globs_outside_the_data_folder(base, tmp_path):
@@ -404,9 +440,13 @@ def test_read_files_reads_parquet_csv_and_globs_outside_the_data_folder(base, tm
 
     pq.write_table(pq.read_table(base / "catalog.parquet", columns=["ruleset"]), tmp_path / "rules.parquet")
     (tmp_path / "moves.csv").write_text("ruleset,note\nchopsticks,mine\n")
-    table = run_sql(base, f"""SELECT c.ruleset, m.note, (SELECT count(*) FROM '{tmp_path}/*.parquet') AS globbed
+    table = run_sql(
+        base,
+        f"""SELECT c.ruleset, m.note, (SELECT count(*) FROM '{tmp_path}/*.parquet') AS globbed
                               FROM read_parquet('{tmp_path}/rules.parquet') r JOIN read_csv('{tmp_path}/moves.csv') m
-                              USING (ruleset) JOIN catalog c USING (ruleset)""", read_files=True)
+                              USING (ruleset) JOIN catalog c USING (ruleset)""",
+        read_files=True,
+    )
     assert table.to_pylist() == [{"ruleset": "chopsticks", "note": "mine", "globbed": len(digests(base))}]
 
 
@@ -424,8 +464,11 @@ def test_a_file_is_read_with_read_files_and_refused_without_it(data, tmp_path):
 def data_files(data: Path) -> dict[Path, int]:
     """Every file's mtime but tablebase's own bookkeeping (the checksum cache, the locks),
     which reading commands write."""
-    return {p: p.stat().st_mtime_ns for p in data.rglob("*")
-            if p.is_file() and p.relative_to(data).parts[0] not in (".cache", ".locks")}
+    return {
+        p: p.stat().st_mtime_ns
+        for p in data.rglob("*")
+        if p.is_file() and p.relative_to(data).parts[0] not in (".cache", ".locks")
+    }
 
 
 def test_output_never_overwrites_the_data_folder(data):
@@ -441,15 +484,18 @@ def test_allow_writes_gives_duckdb_its_full_power(data, tmp_path):
     assert "chopsticks" in target.read_text()
 
 
-@pytest.mark.parametrize("args", [
-    ["probe", "chopsticks", "²-1|1-1"],
-    ["probe", "chopsticks", "9" * 5000 + "-1|1-1"],
-    ["probe", "sticks:rows=3", "9" * 5000],
-    ["probe", "sticks:rows=3", "-1"],
-    ["build", "hackenbush:tree=1:999999999999999"],
-    ["build", "chopsticks:fingers=" + "9" * 5000],
-    ["build", "nim:start=" + "-".join(["3"] * 400)],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["probe", "chopsticks", "²-1|1-1"],
+        ["probe", "chopsticks", "9" * 5000 + "-1|1-1"],
+        ["probe", "sticks:rows=3", "9" * 5000],
+        ["probe", "sticks:rows=3", "-1"],
+        ["build", "hackenbush:tree=1:999999999999999"],
+        ["build", "chopsticks:fingers=" + "9" * 5000],
+        ["build", "nim:start=" + "-".join(["3"] * 400)],
+    ],
+)
 def test_a_users_odd_input_is_one_line(data, args):
     before = digests(data)
     result = run(*args, data=data)
@@ -473,8 +519,13 @@ def test_a_changed_tablebase_is_refused_by_probe_play_and_draw(data):
         assert result.returncode == 1
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and str(path) in lines[0] and "SHA-256" in lines[0], result.stderr
-    result = subprocess.run([sys.executable, "-m", "pipeline", "play", "chopsticks", "--data", str(data)],
-                            input="quit\n", capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "play", "chopsticks", "--data", str(data)],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1 and "SHA-256" in result.stderr
 
 
@@ -507,9 +558,17 @@ def test_a_data_folder_with_a_comma_in_its_path_builds_and_travels(tmp_path):
     data = tmp_path / "a,b"
     assert run("build", "sticks:rows=2", "-q", data=data).returncode == 0
     assert check(data) == []
-    result = subprocess.run([sys.executable, "-c", "import duckdb; print(duckdb.connect('tablebases.duckdb', "
-                             "read_only=True).sql('SELECT count(*) FROM tablebase').fetchall()[0][0])"],
-                            cwd=data, capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb; print(duckdb.connect('tablebases.duckdb', "
+            "read_only=True).sql('SELECT count(*) FROM tablebase').fetchall()[0][0])",
+        ],
+        cwd=data,
+        capture_output=True,
+        text=True,
+    )
     assert result.stdout.strip() == "5", result.stderr
 
 
@@ -525,17 +584,20 @@ def test_a_catalog_of_another_shape_is_one_line(data):
 def test_a_ctrl_c_python_dropped_while_the_commands_load_still_interrupts():
     """A Ctrl-C raised inside a callback (importlib's module lock, while the commands load)
     is printed by Python and dropped; the command must stop there all the same."""
-    code = ("import sys\n"
-            "from pipeline import cli\n"
-            "class Dropped:\n"
-            "    exc_value = KeyboardInterrupt()\n"
-            "cli._unraisable(Dropped())\n"
-            "sys.argv = ['tablebase', 'games']\n"
-            "cli.main()\n")
+    code = (
+        "import sys\n"
+        "from pipeline import cli\n"
+        "class Dropped:\n"
+        "    exc_value = KeyboardInterrupt()\n"
+        "cli._unraisable(Dropped())\n"
+        "sys.argv = ['tablebase', 'games']\n"
+        "cli.main()\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 130 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        "error: interrupted: a ruleset is published whole or not at all, and what was built before is kept"]
+        "error: interrupted: a ruleset is published whole or not at all, and what was built before is kept"
+    ]
 
 
 LOOP = """
@@ -555,9 +617,15 @@ def test_scratch_made_and_dropped_side_by_side_never_loses_a_folder(tmp_path):
     again, as builds do: the one dropping the last folder removes .staging or .tmp, never
     between the other's making of it and of its own folder inside."""
     (tmp_path / "data").mkdir()
-    processes = [subprocess.Popen([sys.executable, "-c", LOOP, str(tmp_path / "data"), ruleset],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for ruleset in ("nim", "chopsticks")]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", LOOP, str(tmp_path / "data"), ruleset],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for ruleset in ("nim", "chopsticks")
+    ]
     for process in processes:
         _, err = process.communicate(timeout=300)
         assert process.returncode == 0, err

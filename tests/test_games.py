@@ -8,45 +8,71 @@ import pytest
 
 import pipeline.games.registry as games_module
 from pipeline.core.errors import PositionError
-from pipeline.products.gamecheck import check_game
-from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space, all_games, check_contract
 from pipeline.core.params import IntParam
+from pipeline.games import POSITION_COLUMNS, TRANSITION_SCHEMA, Game, Space, all_games, check_contract
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.gamecheck import check_game
 
 REGISTRY = all_games()
 
 #: Small rulesets of every game, covering every parameter value.
 SMALL = {
     "chopsticks": [
-        "chopsticks", "chopsticks:hands=1", "chopsticks:fingers=2", "chopsticks:fingers=3,hands=3",
+        "chopsticks",
+        "chopsticks:hands=1",
+        "chopsticks:fingers=2",
+        "chopsticks:fingers=3,hands=3",
         "chopsticks:overflow=rollover,self_attack=true,split=any,split_kill=false",
         "chopsticks:split=dead,self_attack=true",
     ],
     "sticks": [
-        "sticks", "sticks:rows=1", "sticks:rows=5,play=normal", "sticks:rows=5,max_take=2",
+        "sticks",
+        "sticks:rows=1",
+        "sticks:rows=5,play=normal",
+        "sticks:rows=5,max_take=2",
         "sticks:max_take=1,play=normal,rows=4",
     ],
     "nim": [
-        "nim", "nim:start=1", "nim:play=misere,start=2-2-3", "nim:start=1-1-4,variant=largest",
-        "nim:play=misere,variant=distinct", "nim:start=1-2-2-3,variant=arrow",
-        "nim:play=misere,start=2-2-3,variant=arrow-other", "nim:start=1-1-4,variant=coin",
+        "nim",
+        "nim:start=1",
+        "nim:play=misere,start=2-2-3",
+        "nim:start=1-1-4,variant=largest",
+        "nim:play=misere,variant=distinct",
+        "nim:start=1-2-2-3,variant=arrow",
+        "nim:play=misere,start=2-2-3,variant=arrow-other",
+        "nim:start=1-1-4,variant=coin",
         "nim:play=misere,start=2-3,variant=coin",
     ],
     "hackenbush": [
-        "hackenbush", "hackenbush:fib=1", "hackenbush:fib=5", "hackenbush:tree=1:2",
+        "hackenbush",
+        "hackenbush:fib=1",
+        "hackenbush:fib=5",
+        "hackenbush:tree=1:2",
         "hackenbush:tree=1:5/3/9;9:2/4;4:6;3:7/8",
     ],
     "octal": [
-        "octal", "octal:start=1", "octal:code=0.07,start=2-7", "octal:code=0.137,play=misere,start=9",
+        "octal",
+        "octal:start=1",
+        "octal:code=0.07,start=2-7",
+        "octal:code=0.137,play=misere,start=9",
         "octal:code=0.4,start=8",
     ],
     "tictactoe": [
-        "tictactoe", "tictactoe:rows=1", "tictactoe:cols=2,k=2,rows=2", "tictactoe:cols=1,k=1,rows=1",
-        "tictactoe:k=1", "tictactoe:cols=4,k=2,rows=1", "tictactoe:cols=2,k=2,rows=4",
+        "tictactoe",
+        "tictactoe:rows=1",
+        "tictactoe:cols=2,k=2,rows=2",
+        "tictactoe:cols=1,k=1,rows=1",
+        "tictactoe:k=1",
+        "tictactoe:cols=4,k=2,rows=1",
+        "tictactoe:cols=2,k=2,rows=4",
     ],
     "connect": [
-        "connect:cols=3,k=3,rows=3", "connect:cols=4,k=3,rows=3", "connect:cols=1,k=1,rows=1",
-        "connect:cols=3,k=1,rows=2", "connect:cols=5,k=2,rows=1", "connect:cols=1,k=4,rows=6",
+        "connect:cols=3,k=3,rows=3",
+        "connect:cols=4,k=3,rows=3",
+        "connect:cols=1,k=1,rows=1",
+        "connect:cols=3,k=1,rows=2",
+        "connect:cols=5,k=2,rows=1",
+        "connect:cols=1,k=4,rows=6",
     ],
     # the example plug-in (examples/takeaway), installed by `make install`
     "takeaway": ["takeaway", "takeaway:take=1,tokens=5", "takeaway:play=misere,tokens=7"],
@@ -83,9 +109,15 @@ class Countdown(Game):
             def positions(self):
                 n = rules["n"]
                 terminal = [game.breakage.get("outcome", "loss")] + [None] * n
-                return pa.table([pa.array(range(n + 1), pa.int64()), pa.array([str(i) for i in range(n + 1)]),
-                                 pa.array(terminal, pa.string()), pa.array(range(n + 1), pa.int64())],
-                                schema=POSITION_COLUMNS.append(pa.field("left", pa.int64())))
+                return pa.table(
+                    [
+                        pa.array(range(n + 1), pa.int64()),
+                        pa.array([str(i) for i in range(n + 1)]),
+                        pa.array(terminal, pa.string()),
+                        pa.array(range(n + 1), pa.int64()),
+                    ],
+                    schema=POSITION_COLUMNS.append(pa.field("left", pa.int64())),
+                )
 
             def transitions(self):
                 n = rules["n"]
@@ -96,9 +128,13 @@ class Countdown(Game):
                     order = sorted(range(len(src)), key=lambda k: (src[k], dst[k]))
                     src, dst = [src[k] for k in order], [dst[k] for k in order]
                 yield pa.RecordBatch.from_arrays(
-                    [pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
-                     pa.DictionaryArray.from_arrays(pa.array([0] * len(src), pa.int32()), pa.array(["take"]))],
-                    schema=TRANSITION_SCHEMA)
+                    [
+                        pa.array(src, pa.int64()),
+                        pa.array(dst, pa.int64()),
+                        pa.DictionaryArray.from_arrays(pa.array([0] * len(src), pa.int32()), pa.array(["take"])),
+                    ],
+                    schema=TRANSITION_SCHEMA,
+                )
 
             def rank(self):
                 return game.breakage.get("rank", lambda n: list(range(n + 1)))(rules["n"])
@@ -112,14 +148,17 @@ class Countdown(Game):
         return text.strip()
 
 
-@pytest.mark.parametrize("breakage, problem", [
-    ({}, None),
-    ({"child": lambda i: i + 5}, "a position that is not listed"),
-    ({"twice": True}, "not distinct"),
-    ({"outcome": None}, "no move and no outcome"),
-    ({"outcome": "draw"}, "terminal values other than"),
-    ({"rank": lambda n: [0] * (n + 1)}, "the rank does not fall"),
-])
+@pytest.mark.parametrize(
+    "breakage, problem",
+    [
+        ({}, None),
+        ({"child": lambda i: i + 5}, "a position that is not listed"),
+        ({"twice": True}, "not distinct"),
+        ({"outcome": None}, "no move and no outcome"),
+        ({"outcome": "draw"}, "terminal values other than"),
+        ({"rank": lambda n: [0] * (n + 1)}, "the rank does not fall"),
+    ],
+)
 def test_the_checker_names_what_a_game_breaks(monkeypatch, breakage, problem):
     toy = Countdown(**breakage)
     monkeypatch.setattr(games_module, "_registry", lambda: {**REGISTRY, "countdown": toy})
@@ -134,8 +173,12 @@ def test_a_game_without_a_required_method_is_refused():
     class Half(Game):
         name, summary, params, columns = "half", "", (), {}
 
-    assert check_contract(Half()) == ["game 'half': no impartial", "game 'half': space() is required", "game 'half': start() is required",
-                                      "game 'half': canonical_position() is required"]
+    assert check_contract(Half()) == [
+        "game 'half': no impartial",
+        "game 'half': space() is required",
+        "game 'half': start() is required",
+        "game 'half': canonical_position() is required",
+    ]
 
 
 @pytest.mark.parametrize("game", list(all_games()))
@@ -146,14 +189,23 @@ def test_malformed_position_text_is_refused(game):
             rules.game.canonical_position(rules, text)
 
 
-@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "chopsticks:fingers=4,split=any", "nim:start=2-3-4,variant=coin",
-                                     "hackenbush:fib=4", "tictactoe:cols=3,k=3,rows=2", "octal:code=0.137,start=9"])
+@pytest.mark.parametrize(
+    "ruleset",
+    [
+        "sticks:rows=6",
+        "chopsticks:fingers=4,split=any",
+        "nim:start=2-3-4,variant=coin",
+        "hackenbush:fib=4",
+        "tictactoe:cols=3,k=3,rows=2",
+        "octal:code=0.137,start=9",
+    ],
+)
 def test_moves_come_the_same_in_parts_of_any_size(ruleset, monkeypatch):
     """Spark generates a game's moves part by part (Space.parts); small parts must give the
     same moves as the default ones, and each part a run of sources after the one before."""
     import pipeline.games._bulk as bulk
-    from pipeline.games import chopsticks, hackenbush, nim, tictactoe
     from pipeline.games import _heaps as heaps
+    from pipeline.games import chopsticks, hackenbush, nim, tictactoe
 
     rules = Ruleset.parse(ruleset)
     whole = pa.Table.from_batches(list(rules.game.space(rules).transitions()), schema=TRANSITION_SCHEMA)
@@ -163,8 +215,10 @@ def test_moves_come_the_same_in_parts_of_any_size(ruleset, monkeypatch):
     monkeypatch.setattr(hackenbush, "CELLS", 40)
     space = rules.game.space(rules)
     assert space.parts() > 2
-    parts = [pa.Table.from_batches(list(space.transitions_part(part)), schema=TRANSITION_SCHEMA)
-             for part in range(space.parts())]
+    parts = [
+        pa.Table.from_batches(list(space.transitions_part(part)), schema=TRANSITION_SCHEMA)
+        for part in range(space.parts())
+    ]
     sources = [part["src"].to_numpy() for part in parts if part.num_rows]
     assert all(a[-1] < b[0] for a, b in zip(sources, sources[1:]))
     together = pa.concat_tables(parts)
@@ -200,4 +254,5 @@ def test_the_checker_compares_transitions_from_with_transitions(monkeypatch):
 
     monkeypatch.setattr(HeapSpace, "transitions_from", one_short)
     assert check_game("sticks", "sticks:rows=5") == [
-        "sticks on sticks:rows=5: transitions_from() of one rank's positions differs from transitions()' rows for them"]
+        "sticks on sticks:rows=5: transitions_from() of one rank's positions differs from transitions()' rows for them"
+    ]

@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 1536 << 20
 
 
-def tablebase(*args: str, limit: int | None = LIMIT, timeout: float = 120,
-              env: dict | None = None) -> subprocess.CompletedProcess:
+def tablebase(
+    *args: str, limit: int | None = LIMIT, timeout: float = 120, env: dict | None = None
+) -> subprocess.CompletedProcess:
     if limit is not None and sys.platform != "linux":
         pytest.skip("the address-space limits here were measured on Linux")
 
@@ -35,8 +36,15 @@ def tablebase(*args: str, limit: int | None = LIMIT, timeout: float = 120,
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout, preexec_fn=restrict, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        preexec_fn=restrict,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def one_error(result: subprocess.CompletedProcess) -> str:
@@ -100,18 +108,31 @@ def test_a_hackenbush_path_too_long_to_build_is_refused_by_the_estimate_of_its_l
     estimate counts them, and says so in one short line."""
     rulesets = tmp_path / "rulesets.toml"
     rulesets.write_text(f'[[ruleset]]\nid = "{hackenbush_path(70_000)}"\n')
-    line = one_error(tablebase("build", "--all", "--rulesets", str(rulesets), "--data", str(tmp_path / "data"),
-                               limit=None, env={"TABLEBASE_MAX_MEMORY": "8GB"}))  # refused however it is counted
+    line = one_error(
+        tablebase(
+            "build",
+            "--all",
+            "--rulesets",
+            str(rulesets),
+            "--data",
+            str(tmp_path / "data"),
+            limit=None,
+            env={"TABLEBASE_MAX_MEMORY": "8GB"},
+        )
+    )  # refused however it is counted
     assert "(817,807 characters) is too big for this machine: it needs up to 92.1 GiB of memory" in line
     assert not (tmp_path / "data").exists() or not list((tmp_path / "data").rglob("*.parquet"))
 
 
-@pytest.mark.parametrize("ruleset", [
-    "sticks:play=" + "x" * 1_000_100,
-    "nim:start=" + "1-" * 600_000 + "1",
-    "octal:start=" + "-".join(["1"] * 20_000),
-    "hackenbush:tree=1:2/" + "x" * 200_000,
-])
+@pytest.mark.parametrize(
+    "ruleset",
+    [
+        "sticks:play=" + "x" * 1_000_100,
+        "nim:start=" + "1-" * 600_000 + "1",
+        "octal:start=" + "-".join(["1"] * 20_000),
+        "hackenbush:tree=1:2/" + "x" * 200_000,
+    ],
+)
 def test_a_runaway_parameter_text_is_refused_in_one_short_line(tmp_path, ruleset):
     rulesets = tmp_path / "rulesets.toml"
     rulesets.write_text(f'[[ruleset]]\nid = "{ruleset}"\n')
@@ -128,12 +149,12 @@ def test_many_small_heaps_are_counted_in_one_pass_per_size(tmp_path):
 
 
 RULESET_FILES = {
-    "an integer id": b'[[ruleset]]\nid = 5\n',
+    "an integer id": b"[[ruleset]]\nid = 5\n",
     "an array id": b'[[ruleset]]\nid = ["chopsticks"]\n',
     "a comment that is no string": b'[[ruleset]]\nid = "chopsticks"\ncomment = 7\n',
     "one [ruleset] table": b'[ruleset]\nid = "chopsticks"\n',
-    "ruleset a number": b'ruleset = 5\n',
-    "rulesets that are numbers": b'ruleset = [1, 2]\n',
+    "ruleset a number": b"ruleset = 5\n",
+    "rulesets that are numbers": b"ruleset = [1, 2]\n",
     "bytes that are not UTF-8": b'[[ruleset]]\nid = "chopsticks"\ncomment = "\xff\xfe"\n',
 }
 WHY = {
@@ -183,13 +204,15 @@ def test_an_address_space_too_small_for_the_libraries_is_one_line(tmp_path, comm
 def test_memory_running_out_while_an_error_is_described_is_still_one_line():
     """The line for memory running out is made when the command starts: describing an error
     that then fails for want of memory still ends in one line, and exit status 1."""
-    script = ("import sys\n"
-              "import pipeline.cli as cli\n"
-              "def describe(error):\n"
-              "    raise MemoryError\n"
-              "cli.describe = describe\n"
-              "sys.argv = ['tablebase', 'probe', 'no-such-game', 'start']\n"
-              "cli.main()\n")
+    script = (
+        "import sys\n"
+        "import pipeline.cli as cli\n"
+        "def describe(error):\n"
+        "    raise MemoryError\n"
+        "cli.describe = describe\n"
+        "sys.argv = ['tablebase', 'probe', 'no-such-game', 'start']\n"
+        "cli.main()\n"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert one_error(result).startswith("error: out of memory: build a smaller ruleset")
 
@@ -209,8 +232,8 @@ def test_an_address_space_limit_below_the_estimate_is_refused_up_front(tmp_path,
 
 
 def test_an_address_space_limit_above_the_estimate_builds(tmp_path):
-    from pipeline.stages.estimate import estimate, reserved
     from pipeline.games.rulesets import Ruleset
+    from pipeline.stages.estimate import estimate, reserved
 
     needs = estimate(Ruleset.parse("sticks:rows=3")).memory + reserved()
     result = tablebase("build", "-q", "sticks:rows=3", "--data", str(tmp_path / "data"), limit=needs + (64 << 20))

@@ -6,25 +6,75 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
-import pyarrow as pa
-
 from pipeline.core.errors import RulesetError
-from pipeline.games import TRANSITION_SCHEMA, _heaps
 from pipeline.datadir.layout import DataDir
-from pipeline.products.query import library, run_sql
+from pipeline.games import TRANSITION_SCHEMA, _heaps
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.query import library, run_sql
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
 from tests.staged import staged
 
 # Dawson's Kayles takes two at a time: an even start leaves only even heaps alone, an odd
 # start only odd ones, so both are built. A heap of 44 takes keys of two words.
-RULESETS = ["octal:start=14", "octal:code=0.07,start=12", "octal:code=0.07,start=13", "octal:code=0.3,start=30",
-            "octal:start=44"]
+RULESETS = [
+    "octal:start=14",
+    "octal:code=0.07,start=12",
+    "octal:code=0.07,start=13",
+    "octal:code=0.3,start=30",
+    "octal:start=44",
+]
 #: Kayles' Grundy values of heaps 0..44: OEIS A002186 (Guy and Smith 1956; Winning Ways, p. 91).
-KAYLES = ("0 1 2 3 1 4 3 2 1 4 2 6 4 1 2 7 1 4 3 2 1 4 6 7 4 1 2 8 5 4 7 2 1 8 6 7 4 1 2 3 1 4 7 2 1").split()
+KAYLES = [
+    "0",
+    "1",
+    "2",
+    "3",
+    "1",
+    "4",
+    "3",
+    "2",
+    "1",
+    "4",
+    "2",
+    "6",
+    "4",
+    "1",
+    "2",
+    "7",
+    "1",
+    "4",
+    "3",
+    "2",
+    "1",
+    "4",
+    "6",
+    "7",
+    "4",
+    "1",
+    "2",
+    "8",
+    "5",
+    "4",
+    "7",
+    "2",
+    "1",
+    "8",
+    "6",
+    "7",
+    "4",
+    "1",
+    "2",
+    "3",
+    "1",
+    "4",
+    "7",
+    "2",
+    "1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +96,7 @@ def values(row: dict) -> list[str]:
 
 
 def test_kayles_grundy_values_are_the_published_ones(sequences):
-    assert values(sequences["octal:start=14"])[:12] == "0 1 2 3 1 4 3 2 1 4 2 6".split()
+    assert values(sequences["octal:start=14"])[:12] == ["0", "1", "2", "3", "1", "4", "3", "2", "1", "4", "2", "6"]
 
 
 def test_kayles_grundy_values_past_the_heaps_one_word_numbers_are_the_published_ones(sequences):
@@ -59,14 +109,17 @@ def test_kayles_grundy_values_past_the_heaps_one_word_numbers_are_the_published_
 def test_dawsons_kayles_grundy_values_are_the_published_ones(sequences):
     even, odd = values(sequences["octal:code=0.07,start=12"]), values(sequences["octal:code=0.07,start=13"])
     merged = [e if e != "." else o for e, o in zip(even, odd)]
-    assert merged[:12] == "0 0 1 1 2 0 3 1 1 0 3 3".split()
+    assert merged[:12] == ["0", "0", "1", "1", "2", "0", "3", "1", "1", "0", "3", "3"]
     assert sequences["octal:code=0.07,start=12"]["missing"] == 6  # the odd heaps 1..11
 
 
 def test_a_period_is_named_only_when_it_shows(sequences):
     """0.3 (take one token from a heap, nothing more) alternates 0 1 from heap 0; Kayles'
     period (12, from 71 on) lies far beyond a heap of 14."""
-    assert (sequences["octal:code=0.3,start=30"]["period"], sequences["octal:code=0.3,start=30"]["period_from_heap"]) == (2, 0)
+    assert (
+        sequences["octal:code=0.3,start=30"]["period"],
+        sequences["octal:code=0.3,start=30"]["period_from_heap"],
+    ) == (2, 0)
     assert sequences["octal:start=14"]["period"] is None
 
 
@@ -77,7 +130,8 @@ def test_a_period_shows_above_a_heap_never_held_alone(tmp_path):
     build(Ruleset.parse("takeaway"), DataDir(tmp_path))  # a game without a heaps column
     rows = run_sql(tmp_path, library().joinpath("grundy_sequence.sql").read_text()).to_pylist()
     assert [(r["ruleset"], r["period"], r["period_from_heap"], r["missing"]) for r in rows] == [
-        ("octal:code=0.2,start=20", 2, 1, 1)]
+        ("octal:code=0.2,start=20", 2, 1, 1)
+    ]
 
 
 def enumerated(folder: Path, ruleset: str) -> tuple[bytes, bytes]:
@@ -88,8 +142,16 @@ def enumerated(folder: Path, ruleset: str) -> tuple[bytes, bytes]:
     return files.positions.read_bytes(), files.transitions.read_bytes()
 
 
-@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "sticks:max_take=2,play=normal,rows=7", "octal:start=20",
-                                     "octal:code=0.137,start=9-5", "octal:code=0.07,play=misere,start=3-4-5"])
+@pytest.mark.parametrize(
+    "ruleset",
+    [
+        "sticks:rows=6",
+        "sticks:max_take=2,play=normal,rows=7",
+        "octal:start=20",
+        "octal:code=0.137,start=9-5",
+        "octal:code=0.07,play=misere,start=3-4-5",
+    ],
+)
 def test_keys_of_several_words_give_the_files_of_one(tmp_path, monkeypatch, ruleset):
     """Forced on small rulesets (a word per heap size, or a few sizes a word), keys of
     several words find and number every position and move as one word does: the same

@@ -20,10 +20,10 @@ import pytest
 
 from pipeline.core.errors import OutputError, TablebaseError
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.output import Format, blob_text, interval_text, render
-from pipeline.storage.parquet import table_bytes, write_table
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
+from pipeline.storage.output import Format, blob_text, interval_text, render
+from pipeline.storage.parquet import table_bytes, write_table
 
 ROWS = [
     {"ruleset": "chopsticks", "plies": 8, "grundy": None, "moves": ["1-1", "0-2"]},
@@ -62,17 +62,22 @@ def test_unknown_and_binary_formats_are_refused(form):
 
 # --- values JSON and CSV have no word for -------------------------------------------------
 
+
 def strict_json(text: str) -> object:
     """`text` parsed as JSON is (RFC 8259): NaN and Infinity, which Python's json accepts, refused."""
+
     def refuse(word: str) -> None:
         raise ValueError(f"{word} is not JSON")
+
     return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture(scope="module")
 def odd() -> pa.Table:
     """One row of values JSON or CSV have no word for, as DuckDB gives them."""
-    return duckdb.connect().sql("""
+    return (
+        duckdb.connect()
+        .sql("""
     SELECT 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, '-inf'::FLOAT AS minus_inf,
            {'x': 'nan'::DOUBLE, 'l': ['inf'::DOUBLE, 1.5]} AS nested,
            MAP {1: 'one'} AS int_keys, MAP {{'a': 1}: 'struct key'} AS struct_keys,
@@ -86,7 +91,9 @@ def odd() -> pa.Table:
            INTERVAL '14 months 2 days 3.5 seconds' AS interval,
            '0c1cfbe4-76a3-48f0-ab18-b60d526ceadb'::UUID AS uuid,
            union_value(n := 'nan'::DOUBLE) AS union_nan
-    """).to_arrow_table()
+    """)
+        .to_arrow_table()
+    )
 
 
 @pytest.mark.parametrize("form", ["json", "jsonl"])
@@ -125,9 +132,20 @@ def test_blobs_and_intervals_read_as_duckdb_writes_them():
     con = duckdb.connect()
     every_byte = bytes(range(256))
     assert blob_text(every_byte) == con.execute("SELECT ?::BLOB::VARCHAR", [every_byte]).fetchall()[0][0]
-    for interval in ["0 seconds", "1 month", "-1 month", "14 months", "-14 months -1 second", "1 day",
-                     "-2 days", "30 hours", "-3.25 seconds", "1 month -1 day 1 microsecond",
-                     "12 months 1 day 1 hour 2 minutes 3.000004 seconds", "-100000 hours"]:
+    for interval in [
+        "0 seconds",
+        "1 month",
+        "-1 month",
+        "14 months",
+        "-14 months -1 second",
+        "1 day",
+        "-2 days",
+        "30 hours",
+        "-3.25 seconds",
+        "1 month -1 day 1 microsecond",
+        "12 months 1 day 1 hour 2 minutes 3.000004 seconds",
+        "-100000 hours",
+    ]:
         value = con.sql(f"SELECT INTERVAL '{interval}' AS i").to_arrow_table()["i"][0].as_py()
         expected = con.sql(f"SELECT INTERVAL '{interval}'::VARCHAR").fetchall()[0][0]
         assert interval_text(value.months, value.days, value.nanoseconds) == expected, interval
@@ -151,8 +169,9 @@ NULL, FULL = (1, 3), (1, 7)  # the major and minor numbers of /dev/null and /dev
 
 
 def tablebase(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120
+    )
 
 
 @pytest.fixture(scope="module")
@@ -248,8 +267,9 @@ def test_output_naming_a_descriptor_writes_to_the_one_the_shell_opened(data, tmp
     log = tmp_path / "log"
     log.write_text("before\n")
     with open(log, "a") as appended:
-        result = tablebase("sql", "SELECT 1 AS a", "--data", str(data), "--output", "/dev/fd/1", "--format", "csv",
-                           stdout=appended)
+        result = tablebase(
+            "sql", "SELECT 1 AS a", "--data", str(data), "--output", "/dev/fd/1", "--format", "csv", stdout=appended
+        )
     assert result.returncode == 0, result.stderr
     assert log.read_text() == 'before\n"a"\n1\n'
 
@@ -282,8 +302,10 @@ def test_claims_out_writes_through_a_symlink_and_into_a_device(data, tmp_path):
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and (tmp_path / "report.md").read_text().startswith("# The seeds' claims")
     full = device(tmp_path / "full", FULL)
-    assert one_error_line(tablebase("claims", "--data", str(data), "--out", str(full))) == \
-        f"error: cannot write {full}: No space left on device"
+    assert (
+        one_error_line(tablebase("claims", "--data", str(data), "--out", str(full)))
+        == f"error: cannot write {full}: No space left on device"
+    )
     assert stat.S_ISCHR(full.lstat().st_mode)
 
 
@@ -295,8 +317,16 @@ def test_an_out_folder_that_is_a_device_is_refused_in_one_line(data, tmp_path, c
     assert stat.S_ISCHR(null.lstat().st_mode)
 
 
-@pytest.mark.parametrize("args", [["sql", "SELECT 1"], ["sql", "SELECT 1", "--format", "json"],
-                                  ["probe", "sticks:rows=2", "start"], ["query", "--list"], ["--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sql", "SELECT 1"],
+        ["sql", "SELECT 1", "--format", "json"],
+        ["probe", "sticks:rows=2", "start"],
+        ["query", "--list"],
+        ["--help"],
+    ],
+)
 def test_standard_output_on_a_full_device_is_one_line(data, args):
     with open("/dev/full", "w") as full:
         result = tablebase(*args, *(["--data", str(data)] if args[0] != "--help" else []), stdout=full)
@@ -304,15 +334,22 @@ def test_standard_output_on_a_full_device_is_one_line(data, args):
 
 
 def test_a_closed_standard_output_is_one_line(data):
-    result = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "pipeline",
-                             "sql", "SELECT 1", "--data", str(data)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "pipeline", "sql", "SELECT 1", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert one_error_line(result) == "error: cannot write to standard output: Bad file descriptor"
 
 
 def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(data):
     """As `seq 1000000 | head -1`: no error line, and the status a shell reports as 141."""
-    process = subprocess.Popen([sys.executable, "-m", "pipeline", "sql", "SELECT * FROM range(200000)", "-f", "csv",
-                                "--data", str(data)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "sql", "SELECT * FROM range(200000)", "-f", "csv", "--data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert process.stdout.readline().strip() == b'"range"'
     process.stdout.close()  # 1.3 MB, far more than a pipe holds, is still to come
     assert process.wait(timeout=120) == -signal.SIGPIPE
@@ -321,7 +358,9 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(data):
 
 def test_parquet_of_a_union_is_one_line_naming_the_column_and_writes_nothing(data, tmp_path):
     target = tmp_path / "u.parquet"
-    result = tablebase("sql", "SELECT union_value(a := 1) AS u", "--data", str(data), "-f", "parquet", "-o", str(target))
+    result = tablebase(
+        "sql", "SELECT union_value(a := 1) AS u", "--data", str(data), "-f", "parquet", "-o", str(target)
+    )
     line = one_error_line(result)
     assert "column 'u'" in line and "Parquet cannot hold" in line and "data file" not in line
     assert not target.exists() and list(tmp_path.iterdir()) == []

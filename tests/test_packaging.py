@@ -12,8 +12,11 @@ SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setup
 
 
 def test_every_folder_of_the_package_is_installed():
-    folders = {".".join(path.relative_to(ROOT).parts) for path in [ROOT / "pipeline", *(ROOT / "pipeline").rglob("*")]
-               if path.is_dir() and "__pycache__" not in path.parts}
+    folders = {
+        ".".join(path.relative_to(ROOT).parts)
+        for path in [ROOT / "pipeline", *(ROOT / "pipeline").rglob("*")]
+        if path.is_dir() and "__pycache__" not in path.parts
+    }
     assert set(SETUPTOOLS["packages"]) == folders | {"pipeline.queries"}
 
 
@@ -31,8 +34,12 @@ def wheel(tmp_path_factory) -> Path:
     import sys
 
     folder = tmp_path_factory.mktemp("wheel")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(folder), str(ROOT)],
-                           capture_output=True, text=True, timeout=300)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(folder), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if built.returncode != 0:
         pytest.skip(f"no wheel could be built here (pip wheel: {built.stderr.strip().splitlines()[-1:]})")
     [path] = folder.glob("*.whl")
@@ -55,17 +62,30 @@ def test_an_installed_copy_renders_the_pages_from_its_templates_style_and_script
     import sys
 
     site = tmp_path / "site"
-    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
-                                str(wheel)], capture_output=True, text=True, timeout=300)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert installed.returncode == 0, installed.stderr
     templates = ROOT / "pipeline" / "products" / "templates"
     assert sorted(p.name for p in (site / "pipeline" / "products" / "templates").iterdir()) == sorted(
-        p.name for p in templates.iterdir())
-    script = ("import sys; from pipeline.products import pages; "
-              "print(pages.__file__); print(pages.asset('ruleset.js') == sys.argv[1]); "
-              "sys.stdout.write(pages.index_page([], {}, set(), {}))")
-    rendered = subprocess.run([sys.executable, "-c", script, (templates / "ruleset.js").read_text()],
-                              capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(site)}, timeout=60)
+        p.name for p in templates.iterdir()
+    )
+    script = (
+        "import sys; from pipeline.products import pages; "
+        "print(pages.__file__); print(pages.asset('ruleset.js') == sys.argv[1]); "
+        "sys.stdout.write(pages.index_page([], {}, set(), {}))"
+    )
+    rendered = subprocess.run(
+        [sys.executable, "-c", script, (templates / "ruleset.js").read_text()],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(site)},
+        timeout=60,
+    )
     assert rendered.returncode == 0, rendered.stderr
     where, same, page = rendered.stdout.split("\n", 2)
     assert Path(where).is_relative_to(site) and same == "True"
@@ -114,5 +134,6 @@ def test_make_all_installs_the_light_install_and_make_test_every_extra():
 
 def test_make_install_hides_setuptools_note_on_editable_installs():
     editable = [line for line in make_dry_run("test") if " -e " in line]
-    assert len(editable) == 3 and all(line.startswith('PYTHONWARNINGS="ignore:Editable installation" ')
-                                      for line in editable), editable
+    assert len(editable) == 3 and all(
+        line.startswith('PYTHONWARNINGS="ignore:Editable installation" ') for line in editable
+    ), editable

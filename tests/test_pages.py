@@ -18,18 +18,24 @@ import pytest
 
 import pipeline.products.draw as draw_module
 from pipeline.core.values import in_plies
+from pipeline.datadir.layout import DataDir
+from pipeline.games._svg import text_picture
+from pipeline.games.rulesets import Ruleset
 from pipeline.products.draw import draw
 from pipeline.products.gamecheck import _drawing_problem
 from pipeline.products.pages import remoteness_histogram
-from pipeline.games._svg import text_picture
-from pipeline.datadir.layout import DataDir
-from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
 #: draws nothing of its own), beside the chopsticks rulesets of conftest's `built`.
-EXTRA = ["nim:start=1-2-3,variant=arrow", "nim:start=1-2,variant=coin", "hackenbush:tree=1:2/3;2:4",
-         "octal:start=4", "tictactoe:cols=2,k=2,rows=2", "takeaway:tokens=5"]
+EXTRA = [
+    "nim:start=1-2-3,variant=arrow",
+    "nim:start=1-2,variant=coin",
+    "hackenbush:tree=1:2/3;2:4",
+    "octal:start=4",
+    "tictactoe:cols=2,k=2,rows=2",
+    "takeaway:tokens=5",
+]
 #: In the index only (--all draws no page of them): the longest remoteness histogram and
 #: the longest start, what the index's tables must still fit at 1400 px.
 INDEX_ONLY = ["sticks:rows=8", "hackenbush:fib=6"]
@@ -102,7 +108,9 @@ def test_every_game_draws_its_positions_and_a_plug_in_shows_its_text(site):
             svg = ET.fromstring(picture)  # well-formed, without a namespace: inline in HTML
             assert svg.tag == "svg" and svg.get("viewBox"), ruleset
             # a picture with the mover below and the other above says so: the pages keep each player's side
-            assert svg.get("class").split() == ["position"] + (["sides"] if rules.game_name == "chopsticks" else []), ruleset
+            assert svg.get("class").split() == ["position"] + (["sides"] if rules.game_name == "chopsticks" else []), (
+                ruleset
+            )
             assert "<script" not in picture and "href" not in picture, ruleset
             assert (picture == text_picture(text)) == (rules.game_name == "takeaway"), (ruleset, text)
 
@@ -124,8 +132,12 @@ def test_the_index_orders_parameters_as_numbers_and_shows_comments(site):
     page = (pages / "index.html").read_text()
     order = [line.split('"')[1] for line in page.split("<tr data-ruleset=")[1:]]
     chopsticks = [r for r in order if r.startswith("chopsticks")]
-    assert chopsticks == ["chopsticks", "chopsticks:split=dead", "chopsticks:split=any",
-                          "chopsticks:overflow=rollover"]  # split in the game's order: none, dead, any
+    assert chopsticks == [
+        "chopsticks",
+        "chopsticks:split=dead",
+        "chopsticks:split=any",
+        "chopsticks:overflow=rollover",
+    ]  # split in the game's order: none, dead, any
     for comment in COMMENTS.values():
         assert f'<div class="comment">{comment}</div>' in page
     assert "the second player wins in 8 plies" in page
@@ -161,8 +173,10 @@ def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if found is None:
-        pytest.skip("Chromium is not installed, so the pages are not tried in a browser: `make test` installs it "
-                    "where it can (Debian/Ubuntu: apt-get install chromium)")
+        pytest.skip(
+            "Chromium is not installed, so the pages are not tried in a browser: `make test` installs it "
+            "where it can (Debian/Ubuntu: apt-get install chromium)"
+        )
     return found
 
 
@@ -203,7 +217,7 @@ def test_walking_the_game_lists_the_moves_by_ply_keeps_each_players_side_and_dow
         child = positions[target]
         meaning = {"win": "loss", "loss": "win", "tie": "tie", "draw": "draw"}[child["value"]]
         assert meaning in card.get_attribute("class").split()
-        assert card.locator(".what").inner_text().startswith(in_plies(meaning, child['remoteness'] + 1))
+        assert card.locator(".what").inner_text().startswith(in_plies(meaning, child["remoteness"] + 1))
         played.append(card.locator(".label").inner_text())
         card.click()
         page.wait_for_function("id => document.querySelector('#here').dataset.id === id", arg=str(child["id"]))
@@ -271,8 +285,9 @@ def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site
     for width in (390, 1400):
         page = opened(browser, pages / "index.html", width, 800)
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        heights = page.evaluate("Array.from(document.querySelectorAll('table.catalog code'), "
-                                "c => c.getBoundingClientRect().height)")
+        heights = page.evaluate(
+            "Array.from(document.querySelectorAll('table.catalog code'), c => c.getBoundingClientRect().height)"
+        )
         line = page.evaluate("parseFloat(getComputedStyle(document.querySelector('table.catalog code')).lineHeight)")
         assert heights and max(heights) < 1.5 * line  # no start wraps
         if width == 390:  # every ruleset page too: its start drawn, nothing wider than the phone
@@ -288,9 +303,11 @@ def test_the_index_and_the_pages_fit_a_phone_and_keep_positions_on_one_line(site
 def test_the_index_fits_its_boxes_at_1400_px_and_no_histogram_label_is_clipped(site, browser):
     _, pages = site
     page = opened(browser, pages / "index.html", 1400, 900)
-    overflowing = page.evaluate("Array.from(document.querySelectorAll('.scroll'), box => "
-                                "[box.previousElementSibling.id, box.scrollWidth, box.clientWidth])"
-                                ".filter(([, scrolled, shown]) => scrolled > shown)")
+    overflowing = page.evaluate(
+        "Array.from(document.querySelectorAll('.scroll'), box => "
+        "[box.previousElementSibling.id, box.scrollWidth, box.clientWidth])"
+        ".filter(([, scrolled, shown]) => scrolled > shown)"
+    )
     assert overflowing == []
     labels = page.evaluate("""Array.from(document.querySelectorAll('svg.histogram text'), label => {
         const [text, svg, box] = [label, label.closest('svg'), label.closest('.scroll')]

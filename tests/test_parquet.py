@@ -10,8 +10,12 @@ import pytest
 
 from pipeline.storage.parquet import first_seen, write_batches
 
-SCHEMA = pa.schema([pa.field("n", pa.int64(), nullable=False),
-                    pa.field("name", pa.dictionary(pa.int32(), pa.string()), nullable=False)])
+SCHEMA = pa.schema(
+    [
+        pa.field("n", pa.int64(), nullable=False),
+        pa.field("name", pa.dictionary(pa.int32(), pa.string()), nullable=False),
+    ]
+)
 
 
 def random_chunks(rng: np.random.Generator, strings: list[str]) -> tuple[list[pa.DictionaryArray], list[str]]:
@@ -39,8 +43,10 @@ def test_same_rows_give_the_same_bytes_however_batched(tmp_path):
     rng = np.random.default_rng(11)
     chunks, rows = random_chunks(rng, [f"move {k}" for k in range(50)])
     numbers = pa.array(np.arange(len(rows)))
-    as_chunks = [pa.record_batch([numbers.slice(offset, len(chunk)), chunk], schema=SCHEMA)
-                 for offset, chunk in zip(np.cumsum([0] + [len(c) for c in chunks]), chunks)]
+    as_chunks = [
+        pa.record_batch([numbers.slice(offset, len(chunk)), chunk], schema=SCHEMA)
+        for offset, chunk in zip(np.cumsum([0] + [len(c) for c in chunks]), chunks)
+    ]
     whole = pa.record_batch([numbers, pa.array(rows).dictionary_encode()], schema=SCHEMA)
     write_batches(iter(as_chunks), tmp_path / "a.parquet", SCHEMA, delta=("n",))
     write_batches(iter([whole]), tmp_path / "b.parquet", SCHEMA, delta=("n",))

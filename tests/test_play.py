@@ -21,14 +21,21 @@ COMPUTER = re.compile(r"^computer plays (.+) -> (\S+)$")
 def tablebase_play(data: Path, *args: str, stdin: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pipeline", "play", *args, "--data", str(data)],
-        input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
     )
 
 
 def headline(transcript: str) -> str:
     """The line that says how the game ended."""
-    return next(line for line in transcript.splitlines()
-                if line.startswith(("game over after", "game abandoned", "stopped after")))
+    return next(
+        line
+        for line in transcript.splitlines()
+        if line.startswith(("game over after", "game abandoned", "stopped after"))
+    )
 
 
 def computer_moves(transcript: str) -> list[tuple[str, str]]:
@@ -80,7 +87,7 @@ def test_as_second_the_computer_moves_first_and_best_play_beats_it(built):
     assert "computer to move: you win in 8 plies" in lines[first_ply]
     assert lines[first_ply + 1] == "  the computer 1-1, you 1-1"
     assert lines[first_ply + 2] == f"computer plays {line[0]} -> 1-2|1-1"
-    assert not any("your move>" in text for text in lines[:first_ply + 3])
+    assert not any("your move>" in text for text in lines[: first_ply + 3])
     assert headline(result.stdout) == "game over after 8 plies: you win."
 
 
@@ -128,7 +135,10 @@ def test_a_drawn_game_stops_at_the_ply_limit(built):
     outcome = play(ruleset, built, stdin=io.StringIO("\n".join(line[0::2]) + "\n"), stdout=out, max_plies=6)
     assert outcome == Outcome(None, 6, "limit", outcome.position, outcome.moves)
     assert len(outcome.moves) == 6
-    assert "stopped after 6 plies, the limit, you to move: a draw (neither player can force the game to end)." in out.getvalue()
+    assert (
+        "stopped after 6 plies, the limit, you to move: a draw (neither player can force the game to end)."
+        in out.getvalue()
+    )
 
 
 def test_every_ply_says_which_hands_are_yours_and_which_the_computers(built):
@@ -136,8 +146,10 @@ def test_every_ply_says_which_hands_are_yours_and_which_the_computers(built):
     play("chopsticks", built, stdin=io.StringIO("1\nquit\n"), stdout=out)
     lines = out.getvalue().splitlines()
     # positions are written mover|opponent: the hands swap places every ply
-    assert lines[lines.index("ply 0  1-1|1-1  you to move: the computer wins in 8 plies") + 1] \
+    assert (
+        lines[lines.index("ply 0  1-1|1-1  you to move: the computer wins in 8 plies") + 1]
         == "  you 1-1, the computer 1-1"
+    )
     ply1 = next(i for i, line in enumerate(lines) if line.startswith("ply 1  1-2|1-1  computer to move"))
     assert lines[ply1 + 1] == "  the computer 1-2, you 1-1"
 
@@ -145,7 +157,9 @@ def test_every_ply_says_which_hands_are_yours_and_which_the_computers(built):
 def test_heaps_have_no_sides_to_label(built):
     out = io.StringIO()
     play("sticks:rows=2", built, stdin=io.StringIO("quit\n"), stdout=out)
-    assert not any(line.startswith("  you ") or "the computer " in line.split(":")[0] for line in out.getvalue().splitlines())
+    assert not any(
+        line.startswith("  you ") or "the computer " in line.split(":")[0] for line in out.getvalue().splitlines()
+    )
 
 
 def test_a_game_starts_from_the_position_given_and_a_hint_names_the_winning_move(built):
@@ -166,8 +180,14 @@ def test_start_names_the_start_position_in_any_case(built):
 def test_hidden_values_stay_hidden_until_the_game_ends(built):
     out = io.StringIO()
     line = best_line("chopsticks", built, 20)
-    play("chopsticks", built, human_first=False, show_values=False, stdin=io.StringIO("\n".join(line[1::2]) + "\n"),
-         stdout=out)
+    play(
+        "chopsticks",
+        built,
+        human_first=False,
+        show_values=False,
+        stdin=io.StringIO("\n".join(line[1::2]) + "\n"),
+        stdout=out,
+    )
     lines = out.getvalue().splitlines()
     end = lines.index("game over after 8 plies: you win.")
     assert not any(re.search(r"\b(win|wins|loss|tie|draw) in \d", text) for text in lines[:end])
@@ -179,7 +199,7 @@ def test_the_summary_lists_every_move_played_in_order(built):
     out = io.StringIO()
     play("chopsticks", built, human_first=False, stdin=io.StringIO("\n".join(line[1::2]) + "\n"), stdout=out)
     lines = out.getvalue().splitlines()
-    summary = lines[lines.index("game over after 8 plies: you win.") + 1:]
+    summary = lines[lines.index("game over after 8 plies: you win.") + 1 :]
     assert summary[0] == "the moves, from 1-1|1-1:"
     rows = [re.match(r"^ +(\d+)\. (you|the computer) +(.+?)  -> (\S+)$", text).groups() for text in summary[1:]]
     assert [int(number) for number, *_ in rows] == list(range(1, 9))
@@ -190,7 +210,8 @@ def test_the_summary_lists_every_move_played_in_order(built):
 def test_a_malformed_or_unknown_start_is_one_line_error(built):
     result = tablebase_play(built, "chopsticks", "--from", "1-1|9-9", stdin="")
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.splitlines() == ["error: impossible chopsticks position '1-1|9-9': a hand holds at most "
-                                          "4 fingers"], result.stderr
+    assert result.stderr.splitlines() == [
+        "error: impossible chopsticks position '1-1|9-9': a hand holds at most 4 fingers"
+    ], result.stderr
     result = tablebase_play(built, "sticks:rows=2", "--from", "3-3", stdin="")
     assert result.returncode == 1 and result.stderr.strip() == "error: '3-3' is not a position of sticks:rows=2"

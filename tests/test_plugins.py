@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline.games.registry as games_module
-from pipeline.datadir.check import check
 from pipeline.core.errors import DataError, RulesetError
-from pipeline.games import all_games, broken_plugins, find_game
-from pipeline.games.simple import SimpleGame
-from pipeline.datadir.layout import DataDir
 from pipeline.core.params import IntParam
+from pipeline.datadir.check import check
+from pipeline.datadir.layout import DataDir
+from pipeline.games import all_games, broken_plugins, find_game
 from pipeline.games.rulesets import Ruleset
+from pipeline.games.simple import SimpleGame
 from pipeline.stages.build import build
 
 RULESETS = ["takeaway", "takeaway:take=4,tokens=30", "takeaway:play=misere,take=2,tokens=17"]
@@ -103,20 +103,28 @@ class Broken(SimpleGame):
         return n * 10**12 if self.bug == "rank beyond 32 bits" else None
 
 
-@pytest.mark.parametrize("bug, message", [
-    ("raises", "game broken: moves() failed on 2: ZeroDivisionError: oops"),
-    ("no outcome", "game broken: the finished position '0' has outcome None"),
-    ("same text", "game broken: two positions have the same text"),
-    ("text raises", "game broken: text() failed on 2: ZeroDivisionError: oops"),
-    ("text exits", "game broken: text() failed on 2: it called sys.exit(3)"),
-    ("outcome raises", "game broken: outcome() failed on 0: LookupError: no such end"),
-    ("lone surrogate", "game broken: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed)"),
-    ("text not str", "game broken: text() of 2 gives int, not str"),
-    ("rank beyond 32 bits", "game broken: rank() of 3 is 3000000000000, not an integer from -2,147,483,648 to "
-                            "2,147,483,647"),
-    ("won and lost ends", "game broken: impartial is True, but finished positions are loss and win"),
-    ("tied end", "game broken: impartial is True, but finished positions are tie"),
-])
+@pytest.mark.parametrize(
+    "bug, message",
+    [
+        ("raises", "game broken: moves() failed on 2: ZeroDivisionError: oops"),
+        ("no outcome", "game broken: the finished position '0' has outcome None"),
+        ("same text", "game broken: two positions have the same text"),
+        ("text raises", "game broken: text() failed on 2: ZeroDivisionError: oops"),
+        ("text exits", "game broken: text() failed on 2: it called sys.exit(3)"),
+        ("outcome raises", "game broken: outcome() failed on 0: LookupError: no such end"),
+        (
+            "lone surrogate",
+            "game broken: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed)",
+        ),
+        ("text not str", "game broken: text() of 2 gives int, not str"),
+        (
+            "rank beyond 32 bits",
+            "game broken: rank() of 3 is 3000000000000, not an integer from -2,147,483,648 to 2,147,483,647",
+        ),
+        ("won and lost ends", "game broken: impartial is True, but finished positions are loss and win"),
+        ("tied end", "game broken: impartial is True, but finished positions are tie"),
+    ],
+)
 def test_a_broken_plug_in_is_named_in_one_line(monkeypatch, tmp_path, bug, message):
     registry = {**all_games(), "broken": Broken(bug)}
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
@@ -126,10 +134,13 @@ def test_a_broken_plug_in_is_named_in_one_line(monkeypatch, tmp_path, bug, messa
     assert not list(tmp_path.rglob("*.parquet"))
 
 
-@pytest.mark.parametrize("failure, why", [
-    (ImportError("No module named 'bad_module'"), "ImportError: No module named 'bad_module'"),
-    (SystemExit(3), "it called sys.exit(3)"),
-])
+@pytest.mark.parametrize(
+    "failure, why",
+    [
+        (ImportError("No module named 'bad_module'"), "ImportError: No module named 'bad_module'"),
+        (SystemExit(3), "it called sys.exit(3)"),
+    ],
+)
 def test_a_plug_in_that_fails_to_load_is_named_and_the_other_games_work(monkeypatch, failure, why):
     class Entry:
         name, value = "bad", "bad_module:GAME"
@@ -199,8 +210,9 @@ def test_check_game_lists_what_a_simple_plug_in_breaks(monkeypatch):
 
     registry = {**all_games(), "broken": Broken("same text")}
     monkeypatch.setattr(games_module, "_registry", lambda: registry)
-    assert check_game("broken") == ["broken on broken: game broken: two positions have the same text: "
-                                    "text() must be unique"]
+    assert check_game("broken") == [
+        "broken on broken: game broken: two positions have the same text: text() must be unique"
+    ]
 
 
 class WideRank(Broken):
@@ -217,15 +229,24 @@ class WideRank(Broken):
         return Space(self, rules)
 
 
-@pytest.mark.parametrize("game, problem", [
-    (Broken("won and lost ends"), "broken on broken: impartial is True, but finished positions are loss and win: "
-                                  "an impartial game's finished positions are all lost (normal play) or all won "
-                                  "(misère); a game that ends otherwise is not impartial (impartial = False)"),
-    (Broken("tied end"), "broken on broken: impartial is True, but finished positions are tie"),
-    (Broken("rank beyond 32 bits"), "broken on broken: game broken: rank() of 3 is 3000000000000, not an integer"),
-    (WideRank(""), "broken on broken: rank() goes from 0 to 3000000000000, beyond the 32 bits the pipeline "
-                   "holds it in (-2,147,483,648 to 2,147,483,647)"),
-])
+@pytest.mark.parametrize(
+    "game, problem",
+    [
+        (
+            Broken("won and lost ends"),
+            "broken on broken: impartial is True, but finished positions are loss and win: "
+            "an impartial game's finished positions are all lost (normal play) or all won "
+            "(misère); a game that ends otherwise is not impartial (impartial = False)",
+        ),
+        (Broken("tied end"), "broken on broken: impartial is True, but finished positions are tie"),
+        (Broken("rank beyond 32 bits"), "broken on broken: game broken: rank() of 3 is 3000000000000, not an integer"),
+        (
+            WideRank(""),
+            "broken on broken: rank() goes from 0 to 3000000000000, beyond the 32 bits the pipeline "
+            "holds it in (-2,147,483,648 to 2,147,483,647)",
+        ),
+    ],
+)
 def test_check_game_finds_what_the_build_would_refuse_or_get_wrong(monkeypatch, tmp_path, game, problem):
     from pipeline.products.gamecheck import check_game
 
@@ -258,7 +279,9 @@ def test_a_misere_game_that_only_ends_in_wins_is_impartial(monkeypatch):
 MARKUP = "<!--<script><b>bold</b></script><script>window.pwned = 1</script>"
 #: A plug-in installed the way pip installs one (a module and its dist-info with the entry
 #: point), with the bug that $HOSTILE_BUG names.
-HOSTILE = f"MARKUP = {MARKUP!r}\n" + '''
+HOSTILE = (
+    f"MARKUP = {MARKUP!r}\n"
+    """
 import os
 import os
 import subprocess
@@ -333,7 +356,8 @@ class Hostile(SimpleGame):
 
 
 GAME = Hostile()
-'''
+"""
+)
 
 
 def hostile(tmp_path: Path, bug: str, *args: str) -> subprocess.CompletedProcess:
@@ -343,12 +367,15 @@ def hostile(tmp_path: Path, bug: str, *args: str) -> subprocess.CompletedProcess
         (site / "hostile_game-0.1.dist-info").mkdir(parents=True)
         (site / "hostile_game.py").write_text(HOSTILE)
         (site / "hostile_game-0.1.dist-info" / "METADATA").write_text(
-            "Metadata-Version: 2.1\nName: hostile-game\nVersion: 0.1\n")
+            "Metadata-Version: 2.1\nName: hostile-game\nVersion: 0.1\n"
+        )
         (site / "hostile_game-0.1.dist-info" / "entry_points.txt").write_text(
-            "[tablebase.games]\nhostile = hostile_game:GAME\n")
+            "[tablebase.games]\nhostile = hostile_game:GAME\n"
+        )
     env = {**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug}
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
 
 
 def one_error(result: subprocess.CompletedProcess) -> str:
@@ -364,10 +391,13 @@ def test_a_hostile_plug_in_without_a_bug_builds(tmp_path):
     assert (tmp_path / "data" / "hostile" / "default" / "tablebase.parquet").exists()
 
 
-@pytest.mark.parametrize("bug, why", [
-    ("exit at import", "failed to load: it called sys.exit(3)"),
-    ("import fails", "failed to load: ModuleNotFoundError: No module named 'a_module_that_is_not_installed'"),
-])
+@pytest.mark.parametrize(
+    "bug, why",
+    [
+        ("exit at import", "failed to load: it called sys.exit(3)"),
+        ("import fails", "failed to load: ModuleNotFoundError: No module named 'a_module_that_is_not_installed'"),
+    ],
+)
 def test_a_plug_in_that_fails_to_load_is_named_and_blocks_no_other_game(tmp_path, bug, why):
     reason = f"error: the game plug-in 'hostile' (hostile_game:GAME) {why}"
     listed = hostile(tmp_path, bug, "games")
@@ -380,20 +410,48 @@ def test_a_plug_in_that_fails_to_load_is_named_and_blocks_no_other_game(tmp_path
     assert hostile(tmp_path, bug, "check-game", "takeaway").returncode == 0
 
 
-@pytest.mark.parametrize("bug, command, line", [
-    ("text raises", ["build", "hostile"], "error: game hostile: text() failed on 2: ZeroDivisionError: oops"),
-    ("outcome raises", ["build", "hostile"], "error: game hostile: outcome() failed on 0: LookupError: no such end"),
-    ("lone surrogate", ["build", "hostile"],
-     "error: game hostile: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed): "
-     "a position's text is written to Parquet as UTF-8"),
-    ("parser KeyError", ["estimate", "hostile:level=2"],
-     "error: the game plug-in 'hostile' failed in parse_level(): KeyError: '2'"),
-    ("parser recursion", ["estimate", "hostile:level=2"],
-     "error: the game plug-in 'hostile' failed in parse_level(): RecursionError: maximum recursion depth exceeded"),
-    ("validate exits", ["estimate", "hostile"], "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)"),
-    ("validate exits", ["build", "hostile"], "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)"),
-    ("size raises", ["estimate", "hostile"], "error: the game plug-in 'hostile' failed in size(): RuntimeError: cannot count"),
-])
+@pytest.mark.parametrize(
+    "bug, command, line",
+    [
+        ("text raises", ["build", "hostile"], "error: game hostile: text() failed on 2: ZeroDivisionError: oops"),
+        (
+            "outcome raises",
+            ["build", "hostile"],
+            "error: game hostile: outcome() failed on 0: LookupError: no such end",
+        ),
+        (
+            "lone surrogate",
+            ["build", "hostile"],
+            "error: game hostile: text() of 2 gives '\\ud800', which UTF-8 cannot hold (surrogates not allowed): "
+            "a position's text is written to Parquet as UTF-8",
+        ),
+        (
+            "parser KeyError",
+            ["estimate", "hostile:level=2"],
+            "error: the game plug-in 'hostile' failed in parse_level(): KeyError: '2'",
+        ),
+        (
+            "parser recursion",
+            ["estimate", "hostile:level=2"],
+            "error: the game plug-in 'hostile' failed in parse_level(): RecursionError: maximum recursion depth exceeded",
+        ),
+        (
+            "validate exits",
+            ["estimate", "hostile"],
+            "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)",
+        ),
+        (
+            "validate exits",
+            ["build", "hostile"],
+            "error: the game plug-in 'hostile' failed in validate(): it called sys.exit(3)",
+        ),
+        (
+            "size raises",
+            ["estimate", "hostile"],
+            "error: the game plug-in 'hostile' failed in size(): RuntimeError: cannot count",
+        ),
+    ],
+)
 def test_a_plug_in_bug_is_one_line_naming_it_and_nothing_is_published(tmp_path, bug, command, line):
     result = hostile(tmp_path, bug, *command, "--data", "data")
     assert one_error(result).startswith(line)
@@ -404,20 +462,37 @@ def test_a_plug_in_bug_is_one_line_naming_it_and_nothing_is_published(tmp_path, 
 def test_check_game_and_build_say_the_same_of_a_plug_in_bug(tmp_path, bug):
     built = one_error(hostile(tmp_path, bug, "build", "hostile", "--data", "data"))
     checked = hostile(tmp_path, bug, "check-game", "hostile")
-    assert checked.returncode == 1 and checked.stderr == f"hostile on hostile: {built[len('error: '):]}\n"
+    assert checked.returncode == 1 and checked.stderr == f"hostile on hostile: {built[len('error: ') :]}\n"
 
 
-@pytest.mark.parametrize("bug, command, line", [
-    ("draw raises", ["draw", "-q", "hostile"], "error: the game plug-in 'hostile' failed in draw(): TypeError: no picture"),
-    ("sides raises", ["play", "hostile"], "error: the game plug-in 'hostile' failed in sides(): IndexError: no sides"),
-])
+@pytest.mark.parametrize(
+    "bug, command, line",
+    [
+        (
+            "draw raises",
+            ["draw", "-q", "hostile"],
+            "error: the game plug-in 'hostile' failed in draw(): TypeError: no picture",
+        ),
+        (
+            "sides raises",
+            ["play", "hostile"],
+            "error: the game plug-in 'hostile' failed in sides(): IndexError: no sides",
+        ),
+    ],
+)
 def test_a_plug_in_bug_after_its_build_is_one_line_naming_it(tmp_path, bug, command, line):
     assert hostile(tmp_path, "", "build", "-q", "hostile", "--data", "data").returncode == 0
     before = sorted(p.read_bytes() for p in (tmp_path / "data").rglob("*.parquet"))
     site = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "pipeline", *command, "--data", "data"], input="quit\n",
-                            capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                            env={**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug})
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", *command, "--data", "data"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug},
+    )
     # (draw may first warn that Graphviz is missing)
     errors = [text for text in result.stderr.splitlines() if text.startswith("error: ")]
     assert result.returncode == 1 and "Traceback" not in result.stderr and len(errors) == 1, result.stderr

@@ -21,8 +21,13 @@ STAMP = r"\d\d:\d\d:\d\d"
 
 def tablebase(*args: str, data: Path) -> subprocess.CompletedProcess:
     # stderr is a pipe here: not a terminal
-    return subprocess.run([sys.executable, "-m", "pipeline", *args, "--data", str(data)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args, "--data", str(data)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +44,9 @@ def test_a_build_off_a_terminal_logs_one_line_per_stage(build_log):
     assert len(lines) == len(stages) + 1, lines
     for line, stage in zip(lines, stages):
         assert re.fullmatch(rf"{STAMP} {stage} {re.escape(RULESET)}: .+ in \d+\.\d\d s", line), line
-    assert re.fullmatch(rf"{STAMP} built {re.escape(RULESET)}: 54 positions, start 1-2-3-4: the first player wins in 6 plies", lines[-1])
+    assert re.fullmatch(
+        rf"{STAMP} built {re.escape(RULESET)}: 54 positions, start 1-2-3-4: the first player wins in 6 plies", lines[-1]
+    )
 
 
 def test_each_stage_line_says_what_it_did(build_log):
@@ -79,8 +86,9 @@ def test_the_levels_of_a_solve_by_retrograde_analysis_are_debug_lines(built, tmp
     levels = [r for r in caplog.records if re.search(r": (depth|Grundy height) \d+: ", r.getMessage())]
     assert levels and all(r.levelno == logging.DEBUG for r in levels)
     infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
-    assert len(infos) == 1 and re.fullmatch(r"solve split=any: 224 positions, \d+ levels, \d+ Grundy values in .+ s",
-                                            infos[0]), infos
+    assert len(infos) == 1 and re.fullmatch(
+        r"solve split=any: 224 positions, \d+ levels, \d+ Grundy values in .+ s", infos[0]
+    ), infos
 
 
 def test_quiet_prints_nothing(build_log):
@@ -124,9 +132,10 @@ def drawn(stage_steps, width: int) -> list[str]:
             stage._bar.refresh()
             running = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")
             stage.summary = "9,400,000 positions, 57 ranks, 9,400,000 Grundy values"
-    finished = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")[len(running):]
-    return [line.rstrip() for line in running.splitlines() if line.strip()][-1:] + \
-        [line.rstrip() for line in finished.splitlines() if line.strip()]
+    finished = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screen.getvalue()).replace("\r", "\n")[len(running) :]
+    return [line.rstrip() for line in running.splitlines() if line.strip()][-1:] + [
+        line.rstrip() for line in finished.splitlines() if line.strip()
+    ]
 
 
 def by_rank(stage) -> None:
@@ -138,21 +147,26 @@ def test_at_80_columns_a_bar_shows_its_counts_and_time_left():
     """The counts and the time left were cut off at 80 columns: the name kept 40 of them."""
     running, *_ = drawn(by_rank, 80)
     assert len(running) < 80
-    assert re.fullmatch(r"solve chopsticks:\S*…: by rank ━{10} 3\.0 M of 9\.4 M positions \d:\d\d, \d:\d\d left",
-                        running), running
+    assert re.fullmatch(
+        r"solve chopsticks:\S*…: by rank ━{10} 3\.0 M of 9\.4 M positions \d:\d\d, \d:\d\d left", running
+    ), running
 
 
 def test_a_wide_terminal_shows_the_whole_name_and_the_exact_counts():
     running, *_ = drawn(by_rank, 160)
-    assert re.fullmatch(r"solve chopsticks:fingers=15,hands=4: by rank +━{30} 3,000,000 of 9,400,000 positions "
-                        r"\d:\d\d, \d:\d\d left", running), running
+    assert re.fullmatch(
+        r"solve chopsticks:fingers=15,hands=4: by rank +━{30} 3,000,000 of 9,400,000 positions "
+        r"\d:\d\d, \d:\d\d left",
+        running,
+    ), running
 
 
 def test_a_finished_stage_at_80_columns_wraps_rather_than_cut_its_summary():
     _, *finished = drawn(by_rank, 80)
     assert all(len(line) < 80 for line in finished)
-    assert " ".join(finished) == ("solve chopsticks:fingers=15,hands=4 9,400,000 positions, 57 ranks, 9,400,000 "
-                                  "Grundy values in 0:00")
+    assert " ".join(finished) == (
+        "solve chopsticks:fingers=15,hands=4 9,400,000 positions, 57 ranks, 9,400,000 Grundy values in 0:00"
+    )
 
 
 def test_off_a_terminal_a_running_stage_says_where_it_is(caplog):

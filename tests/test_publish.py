@@ -18,11 +18,11 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.datadir.check import check
 from pipeline.core.dataset import RULESET_FILES
+from pipeline.datadir.check import check
 from pipeline.datadir.layout import DataDir
-from pipeline.products.publish import publish
 from pipeline.games.rulesets import Ruleset, load_ruleset_file
+from pipeline.products.publish import publish
 from pipeline.stages.build import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,12 +53,15 @@ def test_every_ruleset_of_the_ruleset_file_gets_its_own_safe_folder():
         assert len(folder) < 120
 
 
-@pytest.mark.parametrize("ruleset, folder", [
-    ("chopsticks", "chopsticks/default"),
-    ("chopsticks:fingers=10,split=any", "chopsticks/fingers-10.split-any"),
-    ("nim:start=1-2-3-4-5,variant=arrow-other", "nim/start-1-2-3-4-5.variant-arrow-other"),
-    ("sticks:max_take=2,play=normal,rows=10", "sticks/max_take-2.play-normal.rows-10"),
-])
+@pytest.mark.parametrize(
+    "ruleset, folder",
+    [
+        ("chopsticks", "chopsticks/default"),
+        ("chopsticks:fingers=10,split=any", "chopsticks/fingers-10.split-any"),
+        ("nim:start=1-2-3-4-5,variant=arrow-other", "nim/start-1-2-3-4-5.variant-arrow-other"),
+        ("sticks:max_take=2,play=normal,rows=10", "sticks/max_take-2.play-normal.rows-10"),
+    ],
+)
 def test_plain_parameters_read_back_from_the_folder_name(ruleset, folder):
     assert Ruleset.parse(ruleset).folder == folder
 
@@ -173,11 +176,14 @@ def test_a_changed_byte_is_one_line_naming_the_file(data):
     assert result.stderr.strip().splitlines() == [f"{path}: its SHA-256 differs from the catalog's"]
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda d: (d / "chopsticks" / "default" / "positions.parquet").unlink(), "positions.parquet: missing"),
-    (lambda d: (d / "chopsticks" / "default" / "notes.parquet").write_bytes(b"x"), "notes.parquet: not a file of"),
-    (lambda d: shutil.copytree(d / "sticks" / "rows-2", d / "sticks" / "rows-9"), "rows-9: not in the catalog"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (lambda d: (d / "chopsticks" / "default" / "positions.parquet").unlink(), "positions.parquet: missing"),
+        (lambda d: (d / "chopsticks" / "default" / "notes.parquet").write_bytes(b"x"), "notes.parquet: not a file of"),
+        (lambda d: shutil.copytree(d / "sticks" / "rows-2", d / "sticks" / "rows-9"), "rows-9: not in the catalog"),
+    ],
+)
 def test_a_missing_or_extra_file_is_reported(data, damage, expected):
     damage(data)
     problems = check(data)
@@ -196,12 +202,19 @@ def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
     values[first_win] = "loss"
     import pyarrow as pa
 
-    pq.write_table(table.set_column(table.schema.get_field_index("value"), table.schema.field("value"),
-                                    pa.array(values, pa.string())), path, compression="zstd")
+    pq.write_table(
+        table.set_column(
+            table.schema.get_field_index("value"), table.schema.field("value"), pa.array(values, pa.string())
+        ),
+        path,
+        compression="zstd",
+    )
     for target in (store.catalog, store.ruleset(rules).summary):
         rows = pq.read_table(target)
-        digests = [sha(path) if r == rules.id else d
-                   for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())]
+        digests = [
+            sha(path) if r == rules.id else d
+            for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())
+        ]
         index = rows.schema.get_field_index("tablebase_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
     from pipeline.datadir.check import write_sums
@@ -255,8 +268,10 @@ def test_the_bundle_holds_every_dataset_each_checking(built, tmp_path):
     names = sorted(path.name for path in written)
     version = __import__("pipeline").__version__
     games = sorted({row["game"] for row in pq.read_table(built / "catalog.parquet").to_pylist()})
-    assert names == sorted([f"tablebase-{version}", f"tablebase-{version}.zip", "SHA256SUMS"]
-                           + [f"tablebase-{version}-{game}.zip" for game in games])
+    assert names == sorted(
+        [f"tablebase-{version}", f"tablebase-{version}.zip", "SHA256SUMS"]
+        + [f"tablebase-{version}-{game}.zip" for game in games]
+    )
     assert_sums(tmp_path / "dist", only=[name for name in names if name.endswith(".zip")])
     for archive in sorted((tmp_path / "dist").glob("*.zip")):
         with zipfile.ZipFile(archive) as handle:
@@ -270,7 +285,8 @@ def test_the_bundle_holds_every_dataset_each_checking(built, tmp_path):
         con = duckdb.connect(str(folder / "tablebases.duckdb"), read_only=True)
         con.execute("SET file_search_path = ?", [str(folder)])
         assert con.sql("SELECT count(*) FROM tablebase").fetchall()[0][0] == sum(
-            pq.read_table(folder / "catalog.parquet")["positions"].to_pylist())
+            pq.read_table(folder / "catalog.parquet")["positions"].to_pylist()
+        )
         con.close()
 
 
@@ -309,8 +325,11 @@ def assert_sums(folder: Path, only: list[str] | None = None) -> None:
     for line in (folder / "SHA256SUMS").read_text().splitlines():
         digest, name = line.split("  ", 1)
         listed[name] = digest
-    files = set(only) if only is not None else (
-        {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"SHA256SUMS"})
+    files = (
+        set(only)
+        if only is not None
+        else ({p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"SHA256SUMS"})
+    )
     assert set(listed) == files
     assert all(sha(folder / name) == digest for name, digest in listed.items())
 
@@ -319,10 +338,13 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("damage, expected", [
-    (lambda d: (d / "notes.txt").write_text("mine"), "notes.txt: not a file of the dataset"),
-    (lambda d: (d / "tablebases.duckdb").unlink(), "tablebases.duckdb: missing"),
-])
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (lambda d: (d / "notes.txt").write_text("mine"), "notes.txt: not a file of the dataset"),
+        (lambda d: (d / "tablebases.duckdb").unlink(), "tablebases.duckdb: missing"),
+    ],
+)
 def test_check_accounts_for_the_files_beside_the_catalog(data, damage, expected):
     damage(data)
     problems = check(data)

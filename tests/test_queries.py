@@ -25,8 +25,13 @@ def run(data: Path, name: str, **params: str) -> list[dict]:
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """`tablebase ARGS` run in `cwd`, with this checkout's package."""
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": path},
+    )
 
 
 def own_queries(folder: Path) -> Path:
@@ -34,7 +39,8 @@ def own_queries(folder: Path) -> Path:
     folder.mkdir()
     (folder / "my_count.sql").write_text(
         "-- How many rulesets are built.\n-- Parameters: none.\n"
-        "-- Example: tablebase query my_count --queries mine\nSELECT count(*) AS rulesets FROM catalog\n")
+        "-- Example: tablebase query my_count --queries mine\nSELECT count(*) AS rulesets FROM catalog\n"
+    )
     (folder / "who_wins.sql").write_text("-- My own who wins.\nSELECT 'mine' AS who\n")
     return folder
 
@@ -62,9 +68,14 @@ def test_who_wins_every_ruleset(built):
 
 def test_compare_rulesets_counts_every_difference(built):
     rows = run(built, "compare_rulesets", ruleset_a="chopsticks", ruleset_b="chopsticks:split=any")
-    a = {r["position"]: r["value"] for r in pq.read_table(built / "chopsticks" / "default" / "tablebase.parquet").to_pylist()}
-    b = {r["position"]: r["value"]
-         for r in pq.read_table(built / "chopsticks" / "split-any" / "tablebase.parquet").to_pylist()}
+    a = {
+        r["position"]: r["value"]
+        for r in pq.read_table(built / "chopsticks" / "default" / "tablebase.parquet").to_pylist()
+    }
+    b = {
+        r["position"]: r["value"]
+        for r in pq.read_table(built / "chopsticks" / "split-any" / "tablebase.parquet").to_pylist()
+    }
     expected: dict[tuple, list] = {}
     for position in sorted(a):
         if a[position] != b[position]:
@@ -131,7 +142,9 @@ def test_principal_variation_keeps_null_remoteness_on_drawn_rows(built):
         found = probe("chopsticks:split=any", row["position"], built)
         assert (row["value"], row["remoteness"]) == (found.value, found.remoteness), row
     for before, after in zip(rows, rows[1:]):
-        move = next(m for m in probe("chopsticks:split=any", before["position"], built).moves if m.move == after["move"])
+        move = next(
+            m for m in probe("chopsticks:split=any", before["position"], built).moves if m.move == after["move"]
+        )
         assert move.position == after["position"]
 
 

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.errors import DataError
-from pipeline.games import chopsticks
 from pipeline.datadir.layout import DataDir
+from pipeline.games import chopsticks
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.solve import solve
@@ -61,8 +61,10 @@ def test_ranked_positions_are_numbered_rank_by_rank(tmp_path, ruleset):
 @pytest.mark.parametrize("ruleset", CYCLIC)
 def test_rulesets_whose_moves_can_cycle_have_no_rank(tmp_path, ruleset):
     _, files = enumerated(tmp_path, ruleset)
-    assert pq.read_table(files.positions, columns=["rank"])["rank"].null_count == pq.read_metadata(
-        files.positions).num_rows
+    assert (
+        pq.read_table(files.positions, columns=["rank"])["rank"].null_count
+        == pq.read_metadata(files.positions).num_rows
+    )
 
 
 @pytest.mark.parametrize("ruleset", RANKED)
@@ -121,8 +123,9 @@ def test_a_move_to_no_listed_position_is_refused_rank_by_rank(tmp_path, monkeypa
         enumerated(tmp_path, "sticks:rows=4")
 
 
-@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "octal:code=0.137,start=9-5",
-                                     "chopsticks:fingers=6,hands=3,self_attack=true"])
+@pytest.mark.parametrize(
+    "ruleset", ["sticks:rows=6", "octal:code=0.137,start=9-5", "chopsticks:fingers=6,hands=3,self_attack=true"]
+)
 def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypatch, ruleset):
     """The same files whether enumerate asks for the moves rank by rank or takes the game's
     transitions() and reorders them through scratch files."""
@@ -200,8 +203,9 @@ def test_moves_out_of_order_by_source_are_refused_where_positions_are_written_be
 def _reversed_listing(monkeypatch, space_class):
     """The game lists its positions (and ranks) in reverse: ids unique, not ascending."""
     positions, rank = space_class.positions, space_class.rank
-    monkeypatch.setattr(space_class, "positions", lambda self: positions(self).take(
-        np.arange(positions(self).num_rows)[::-1].copy()))
+    monkeypatch.setattr(
+        space_class, "positions", lambda self: positions(self).take(np.arange(positions(self).num_rows)[::-1].copy())
+    )
     monkeypatch.setattr(space_class, "rank", lambda self: np.asarray(rank(self))[::-1].copy())
 
 

@@ -28,11 +28,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.dataset import CATALOG, POSITIONS, RULESET_FILES, TRANSITIONS, FileKind, game_fields
-from pipeline.games import find_game
 from pipeline.datadir.layout import DataDir
+from pipeline.datadir.views import FOREIGN, connect_views
+from pipeline.games import find_game
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
-from pipeline.datadir.views import FOREIGN, connect_views
 
 ROOT = Path(__file__).resolve().parent.parent
 #: DuckDB 1.1.3, installed beside the venv's own by `make install` (see the Makefile).
@@ -139,12 +139,14 @@ def test_one_file_read_alone_adds_no_column(in_project, catalog):
 def test_one_game_glob_reads_every_ruleset_without_union_by_name(in_project, catalog, game):
     tablebase = duckdb.sql(f"FROM 'data/{game}/*/tablebase.parquet'")
     assert tablebase.columns == documented_names(KINDS["tablebase"], game)
-    assert by_ruleset(duckdb.sql(f"SELECT ruleset, count(*) FROM 'data/{game}/*/tablebase.parquet' GROUP BY ALL")
-                      .fetchall()) == counts(catalog, "positions", game)
+    assert by_ruleset(
+        duckdb.sql(f"SELECT ruleset, count(*) FROM 'data/{game}/*/tablebase.parquet' GROUP BY ALL").fetchall()
+    ) == counts(catalog, "positions", game)
     transitions = duckdb.sql(f"FROM 'data/{game}/*/transitions.parquet'")
     assert transitions.columns == documented_names(TRANSITIONS, game)
-    assert by_ruleset(duckdb.sql(f"SELECT ruleset, count(*) FROM 'data/{game}/*/transitions.parquet' GROUP BY ALL")
-                      .fetchall()) == counts(catalog, "transitions", game)
+    assert by_ruleset(
+        duckdb.sql(f"SELECT ruleset, count(*) FROM 'data/{game}/*/transitions.parquet' GROUP BY ALL").fetchall()
+    ) == counts(catalog, "transitions", game)
 
 
 def check_views(con: duckdb.DuckDBPyConnection, catalog: list[dict]) -> None:
@@ -154,11 +156,13 @@ def check_views(con: duckdb.DuckDBPyConnection, catalog: list[dict]) -> None:
     tablebase = con.sql("FROM tablebase").columns
     every_game = {name for game in games(catalog) for name in documented_names(KINDS["tablebase"], game)}
     assert sorted(tablebase) == sorted(every_game)  # each once, nothing else
-    assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM tablebase GROUP BY ALL").fetchall()) \
-        == counts(catalog, "positions")
+    assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM tablebase GROUP BY ALL").fetchall()) == counts(
+        catalog, "positions"
+    )
     assert con.sql("FROM transitions").columns == TRANSITIONS.schema().names
-    assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM transitions GROUP BY ALL").fetchall()) \
-        == counts(catalog, "transitions")
+    assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM transitions GROUP BY ALL").fetchall()) == counts(
+        catalog, "transitions"
+    )
 
 
 def test_in_memory_views_read_every_ruleset(data, catalog):
@@ -210,8 +214,9 @@ def test_pyarrow_groups_one_games_transitions_by_ruleset(in_project, catalog, ga
 
 @pytest.mark.parametrize("game", SEVERAL)
 def test_pyarrow_hive_partitioning_adds_no_column(in_project, catalog, game):
-    dataset = ds.dataset(sorted(glob(f"data/{game}/*/tablebase.parquet")), partitioning="hive",
-                         partition_base_dir=f"data/{game}")
+    dataset = ds.dataset(
+        sorted(glob(f"data/{game}/*/tablebase.parquet")), partitioning="hive", partition_base_dir=f"data/{game}"
+    )
     assert dataset.schema.names == documented_names(KINDS["tablebase"], game)
     assert dataset.count_rows() == sum(counts(catalog, "positions", game).values())
 
@@ -305,8 +310,9 @@ def test_every_file_of_a_kind_and_game_has_the_documented_schema(data, catalog, 
             schema = pq.read_schema(path)
             assert schema.equals(documented), f"{path}:\n{schema}\ndocumented:\n{documented}"
             # identical, nested field names and nullability included
-            assert schema.to_string(show_schema_metadata=False) == \
-                pq.read_schema(paths[0]).to_string(show_schema_metadata=False), path
+            assert schema.to_string(show_schema_metadata=False) == pq.read_schema(paths[0]).to_string(
+                show_schema_metadata=False
+            ), path
 
 
 def test_catalog_has_the_documented_schema(data):
@@ -341,13 +347,17 @@ def test_database_file_opens_with_duckdb_1_1(data, catalog):
     assert by_ruleset(answer["transitions"]) == counts(catalog, "transitions")
     assert answer["catalog_columns"] == CATALOG.schema().names
     assert sorted(answer["tablebase_columns"]) == sorted(
-        {name for game in games(catalog) for name in documented_names(KINDS["tablebase"], game)})
+        {name for game in games(catalog) for name in documented_names(KINDS["tablebase"], game)}
+    )
     assert answer["transitions_columns"] == TRANSITIONS.schema().names
 
 
 #: The README's way to read one parameter of the catalog's map, on every DuckDB version.
-PARAMS_SQL = [block for block in re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-              if "element_at(params" in block]
+PARAMS_SQL = [
+    block
+    for block in re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    if "element_at(params" in block
+]
 
 PARAMS_READER = """
 import json, sys, duckdb
@@ -364,16 +374,23 @@ print(json.dumps({
 def test_the_readmes_params_lines_read_the_text_on_duckdb_1_1_and_the_projects_own(data, catalog, old):
     if old and not (OLD_DUCKDB / "duckdb").is_dir():
         pytest.fail(f"DuckDB 1.1.3 is not installed in {OLD_DUCKDB}: run `make dev`", pytrace=False)
-    env = {**os.environ, "PYTHONPATH": str(OLD_DUCKDB)} if old else {k: v for k, v in os.environ.items()
-                                                                       if k != "PYTHONPATH"}
+    env = (
+        {**os.environ, "PYTHONPATH": str(OLD_DUCKDB)}
+        if old
+        else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    )
     assert len(PARAMS_SQL) == 1, "the README shows how to read the catalog's params on every DuckDB"
-    done = subprocess.run([sys.executable, "-c", PARAMS_READER, PARAMS_SQL[0]], cwd=data, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PARAMS_READER, PARAMS_SQL[0]], cwd=data, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert (answer["version"] == "1.1.3") == old
-    expected = sorted([row["ruleset"], dict(row["params"]).get("fingers"), dict(row["params"]).get("split")]
-                      for row in catalog if row["game"] == "chopsticks")
+    expected = sorted(
+        [row["ruleset"], dict(row["params"]).get("fingers"), dict(row["params"]).get("split")]
+        for row in catalog
+        if row["game"] == "chopsticks"
+    )
     assert answer["rows"] == expected and expected[0][1] == "5"
     # what the README warns of: DuckDB 1.1's subscript gives a list, later ones the text
     assert answer["subscript"] == (["any"] if old else "any")
@@ -391,8 +408,9 @@ def test_copied_folder_database_reads_the_copy(data, catalog, tmp_path, monkeypa
     with duckdb.connect("tablebases.duckdb", read_only=True) as con:
         read = by_ruleset(con.sql("SELECT ruleset, count(*) FROM tablebase GROUP BY ALL").fetchall())
         assert read == {**counts(catalog, "positions"), "chopsticks": 10}
-        assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM transitions GROUP BY ALL").fetchall()) \
-            == counts(catalog, "transitions")
+        assert by_ruleset(con.sql("SELECT ruleset, count(*) FROM transitions GROUP BY ALL").fetchall()) == counts(
+            catalog, "transitions"
+        )
         views = con.sql("SELECT sql FROM duckdb_views() WHERE NOT internal").fetchall()
         assert not [sql for (sql,) in views if str(data) in sql]  # no path of the original folder
 
@@ -410,9 +428,8 @@ FOLDERS_AND_VIEWS = [(folder, view) for folder in ("superset", "other") for view
 def test_copied_database_never_reads_another_data_folder(copied, monkeypatch, request, folder, view):
     """`superset`: every file the views name is there, under another catalog; `other`: other rulesets."""
     monkeypatch.chdir(request.getfixturevalue(folder))
-    with duckdb.connect(str(copied), read_only=True) as con:
-        with pytest.raises(duckdb.Error):
-            con.sql(f"SELECT count(*) FROM {view}").fetchall()
+    with duckdb.connect(str(copied), read_only=True) as con, pytest.raises(duckdb.Error):
+        con.sql(f"SELECT count(*) FROM {view}").fetchall()
 
 
 @pytest.mark.parametrize(("folder", "view"), FOLDERS_AND_VIEWS)
@@ -423,7 +440,9 @@ def test_copied_database_says_it_is_in_another_data_folder(copied, monkeypatch, 
     monkeypatch.chdir(request.getfixturevalue(folder))
     missing = folder == "other" and view != "catalog"
     with duckdb.connect(str(copied), read_only=True) as con:
-        expected = "No files found that match the pattern" if missing else "catalog.parquet in this folder is not the one"
+        expected = (
+            "No files found that match the pattern" if missing else "catalog.parquet in this folder is not the one"
+        )
         with pytest.raises(duckdb.Error, match=expected) as refused:
             con.sql(f"SELECT count(*) FROM {view}").fetchall()
     assert missing or FOREIGN in str(refused.value)

@@ -28,12 +28,11 @@ def test_readme_sql_runs(built, sql):
 
 
 def test_readme_probe_example_is_current(built):
+    from pipeline.core.values import in_plies
     from pipeline.products.probe import probe
 
-    from pipeline.core.values import in_plies
-
     result = probe("chopsticks", "1-3|0-2", built)
-    block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'"):]
+    block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'") :]
     assert f"{result.position}  {in_plies(result.value, result.remoteness)}: " in block
     for move in result.moves:
         assert move.move in block
@@ -72,14 +71,11 @@ SKIPPED = {
     "pip install 'tablebase[spark]'": "installs from the network",
     "tablebase build sticks:rows=8 --engine spark": "Spark: Java, and a session that takes long to start",
     "TABLEBASE_ENGINE=spark make all": "Spark, and every ruleset",
-    "SPARK_HOME=$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')":
-        "starts a Spark cluster",
-    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.master.Master --host 127.0.0.1 --port 7077 &":
-        "starts a Spark cluster",
+    "SPARK_HOME=$(.venv/bin/python -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')": "starts a Spark cluster",
+    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.master.Master --host 127.0.0.1 --port 7077 &": "starts a Spark cluster",
     "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.worker.Worker spark://127.0.0.1:7077 --cores 1 "
     "--memory 4g &": "starts a Spark cluster",
-    "TABLEBASE_SPARK_MASTER=spark://127.0.0.1:7077 tablebase build sticks:rows=8 --engine spark":
-        "needs the Spark cluster above",
+    "TABLEBASE_SPARK_MASTER=spark://127.0.0.1:7077 tablebase build sticks:rows=8 --engine spark": "needs the Spark cluster above",
 }
 
 
@@ -177,7 +173,7 @@ def test_help_examples_are_quoted_for_the_shell():
     examples = 0
     for name, command in group.commands.items():
         lines = (command.help or "").splitlines()
-        for line in lines[next((i for i, text in enumerate(lines) if "Example" in text), len(lines)):]:
+        for line in lines[next((i for i, text in enumerate(lines) if "Example" in text), len(lines)) :]:
             text = line.split(":", 1)[1] if "Example" in line else line
             if text.strip().startswith("tablebase "):
                 shell_words(text.strip())

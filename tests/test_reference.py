@@ -16,12 +16,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _solve(game, items=()):
     return reference.solve(game, dict(items))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _moves(game, items=()):
     return reference.moves(game, dict(items))
 

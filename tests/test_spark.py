@@ -18,8 +18,8 @@ import pytest
 
 from pipeline.core.errors import VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
-from pipeline.games.rulesets import Ruleset
 from pipeline.engines import engine_kind
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
@@ -29,14 +29,14 @@ from tests.test_ties import random_graph, write_graph
 ROOT = Path(__file__).resolve().parent.parent
 
 RULESETS = [
-    "sticks:rows=3",                        # rank by rank, misère
-    "chopsticks:fingers=3,split=any",       # cycles: draws, Grundy values only where no cycle is reachable
-    "tictactoe:cols=3,k=3,rows=1",          # ties, no Grundy values
-    "connect:cols=3,k=3,rows=2",            # positions listed part by part (streamed on DuckDB)
-    "nim:start=1-2-2,variant=arrow",        # several legal starts
+    "sticks:rows=3",  # rank by rank, misère
+    "chopsticks:fingers=3,split=any",  # cycles: draws, Grundy values only where no cycle is reachable
+    "tictactoe:cols=3,k=3,rows=1",  # ties, no Grundy values
+    "connect:cols=3,k=3,rows=2",  # positions listed part by part (streamed on DuckDB)
+    "nim:start=1-2-2,variant=arrow",  # several legal starts
     "octal:code=0.07,play=misere,start=5",
     "hackenbush:fib=3",
-    "takeaway:take=2,tokens=5",             # the example plug-in
+    "takeaway:take=2,tokens=5",  # the example plug-in
 ]
 FILES = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
 
@@ -96,8 +96,9 @@ def test_spark_verifier_refuses_a_wrong_value(tmp_path):
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def test_bad_input_on_spark_is_one_line(tmp_path):
@@ -106,7 +107,9 @@ def test_bad_input_on_spark_is_one_line(tmp_path):
     assert result.stderr.count("\n") == 1 and "tictactoe" in result.stderr
     assert not (tmp_path / "tictactoe").exists()
     result = run("build", "sticks", "--engine", "sparkle", "--data", str(tmp_path))
-    assert result.returncode == 1 and result.stderr == "error: --engine: unknown engine 'sparkle' (known: duckdb, spark)\n"
+    assert (
+        result.returncode == 1 and result.stderr == "error: --engine: unknown engine 'sparkle' (known: duckdb, spark)\n"
+    )
 
 
 def test_no_java_is_one_line_saying_what_to_install(tmp_path):
@@ -132,7 +135,8 @@ def test_spark_reads_the_published_files_as_they_are(built):
     one = duck.root / catalog[Ruleset.parse("tictactoe:cols=3,k=3,rows=1").id]["tablebase_path"]
     assert tablebases.columns == pq.read_schema(one).names
     assert [name for name in tablebases.columns if name not in TABLEBASE.schema().names] == [
-        field.name for field in game_fields(pq.read_schema(one), TABLEBASE)]
+        field.name for field in game_fields(pq.read_schema(one), TABLEBASE)
+    ]
     sticks = Ruleset.parse("sticks:rows=3").id
     row = spark.read.parquet(str(duck.catalog)).where(f"ruleset = '{sticks}'").first()
     assert row["params"]["rows"] == "3" and row["positions"] == catalog[sticks]["positions"]
@@ -150,9 +154,11 @@ def test_a_spark_failure_is_one_line():
         pass
 
     Py4JJavaError.__module__ = "py4j.protocol"
-    error = Py4JJavaError("An error occurred while calling o2170.localCheckpoint.\n"
-                          ": org.apache.spark.SparkException: Not enough memory to build and broadcast the table\n"
-                          "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.notEnough(QueryExecutionErrors.scala:2180)")
+    error = Py4JJavaError(
+        "An error occurred while calling o2170.localCheckpoint.\n"
+        ": org.apache.spark.SparkException: Not enough memory to build and broadcast the table\n"
+        "\tat org.apache.spark.sql.errors.QueryExecutionErrors$.notEnough(QueryExecutionErrors.scala:2180)"
+    )
     message, status = describe(error)
     assert status == 1 and "\n" not in message
     assert message.startswith("Spark failed: Not enough memory to build and broadcast the table")
@@ -173,7 +179,11 @@ def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, mo
         assert parquet.write_batches(table.to_batches(max_chunksize=size), path, schema, delta=("id",)) == 2500
         written.append(path.read_bytes())
     assert len(set(written)) == 1
-    assert [pq.ParquetFile(tmp_path / "7.parquet").metadata.row_group(i).num_rows for i in range(3)] == [1000, 1000, 500]
+    assert [pq.ParquetFile(tmp_path / "7.parquet").metadata.row_group(i).num_rows for i in range(3)] == [
+        1000,
+        1000,
+        500,
+    ]
 
 
 def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypatch):
@@ -182,21 +192,26 @@ def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypat
     import pipeline.storage.parquet as parquet
 
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 1000)
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False),
-                        pa.field("move", pa.dictionary(pa.int32(), pa.string()), nullable=False)])
+    schema = pa.schema(
+        [
+            pa.field("id", pa.int64(), nullable=False),
+            pa.field("move", pa.dictionary(pa.int32(), pa.string()), nullable=False),
+        ]
+    )
     ids, labels = list(range(2500)), [f"take {(i * 7) % 11}" for i in range(2500)]
     written = []
     for size, encode in ((2500, "whole"), (300, "per batch"), (7, "reversed"), (1000, "strings")):
         batches = []
         for lo in range(0, 2500, size):
-            part = labels[lo:lo + size]
+            part = labels[lo : lo + size]
             if encode == "strings":
                 move = pa.array(part)
             else:
                 dictionary = sorted(set(labels if encode == "whole" else part), reverse=encode == "reversed")
-                move = pa.DictionaryArray.from_arrays(pa.array([dictionary.index(x) for x in part], pa.int32()),
-                                                      pa.array(dictionary))
-            batches.append(pa.RecordBatch.from_arrays([pa.array(ids[lo:lo + size]), move], names=["id", "move"]))
+                move = pa.DictionaryArray.from_arrays(
+                    pa.array([dictionary.index(x) for x in part], pa.int32()), pa.array(dictionary)
+                )
+            batches.append(pa.RecordBatch.from_arrays([pa.array(ids[lo : lo + size]), move], names=["id", "move"]))
         path = tmp_path / f"{encode}.parquet"
         parquet.write_batches(batches, path, schema, delta=("id",))
         written.append(path.read_bytes())
@@ -224,12 +239,18 @@ def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, mo
     monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
     rules = Ruleset.parse("chopsticks")
     with pytest.raises(DataError, match=r"^the game's rank does not fall along the move from position"):
-        staged(enumerate_ruleset, DataDir(tmp_path / "broken").ruleset(rules), tmp_path / "tmp", rules=rules, engine="spark")
+        staged(
+            enumerate_ruleset,
+            DataDir(tmp_path / "broken").ruleset(rules),
+            tmp_path / "tmp",
+            rules=rules,
+            engine="spark",
+        )
 
 
 def test_the_data_cards_spark_line_reads_every_game_at_once(built):
-    from pipeline.products.datacard import ALL_GAMES
     from pipeline.engines.spark_engine import session
+    from pipeline.products.datacard import ALL_GAMES
 
     duck, _ = built
     [line] = [line for line in ALL_GAMES if line.startswith("spark.")]
@@ -245,8 +266,12 @@ def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
 
     engine = SparkEngine(tmp_path)
     try:
-        engine.view("res", engine.spark.createDataFrame(
-            [(i, s, None, None) for i, s in enumerate(EDGES)], "id INT, score INT, grundy INT, height INT"))
+        engine.view(
+            "res",
+            engine.spark.createDataFrame(
+                [(i, s, None, None) for i, s in enumerate(EDGES)], "id INT, score INT, grundy INT, height INT"
+            ),
+        )
         rows = engine.sql("rank_solution").collect()
     finally:
         engine.release()

@@ -25,8 +25,14 @@ from tests import reference
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Small boards whose every possible filling is compared with the reference's positions.
-BOARDS = ["tictactoe", "tictactoe:k=2,rows=2", "tictactoe:cols=4,k=2,rows=1", "tictactoe:cols=2,k=2,rows=3",
-          "tictactoe:cols=5,rows=1", "tictactoe:k=1"]
+BOARDS = [
+    "tictactoe",
+    "tictactoe:k=2,rows=2",
+    "tictactoe:cols=4,k=2,rows=1",
+    "tictactoe:cols=2,k=2,rows=3",
+    "tictactoe:cols=5,rows=1",
+    "tictactoe:k=1",
+]
 
 
 def params_of(ruleset: str) -> dict[str, str]:
@@ -58,8 +64,10 @@ def test_3x3_has_5478_positions_and_is_a_tie_in_9(data):
 
 
 def test_3x3_tablebase_has_no_grundy_values_and_its_ties_are_the_references(data):
-    table = pq.read_table(DataDir(data).ruleset(Ruleset.parse("tictactoe")).tablebase,
-                          columns=["position", "value", "remoteness", "grundy"]).to_pylist()
+    table = pq.read_table(
+        DataDir(data).ruleset(Ruleset.parse("tictactoe")).tablebase,
+        columns=["position", "value", "remoteness", "grundy"],
+    ).to_pylist()
     assert all(row["grundy"] is None for row in table)
     ties = {row["position"]: row["remoteness"] for row in table if row["value"] == "tie"}
     assert ties == {text: rem for text, (value, rem, _) in reference.solve("tictactoe", {}).items() if value == "tie"}
@@ -90,22 +98,31 @@ def forces_line(cells: str, cols: int, k: int, plies: int) -> bool:
     def mark_at(board: str, r: int, c: int) -> str:
         return board[r * cols + c] if 0 <= r < rows and 0 <= c < cols else ""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def line(board: str, mark: str) -> bool:
-        return any(all(mark_at(board, r + i * dr, c + i * dc) == mark for i in range(k))
-                   for r in range(rows) for c in range(cols) for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)))
+        return any(
+            all(mark_at(board, r + i * dr, c + i * dc) == mark for i in range(k))
+            for r in range(rows)
+            for c in range(cols)
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1))
+        )
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def wins(board: str, mover: str, left: int) -> bool:
         other = "o" if mover == "x" else "x"
         for i in (i for i, cell in enumerate(board) if cell == "."):
             after = board[:i] + mover + board[i + 1 :]
             if line(after, mover):
                 return True
-            if left >= 3 and "." in after and all(
+            if (
+                left >= 3
+                and "." in after
+                and all(
                     not line(reply, other) and wins(reply, mover, left - 2)
                     for j in (j for j, cell in enumerate(after) if cell == ".")
-                    for reply in [after[:j] + other + after[j + 1 :]]):
+                    for reply in [after[:j] + other + after[j + 1 :]]
+                )
+            ):
                 return True
         return False
 
@@ -127,24 +144,34 @@ def test_3x3_first_player_cannot_force_a_line():
 def test_reference_prefers_a_tie_to_a_draw_and_hurries_to_it():
     """A hand-made graph with a cycle: win > tie > draw > loss, and the quickest tie."""
     graph = {
-        "tie": set(), "lost": set(),
-        "cycle-a": {"cycle-b"}, "cycle-b": {"cycle-a"},          # endless: draws
-        "tie-or-draw": {"cycle-a", "tie"},                       # a tie beats a draw
-        "win-or-tie": {"lost", "tie"},                           # a win beats a tie
-        "loop-out": {"loop-back", "tie"}, "loop-back": {"loop-out"},  # a cycle with a tied way out
-        "long-or-short": {"loop-back", "tie-or-draw"},           # ties in 2 and 1: takes the 1
-        "all-won": {"win-or-tie"},                               # lost
-        "won-or-tie": {"win-or-tie", "tie"},                     # a tie beats a loss
+        "tie": set(),
+        "lost": set(),
+        "cycle-a": {"cycle-b"},
+        "cycle-b": {"cycle-a"},  # endless: draws
+        "tie-or-draw": {"cycle-a", "tie"},  # a tie beats a draw
+        "win-or-tie": {"lost", "tie"},  # a win beats a tie
+        "loop-out": {"loop-back", "tie"},
+        "loop-back": {"loop-out"},  # a cycle with a tied way out
+        "long-or-short": {"loop-back", "tie-or-draw"},  # ties in 2 and 1: takes the 1
+        "all-won": {"win-or-tie"},  # lost
+        "won-or-tie": {"win-or-tie", "tie"},  # a tie beats a loss
     }
-    game = reference._Game(list(graph), lambda pos: sorted(graph[pos]), {"tie": "tie", "lost": "loss"}.get,
-                           str, "tie", impartial=False)
+    game = reference._Game(
+        list(graph), lambda pos: sorted(graph[pos]), {"tie": "tie", "lost": "loss"}.get, str, "tie", impartial=False
+    )
     value, rem = reference._values(game, graph)
     assert {pos: (value[pos], rem[pos]) for pos in graph} == {
-        "tie": ("tie", 0), "lost": ("loss", 0),
-        "cycle-a": ("draw", None), "cycle-b": ("draw", None),
-        "tie-or-draw": ("tie", 1), "win-or-tie": ("win", 1),
-        "loop-out": ("tie", 1), "loop-back": ("tie", 2),
-        "long-or-short": ("tie", 2), "all-won": ("loss", 2), "won-or-tie": ("tie", 1),
+        "tie": ("tie", 0),
+        "lost": ("loss", 0),
+        "cycle-a": ("draw", None),
+        "cycle-b": ("draw", None),
+        "tie-or-draw": ("tie", 1),
+        "win-or-tie": ("win", 1),
+        "loop-out": ("tie", 1),
+        "loop-back": ("tie", 2),
+        "long-or-short": ("tie", 2),
+        "all-won": ("loss", 2),
+        "won-or-tie": ("tie", 1),
     }
 
 
@@ -173,30 +200,36 @@ def test_exactly_the_reachable_boards_read_back(ruleset):
                 rules.game.canonical_position(rules, text)
 
 
-@pytest.mark.parametrize("ruleset, text, canonical", [
-    ("tictactoe", "X../.O./...", "x../.o./..."),
-    ("tictactoe", "  x.. / .o. / ...  ", "x../.o./..."),
-    ("tictactoe", "xxx/xoo/xoo", "xxx/xoo/xoo"),  # two lines through the last x
-    ("tictactoe:cols=4,rows=1,k=2", "XO..", "xo.."),
-])
+@pytest.mark.parametrize(
+    "ruleset, text, canonical",
+    [
+        ("tictactoe", "X../.O./...", "x../.o./..."),
+        ("tictactoe", "  x.. / .o. / ...  ", "x../.o./..."),
+        ("tictactoe", "xxx/xoo/xoo", "xxx/xoo/xoo"),  # two lines through the last x
+        ("tictactoe:cols=4,rows=1,k=2", "XO..", "xo.."),
+    ],
+)
 def test_typed_boards_are_canonicalised(ruleset, text, canonical):
     rules = Ruleset.parse(ruleset)
     assert rules.game.canonical_position(rules, text) == canonical
 
 
-@pytest.mark.parametrize("ruleset, text, message", [
-    ("tictactoe", "", "malformed tictactoe position"),
-    ("tictactoe", "..../.../...", "expected 3 row(s) of 3 cell(s)"),
-    ("tictactoe", ".../...", "malformed tictactoe position"),
-    ("tictactoe", ".../.x./..-", "malformed tictactoe position"),
-    ("tictactoe", ".........", "malformed tictactoe position"),
-    ("tictactoe", "o../.../...", "x has 0 mark(s) and o 1"),
-    ("tictactoe", "xx./.../...", "x has 2 mark(s) and o 0"),
-    ("tictactoe", "xxx/ooo/...", "both x and o have 3 in a line"),
-    ("tictactoe", "xxx/oo./o..", "x has 3 in a line, but o moved after it"),
-    ("tictactoe", "ooo/xx./xx.", "o has 3 in a line, but x moved after it"),
-    ("tictactoe:cols=4,rows=4", "xxxo/oo../..oo/xxx.", "x has lines of 3 with no mark in common"),
-])
+@pytest.mark.parametrize(
+    "ruleset, text, message",
+    [
+        ("tictactoe", "", "malformed tictactoe position"),
+        ("tictactoe", "..../.../...", "expected 3 row(s) of 3 cell(s)"),
+        ("tictactoe", ".../...", "malformed tictactoe position"),
+        ("tictactoe", ".../.x./..-", "malformed tictactoe position"),
+        ("tictactoe", ".........", "malformed tictactoe position"),
+        ("tictactoe", "o../.../...", "x has 0 mark(s) and o 1"),
+        ("tictactoe", "xx./.../...", "x has 2 mark(s) and o 0"),
+        ("tictactoe", "xxx/ooo/...", "both x and o have 3 in a line"),
+        ("tictactoe", "xxx/oo./o..", "x has 3 in a line, but o moved after it"),
+        ("tictactoe", "ooo/xx./xx.", "o has 3 in a line, but x moved after it"),
+        ("tictactoe:cols=4,rows=4", "xxxo/oo../..oo/xxx.", "x has lines of 3 with no mark in common"),
+    ],
+)
 def test_bad_boards_are_refused_with_a_reason(ruleset, text, message):
     rules = Ruleset.parse(ruleset)
     with pytest.raises(PositionError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -206,15 +239,18 @@ def test_bad_boards_are_refused_with_a_reason(ruleset, text, message):
 # -- rulesets and the command line -------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("tictactoe:k=4", "no line of 4 fits, k must be at most max(rows, cols) = 3"),
-    ("tictactoe:cols=2,k=3,rows=2", "no line of 3 fits"),
-    ("tictactoe:rows=0", "'rows': must be ≥ 1"),
-    ("tictactoe:cols=0", "'cols': must be ≥ 1"),
-    ("tictactoe:k=0", "'k': must be ≥ 1"),
-    ("tictactoe:cols=5,rows=5", "25 cells, more than this pipeline builds: at most 16"),
-    ("tictactoe:cols=17,k=3,rows=1", "17 cells"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("tictactoe:k=4", "no line of 4 fits, k must be at most max(rows, cols) = 3"),
+        ("tictactoe:cols=2,k=3,rows=2", "no line of 3 fits"),
+        ("tictactoe:rows=0", "'rows': must be ≥ 1"),
+        ("tictactoe:cols=0", "'cols': must be ≥ 1"),
+        ("tictactoe:k=0", "'k': must be ≥ 1"),
+        ("tictactoe:cols=5,rows=5", "25 cells, more than this pipeline builds: at most 16"),
+        ("tictactoe:cols=17,k=3,rows=1", "17 cells"),
+    ],
+)
 def test_bad_rulesets_are_refused_with_a_reason(bad, message):
     with pytest.raises(RulesetError) as error:
         Ruleset.parse(bad)
@@ -226,14 +262,17 @@ def test_a_line_along_the_long_side_only_is_allowed():
     assert Ruleset.parse("tictactoe:cols=3,k=3,rows=3").id == "tictactoe"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["build", "tictactoe:k=4"], "no line of 4 fits"),
-    (["build", "tictactoe:rows=0"], "'rows': must be ≥ 1"),
-    (["build", "tictactoe:cols=5,rows=5"], "more than this pipeline builds"),
-    (["probe", "tictactoe", "xx/.../..."], "malformed tictactoe position"),
-    (["probe", "tictactoe", "xxx/ooo/..."], "both x and o have 3 in a line"),
-    (["probe", "tictactoe", "xo./.../..o"], "x has 1 mark(s) and o 2"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["build", "tictactoe:k=4"], "no line of 4 fits"),
+        (["build", "tictactoe:rows=0"], "'rows': must be ≥ 1"),
+        (["build", "tictactoe:cols=5,rows=5"], "more than this pipeline builds"),
+        (["probe", "tictactoe", "xx/.../..."], "malformed tictactoe position"),
+        (["probe", "tictactoe", "xxx/ooo/..."], "both x and o have 3 in a line"),
+        (["probe", "tictactoe", "xo./.../..o"], "x has 1 mark(s) and o 2"),
+    ],
+)
 def test_bad_input_gives_one_line_and_exit_1(data, args, message):
     result = tablebase(*args, "--data", str(data))
     assert result.returncode == 1

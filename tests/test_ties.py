@@ -16,12 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.dataset import POSITIONS, TRANSITIONS
+from pipeline.core.dataset import POSITIONS
 from pipeline.core.errors import VerificationError
+from pipeline.core.values import BAND, PREFERENCE, Value, in_words, score
 from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.core.values import BAND, PREFERENCE, Value, in_words, score
 from tests.staged import staged
 
 
@@ -30,18 +30,26 @@ def write_graph(files, terminal: dict[int, str], children: dict[int, list[int]],
     `children`; with `ranked`, rank = id (every move must go to a lower id)."""
     n = len(children)
     files.dir.mkdir(parents=True, exist_ok=True)
-    positions = pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "text": [f"p{i}" for i in range(n)],
-        "terminal": [terminal.get(i) for i in range(n)],
-        "moves": pa.array([len(children[i]) for i in range(n)], pa.int32()),
-        "rank": pa.array(list(range(n)) if ranked else [None] * n, pa.int32()),
-    }, schema=POSITIONS.schema())
+    positions = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "text": [f"p{i}" for i in range(n)],
+            "terminal": [terminal.get(i) for i in range(n)],
+            "moves": pa.array([len(children[i]) for i in range(n)], pa.int32()),
+            "rank": pa.array(list(range(n)) if ranked else [None] * n, pa.int32()),
+        },
+        schema=POSITIONS.schema(),
+    )
     pq.write_table(positions, files.positions)
     pairs = sorted((i, j) for i in range(n) for j in children[i])
     moves = pa.array([f"to p{j}" for _, j in pairs]).dictionary_encode()
-    transitions = pa.table({"src": pa.array([i for i, _ in pairs], pa.int64()),
-                            "dst": pa.array([j for _, j in pairs], pa.int64()), "move": moves})
+    transitions = pa.table(
+        {
+            "src": pa.array([i for i, _ in pairs], pa.int64()),
+            "dst": pa.array([j for _, j in pairs], pa.int64()),
+            "move": moves,
+        }
+    )
     pq.write_table(transitions, files.transitions)
 
 
@@ -60,8 +68,11 @@ def naive(terminal: dict[int, str], children: dict[int, list[int]]) -> dict[int,
         known.update(new)
     ties = {i: ("tie", 0) for i in terminal if terminal[i] == "tie"}
     for r in range(1, len(children) + 1):
-        new = {i: ("tie", r) for i, kids in children.items()
-               if i not in known and i not in ties and any(ties.get(c) == ("tie", r - 1) for c in kids)}
+        new = {
+            i: ("tie", r)
+            for i, kids in children.items()
+            if i not in known and i not in ties and any(ties.get(c) == ("tie", r - 1) for c in kids)
+        }
         ties.update(new)
     known.update(ties)
     return {i: known.get(i, ("draw", None)) for i in children}
@@ -90,7 +101,8 @@ def random_graph(seed: int, n: int, acyclic: bool, most: int = 4) -> tuple[dict[
 def test_the_random_cyclic_graphs_have_every_value():
     found = [value for seed in range(12) for value, _ in naive(*random_graph(seed, 40, False, 2 + seed % 3)).values()]
     assert {value: found.count(value) > 20 for value in ("win", "loss", "tie", "draw")} == dict.fromkeys(
-        ("win", "loss", "tie", "draw"), True)
+        ("win", "loss", "tie", "draw"), True
+    )
 
 
 #: p0 lost, p1 tied, p2 won at the end; p3 -> p1 (tie in 1); p4 -> p1, p2 (tie in 1: better
@@ -101,8 +113,20 @@ HAND = (
     {0: "loss", 1: "tie", 2: "win"},
     {0: [], 1: [], 2: [], 3: [1], 4: [1, 2], 5: [0, 3], 6: [3, 4], 7: [2], 8: [9], 9: [3, 8], 10: [11], 11: [2, 10]},
 )
-HAND_VALUES = {0: ("loss", 0), 1: ("tie", 0), 2: ("win", 0), 3: ("tie", 1), 4: ("tie", 1), 5: ("win", 1),
-               6: ("tie", 2), 7: ("loss", 1), 8: ("tie", 3), 9: ("tie", 2), 10: ("draw", None), 11: ("draw", None)}
+HAND_VALUES = {
+    0: ("loss", 0),
+    1: ("tie", 0),
+    2: ("win", 0),
+    3: ("tie", 1),
+    4: ("tie", 1),
+    5: ("win", 1),
+    6: ("tie", 2),
+    7: ("loss", 1),
+    8: ("tie", 3),
+    9: ("tie", 2),
+    10: ("draw", None),
+    11: ("draw", None),
+}
 
 
 def test_hand_made_graph_with_ties_draws_and_cycles(tmp_path):
@@ -140,13 +164,16 @@ def test_both_solvers_agree_with_the_definitions_without_cycles(tmp_path, seed):
     assert results[0].equals(results[1])  # Grundy values and heights too
 
 
-@pytest.mark.parametrize("where, value, remoteness, check", [
-    (4, "tie", 2, "tie"),         # not the nearest tie
-    (4, "loss", 1, "loss"),       # a tie child is not a won one
-    (3, "draw", None, "draw"),    # a tie child beats endless play
-    (10, "tie", 1, "tie"),        # no tie child
-    (1, "draw", None, "terminal_value"),
-])
+@pytest.mark.parametrize(
+    "where, value, remoteness, check",
+    [
+        (4, "tie", 2, "tie"),  # not the nearest tie
+        (4, "loss", 1, "loss"),  # a tie child is not a won one
+        (3, "draw", None, "draw"),  # a tie child beats endless play
+        (10, "tie", 1, "tie"),  # no tie child
+        (1, "draw", None, "terminal_value"),
+    ],
+)
 def test_the_verifier_refuses_wrong_ties(tmp_path, where, value, remoteness, check):
     files = RulesetFiles(tmp_path / "hand")
     write_graph(files, *HAND, ranked=False)
@@ -175,8 +202,15 @@ def test_the_value_domain_is_defined_once():
     assert [v.value for v in PREFERENCE] == ["win", "tie", "draw", "loss"]
     assert sorted(v.code for v in Value) == [1, 2, 3, 4]
     # scores order the child's values from the parent's worst to best, quick before slow
-    assert score(Value.WIN, 7) < score(Value.WIN, 8) < score(Value.TIE, 9) < score(Value.TIE, 0) < score(
-        Value.LOSS, 9) < score(Value.LOSS, 0) < 3 * BAND
+    assert (
+        score(Value.WIN, 7)
+        < score(Value.WIN, 8)
+        < score(Value.TIE, 9)
+        < score(Value.TIE, 0)
+        < score(Value.LOSS, 9)
+        < score(Value.LOSS, 0)
+        < 3 * BAND
+    )
     assert in_words("loss", 26) == "the second player wins in 26 plies"
     assert in_words("tie", 9) == "a tie in 9 plies"
 
@@ -188,7 +222,8 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
     from pathlib import Path
 
     spec = importlib.util.spec_from_file_location(
-        "yardstick", Path(__file__).resolve().parent.parent / "benchmarks" / "yardstick.py")
+        "yardstick", Path(__file__).resolve().parent.parent / "benchmarks" / "yardstick.py"
+    )
     yardstick = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(yardstick)
     terminal, children = random_graph(seed, 40, acyclic=False)
@@ -199,7 +234,8 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
     compared = yardstick.compare(files.solution, tmp_path / "mine.npz")
     assert compared["value_differences"] == compared["remoteness_differences"] == 0
     assert {k: counts[k] for k in ("wins", "losses", "ties", "draws")} == {
-        k: compared["pipeline"][k] for k in ("wins", "losses", "ties", "draws")}
+        k: compared["pipeline"][k] for k in ("wins", "losses", "ties", "draws")
+    }
 
 
 def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
@@ -222,8 +258,8 @@ def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
 
 def test_pages_of_a_catalog_from_before_ties_are_drawn(tmp_path):
     """The index reads the catalog itself: an old one is rewritten first, not a traceback."""
-    from pipeline.products.draw import draw
     from pipeline.games.rulesets import Ruleset
+    from pipeline.products.draw import draw
     from pipeline.stages.build import build
 
     data = DataDir(tmp_path)

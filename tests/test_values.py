@@ -29,8 +29,13 @@ def test_the_engines_sql_takes_weights_bands_and_words_as_variables(path):
 
 
 def test_no_module_but_values_retypes_the_weights_or_bands():
-    found = [(p, c) for p in PIPELINE.rglob("*.py") if p.name != "values.py" for c in (str(BAND), str(LOST_WEIGHT))
-             if c in p.read_text()]
+    found = [
+        (p, c)
+        for p in PIPELINE.rglob("*.py")
+        if p.name != "values.py"
+        for c in (str(BAND), str(LOST_WEIGHT))
+        if c in p.read_text()
+    ]
     assert not found
 
 
@@ -39,8 +44,10 @@ def test_a_lost_child_outweighs_every_count_of_won_children():
     assert LOST_WEIGHT > 2**29 and values.sql_variables()["lost_weight"] == LOST_WEIGHT
 
 
-@pytest.mark.parametrize("packed", [0, 1, BAND - 2, BAND - 1, BAND, BAND + 1, 2 * BAND - 1, 2 * BAND,
-                                    2 * BAND + 1, 3 * BAND - 2, 3 * BAND - 1])
+@pytest.mark.parametrize(
+    "packed",
+    [0, 1, BAND - 2, BAND - 1, BAND, BAND + 1, 2 * BAND - 1, 2 * BAND, 2 * BAND + 1, 3 * BAND - 2, 3 * BAND - 1],
+)
 def test_decoding_a_score_gives_back_what_was_packed(packed):
     value, remoteness = decode(packed)
     assert score(value, remoteness) == packed
@@ -53,17 +60,20 @@ def test_decoding_reads_each_band_as_its_value():
     assert decode(score(Value.LOSS, 12)) == (Value.LOSS, 12)
 
 
-@pytest.mark.parametrize("value, remoteness, short, said", [
-    ("win", 8, "wins in 8 plies", "the first player wins in 8 plies"),
-    ("loss", 3, "loses in 3 plies", "the second player wins in 3 plies"),
-    ("tie", 5, "a tie in 5 plies", "a tie in 5 plies"),
-    ("draw", None, "a draw", "a draw (neither player can force the game to end)"),
-    ("win", 1, "wins in 1 ply", "the first player wins in 1 ply"),
-    ("loss", 1234, "loses in 1,234 plies", "the second player wins in 1,234 plies"),
-    ("win", 0, "has won", "the first player has won (game over)"),
-    ("loss", 0, "has lost", "the second player has won (game over)"),
-    ("tie", 0, "a tie (game over)", "a tie (game over)"),
-])
+@pytest.mark.parametrize(
+    "value, remoteness, short, said",
+    [
+        ("win", 8, "wins in 8 plies", "the first player wins in 8 plies"),
+        ("loss", 3, "loses in 3 plies", "the second player wins in 3 plies"),
+        ("tie", 5, "a tie in 5 plies", "a tie in 5 plies"),
+        ("draw", None, "a draw", "a draw (neither player can force the game to end)"),
+        ("win", 1, "wins in 1 ply", "the first player wins in 1 ply"),
+        ("loss", 1234, "loses in 1,234 plies", "the second player wins in 1,234 plies"),
+        ("win", 0, "has won", "the first player has won (game over)"),
+        ("loss", 0, "has lost", "the second player has won (game over)"),
+        ("tie", 0, "a tie (game over)", "a tie (game over)"),
+    ],
+)
 def test_a_value_is_phrased_one_way_with_its_plies(value, remoteness, short, said):
     assert in_plies(value, remoteness) == short
     assert in_words(value, remoteness) == said
@@ -113,9 +123,10 @@ def test_duckdb_decodes_the_packed_scores_as_values_does():
 
     con = duckdb.connect()
     set_variables(con, **values.sql_variables())
-    solved = pa.table({"id": range(len(EDGES)), "score": EDGES, "grundy": [None] * len(EDGES),
-                       "height": [None] * len(EDGES)}, schema=pa.schema(
-        [("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]))
+    solved = pa.table(
+        {"id": range(len(EDGES)), "score": EDGES, "grundy": [None] * len(EDGES), "height": [None] * len(EDGES)},
+        schema=pa.schema([("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]),
+    )
     con.register("solved", solved)
     rows = con.sql(sql_text("rank_solution", "duckdb")).fetchall()
     assert [row[:3] for row in rows] == decoded()
@@ -126,7 +137,10 @@ def test_probe_says_a_draw_once_and_a_finished_game_as_over(built):
 
     drawn = tablebase("probe", "chopsticks:overflow=rollover", "start", data=built)
     assert drawn.returncode == 0, drawn.stderr
-    assert drawn.stdout.splitlines()[0] == "chopsticks:overflow=rollover  1-1|1-1  a draw (neither player can force the game to end)"
+    assert (
+        drawn.stdout.splitlines()[0]
+        == "chopsticks:overflow=rollover  1-1|1-1  a draw (neither player can force the game to end)"
+    )
     over = tablebase("probe", "chopsticks", "0-0|1-3", data=built)
     assert over.returncode == 0, over.stderr
     assert over.stdout.splitlines()[0] == "chopsticks  0-0|1-3  has lost: the other player has won (game over)"

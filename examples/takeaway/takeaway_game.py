@@ -16,8 +16,9 @@ class Takeaway(SimpleGame):
     params = (
         IntParam("tokens", "21", "tokens in the pile at the start", minimum=1, maximum=1_000_000),
         IntParam("take", "3", "most tokens one move takes", minimum=1, maximum=1_000),
-        ChoiceParam("play", "normal", "normal: who takes the last token wins; misere: loses",
-                    choices=("normal", "misere")),
+        ChoiceParam(
+            "play", "normal", "normal: who takes the last token wins; misere: loses", choices=("normal", "misere")
+        ),
     )
 
     def initial(self, rules):

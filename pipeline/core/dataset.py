@@ -8,8 +8,8 @@ types are the game's and the same in every ruleset of the game, and they may be 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pyarrow as pa
@@ -48,33 +48,44 @@ class FileKind:
 
 RULESET = Column("ruleset", pa.string(), "canonical ruleset id, e.g. `chopsticks:split=any`")
 
-CATALOG = FileKind("catalog", "one row per built ruleset (`summary.parquet` is the ruleset's own row)", (
-    RULESET,
-    Column("game", pa.string(), "game name"),
-    Column("params", pa.map_(pa.string(), pa.string()),
-           "every parameter's value as text, defaults included (`element_at(params, 'fingers')[1]`, on any DuckDB)"),
-    Column("folder", pa.string(), "the ruleset's folder relative to the data folder: `<game>/<slug>`"),
-    Column("tablebase_path", pa.string(), "path of its tablebase.parquet relative to the data folder"),
-    Column("transitions_path", pa.string(), "path of its transitions.parquet relative to the data folder"),
-    Column("positions", pa.int64(), "number of positions"),
-    Column("transitions", pa.int64(), "number of transitions (distinct position pairs)"),
-    Column("wins", pa.int64(), "positions won for the player to move"),
-    Column("losses", pa.int64(), "positions lost for the player to move"),
-    Column("ties", pa.int64(), "positions tied (the game ends with nobody winning under best play)"),
-    Column("draws", pa.int64(), "positions drawn (endless play under best play)"),
-    Column("reachable", pa.int64(), "positions that can arise in play from a legal start"),
-    Column("start", pa.string(), "the start position's text"),
-    Column("start_value", pa.string(), "the start's value for the first player: `loss` means the second player wins"),
-    Column("start_remoteness", pa.int64(), "the start's remoteness (NULL for a draw)", True),
-    Column("start_grundy", pa.int64(), "the start's Grundy value (NULL where a cycle is reachable)", True),
-    Column("max_remoteness", pa.int64(), "the longest forced win, loss or tie (NULL if every position is drawn)", True),
-    Column("tablebase_sha256", pa.string(), "SHA-256 of tablebase.parquet"),
-    Column("transitions_sha256", pa.string(), "SHA-256 of transitions.parquet"),
-    Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
-    Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
-    Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
-    Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
-))
+CATALOG = FileKind(
+    "catalog",
+    "one row per built ruleset (`summary.parquet` is the ruleset's own row)",
+    (
+        RULESET,
+        Column("game", pa.string(), "game name"),
+        Column(
+            "params",
+            pa.map_(pa.string(), pa.string()),
+            "every parameter's value as text, defaults included (`element_at(params, 'fingers')[1]`, on any DuckDB)",
+        ),
+        Column("folder", pa.string(), "the ruleset's folder relative to the data folder: `<game>/<slug>`"),
+        Column("tablebase_path", pa.string(), "path of its tablebase.parquet relative to the data folder"),
+        Column("transitions_path", pa.string(), "path of its transitions.parquet relative to the data folder"),
+        Column("positions", pa.int64(), "number of positions"),
+        Column("transitions", pa.int64(), "number of transitions (distinct position pairs)"),
+        Column("wins", pa.int64(), "positions won for the player to move"),
+        Column("losses", pa.int64(), "positions lost for the player to move"),
+        Column("ties", pa.int64(), "positions tied (the game ends with nobody winning under best play)"),
+        Column("draws", pa.int64(), "positions drawn (endless play under best play)"),
+        Column("reachable", pa.int64(), "positions that can arise in play from a legal start"),
+        Column("start", pa.string(), "the start position's text"),
+        Column(
+            "start_value", pa.string(), "the start's value for the first player: `loss` means the second player wins"
+        ),
+        Column("start_remoteness", pa.int64(), "the start's remoteness (NULL for a draw)", True),
+        Column("start_grundy", pa.int64(), "the start's Grundy value (NULL where a cycle is reachable)", True),
+        Column(
+            "max_remoteness", pa.int64(), "the longest forced win, loss or tie (NULL if every position is drawn)", True
+        ),
+        Column("tablebase_sha256", pa.string(), "SHA-256 of tablebase.parquet"),
+        Column("transitions_sha256", pa.string(), "SHA-256 of transitions.parquet"),
+        Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
+        Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
+        Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
+        Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -133,12 +144,12 @@ class CatalogRow(Mapping[str, Any]):
         return pa.Table.from_pylist([self.as_dict()], schema=CATALOG.schema())
 
     @classmethod
-    def of(cls, row: Mapping[str, Any]) -> "CatalogRow":
+    def of(cls, row: Mapping[str, Any]) -> CatalogRow:
         """The row of a mapping of CATALOG's columns (a row of `to_pylist()`)."""
         return cls(**{name: row[name] for name in _CATALOG_NAMES})
 
     @classmethod
-    def rows(cls, table: pa.Table) -> list["CatalogRow"]:
+    def rows(cls, table: pa.Table) -> list[CatalogRow]:
         """Every row of a table with the catalog's columns."""
         return [cls.of(row) for row in table.to_pylist()]
 
@@ -146,59 +157,114 @@ class CatalogRow(Mapping[str, Any]):
 _CATALOG_NAMES = tuple(field.name for field in fields(CatalogRow))
 
 
-TABLEBASE = FileKind("tablebase", "every position with its value, one row per position, ordered by `id`: the product", (
-    RULESET,
-    Column("id", pa.int64(), "the position's number in this ruleset (joins `transitions.src` and `dst`)"),
-    Column("position", pa.string(), "the position's text, as `tablebase probe` takes it"),
-), (
-    Column("moves", pa.int32(), "number of distinct positions one move away"),
-    Column("value", pa.string(), "`win`, `loss`, `tie` (the game ends, nobody wins) or `draw` (it never "
-           "ends), for the player to move; best first: win, tie, draw, loss"),
-    Column("remoteness", pa.int32(), "plies to the end under best play (the winner hurries, the loser "
-           "holds out, a tie is reached the shortest way); 0 where the game is over; NULL for draws", True),
-    Column("grundy", pa.int32(), "Grundy value under normal play: the mex of the children's, 0 without moves; "
-           "NULL where a cycle is reachable, and everywhere in a game that is not impartial", True),
-    Column("reachable", pa.bool_(), "whether play from a legal start can reach the position"),
-), game_columns=True)
+TABLEBASE = FileKind(
+    "tablebase",
+    "every position with its value, one row per position, ordered by `id`: the product",
+    (
+        RULESET,
+        Column("id", pa.int64(), "the position's number in this ruleset (joins `transitions.src` and `dst`)"),
+        Column("position", pa.string(), "the position's text, as `tablebase probe` takes it"),
+    ),
+    (
+        Column("moves", pa.int32(), "number of distinct positions one move away"),
+        Column(
+            "value",
+            pa.string(),
+            "`win`, `loss`, `tie` (the game ends, nobody wins) or `draw` (it never "
+            "ends), for the player to move; best first: win, tie, draw, loss",
+        ),
+        Column(
+            "remoteness",
+            pa.int32(),
+            "plies to the end under best play (the winner hurries, the loser "
+            "holds out, a tie is reached the shortest way); 0 where the game is over; NULL for draws",
+            True,
+        ),
+        Column(
+            "grundy",
+            pa.int32(),
+            "Grundy value under normal play: the mex of the children's, 0 without moves; "
+            "NULL where a cycle is reachable, and everywhere in a game that is not impartial",
+            True,
+        ),
+        Column("reachable", pa.bool_(), "whether play from a legal start can reach the position"),
+    ),
+    game_columns=True,
+)
 
-TRANSITIONS = FileKind("transitions", "every move: one row per distinct (src, dst) pair, ordered by `src`", (
-    RULESET,
-    Column("src", pa.int64(), "id of the position before the move"),
-    Column("dst", pa.int64(), "id of the position after it (from the new mover's side)"),
-    Column("move", pa.string(),
-           "the move, e.g. `3 hits 2`; when several moves lead to the same position, the first in the game's order"),
-))
+TRANSITIONS = FileKind(
+    "transitions",
+    "every move: one row per distinct (src, dst) pair, ordered by `src`",
+    (
+        RULESET,
+        Column("src", pa.int64(), "id of the position before the move"),
+        Column("dst", pa.int64(), "id of the position after it (from the new mover's side)"),
+        Column(
+            "move",
+            pa.string(),
+            "the move, e.g. `3 hits 2`; when several moves lead to the same position, the first in the game's order",
+        ),
+    ),
+)
 
-POSITIONS = FileKind("positions", "every position before solving", (
-    Column("id", pa.int64(), "the position's number"),
-    Column("text", pa.string(), "the position's text"),
-    Column("terminal", pa.string(), "`win`, `loss` or `tie` where the game is over, else NULL", True),
-    Column("moves", pa.int32(), "number of distinct positions one move away"),
-    Column("rank", pa.int32(), "a number every move lowers (NULL where moves can cycle); ids go rank by rank", True),
-), game_columns=True)
+POSITIONS = FileKind(
+    "positions",
+    "every position before solving",
+    (
+        Column("id", pa.int64(), "the position's number"),
+        Column("text", pa.string(), "the position's text"),
+        Column("terminal", pa.string(), "`win`, `loss` or `tie` where the game is over, else NULL", True),
+        Column("moves", pa.int32(), "number of distinct positions one move away"),
+        Column(
+            "rank", pa.int32(), "a number every move lowers (NULL where moves can cycle); ids go rank by rank", True
+        ),
+    ),
+    game_columns=True,
+)
 
-SOLUTION = FileKind("solution", "the solver's values by position id", (
-    Column("id", pa.int64(), "the position's number"),
-    Column("value", pa.string(), "`win`, `loss`, `tie` or `draw`"),
-    Column("remoteness", pa.int32(), "plies to the end under best play; NULL for draws", True),
-    Column("grundy", pa.int32(), "Grundy value; NULL where a cycle is reachable or the game is not impartial", True),
-    Column("grundy_height", pa.int32(), "the longest line of play, where the Grundy value is known: "
-           "the verifier's proof that no cycle is reachable", True),
-))
+SOLUTION = FileKind(
+    "solution",
+    "the solver's values by position id",
+    (
+        Column("id", pa.int64(), "the position's number"),
+        Column("value", pa.string(), "`win`, `loss`, `tie` or `draw`"),
+        Column("remoteness", pa.int32(), "plies to the end under best play; NULL for draws", True),
+        Column(
+            "grundy", pa.int32(), "Grundy value; NULL where a cycle is reachable or the game is not impartial", True
+        ),
+        Column(
+            "grundy_height",
+            pa.int32(),
+            "the longest line of play, where the Grundy value is known: "
+            "the verifier's proof that no cycle is reachable",
+            True,
+        ),
+    ),
+)
 
-VERIFICATION = FileKind("verification", "one row per consistency check the verifier ran", (
-    Column("check", pa.string(), "the check's name"),
-    Column("requirement", pa.string(), "what it requires"),
-    Column("failures", pa.int64(), "positions that fail it (0 in every published file)"),
-    Column("example", pa.string(), "a failing position, if any", True),
-    Column("solution_sha256", pa.string(), "SHA-256 of the solution checked"),
-))
+VERIFICATION = FileKind(
+    "verification",
+    "one row per consistency check the verifier ran",
+    (
+        Column("check", pa.string(), "the check's name"),
+        Column("requirement", pa.string(), "what it requires"),
+        Column("failures", pa.int64(), "positions that fail it (0 in every published file)"),
+        Column("example", pa.string(), "a failing position, if any", True),
+        Column("solution_sha256", pa.string(), "SHA-256 of the solution checked"),
+    ),
+)
 
 #: The files of a ruleset's folder, in the order `build` writes them; `summary` has the catalog's schema.
-RULESET_FILES = (POSITIONS, TRANSITIONS, SOLUTION, VERIFICATION, TABLEBASE,
-                 FileKind("summary", "the ruleset's catalog row", CATALOG.head))
+RULESET_FILES = (
+    POSITIONS,
+    TRANSITIONS,
+    SOLUTION,
+    VERIFICATION,
+    TABLEBASE,
+    FileKind("summary", "the ruleset's catalog row", CATALOG.head),
+)
 
 
 def game_fields(schema: pa.Schema, kind: FileKind) -> list[pa.Field]:
     """The fields of `schema` between `kind`'s leading and trailing columns."""
-    return list(schema)[len(kind.head): len(schema) - len(kind.tail)]
+    return list(schema)[len(kind.head) : len(schema) - len(kind.tail)]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pipeline.core.errors import RulesetError
-
 
 #: Longest number a position or parameter may hold: far past any game here, far short of
 #: what would overflow an int32 column or make int() slow.

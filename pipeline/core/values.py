@@ -41,7 +41,7 @@ class Value(str, enum.Enum):
         return list(Value).index(self) + 1
 
     @property
-    def opposite(self) -> "Value":
+    def opposite(self) -> Value:
         """The value for the other player: what a move to a position of this value means
         for the player making it."""
         return {Value.WIN: Value.LOSS, Value.LOSS: Value.WIN}.get(self, self)
@@ -120,10 +120,17 @@ COLOUR_NAMES = {"win": "green", "loss": "red", "tie": "yellow", "draw": "grey"}
 #: `{plies}` is the remoteness with its unit (`ply`: singular and plural); `{wins}` and
 #: `{has}` agree with the winner ("you win"). The pages' script fills the same table.
 PHRASES: dict[str, Any] = {
-    "said": {"win": "{mover} {wins} in {plies}", "loss": "{other} {wins} in {plies}",
-             "tie": "a tie in {plies}", "draw": "a draw (neither player can force the game to end)"},
-    "said_over": {"win": "{mover} {has} won (game over)", "loss": "{other} {has} won (game over)",
-                  "tie": "a tie (game over)"},
+    "said": {
+        "win": "{mover} {wins} in {plies}",
+        "loss": "{other} {wins} in {plies}",
+        "tie": "a tie in {plies}",
+        "draw": "a draw (neither player can force the game to end)",
+    },
+    "said_over": {
+        "win": "{mover} {has} won (game over)",
+        "loss": "{other} {has} won (game over)",
+        "tie": "a tie (game over)",
+    },
     "short": {"win": "wins in {plies}", "loss": "loses in {plies}", "tie": "a tie in {plies}", "draw": "a draw"},
     "short_over": {"win": "has won", "loss": "has lost", "tie": "a tie (game over)"},
     "ply": ["ply", "plies"],
@@ -141,8 +148,13 @@ def _phrase(kind: str, value: str, remoteness: int | None, mover: str = "", othe
     template = PHRASES[f"{kind}_over" if over else kind][value.value]
     winner = mover if value == Value.WIN else other
     you = winner == "you"
-    return template.format(mover=mover, other=other, plies=plies(remoteness or 0),
-                           wins="win" if you else "wins", has="have" if you else "has")
+    return template.format(
+        mover=mover,
+        other=other,
+        plies=plies(remoteness or 0),
+        wins="win" if you else "wins",
+        has="have" if you else "has",
+    )
 
 
 def in_plies(value: str, remoteness: int | None) -> str:
@@ -151,8 +163,9 @@ def in_plies(value: str, remoteness: int | None) -> str:
     return _phrase("short", value, remoteness)
 
 
-def in_words(value: str, remoteness: int | None, mover: str = "the first player",
-             other: str = "the second player") -> str:
+def in_words(
+    value: str, remoteness: int | None, mover: str = "the first player", other: str = "the second player"
+) -> str:
     """What a value of the player to move (`mover`) means for the players, in words: "the
     second player wins in 26 plies" for a start lost in 26; "the first player has won (game
     over)" at remoteness 0."""

@@ -26,9 +26,10 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Iterator, Sequence, TypeGuard
+from typing import TypeGuard
 
 try:
     import fcntl
@@ -43,8 +44,8 @@ from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow,
 from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
-from pipeline.storage.parquet import atomic_path, read_table, require, sha256
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage.parquet import atomic_path, read_table, require, sha256
 
 SUMS = "SHA256SUMS"
 #: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.
@@ -152,8 +153,11 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
     _tell_cache(store, digests, report)
     if rulesets is None:
         return [line for _, line in report.entries]
-    return [line for path, line in report.entries
-            if path.parent == folder or path.relative_to(folder).as_posix().rsplit("/", 1)[0] in chosen]
+    return [
+        line
+        for path, line in report.entries
+        if path.parent == folder or path.relative_to(folder).as_posix().rsplit("/", 1)[0] in chosen
+    ]
 
 
 def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> list[str] | None:
@@ -167,8 +171,9 @@ def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> lis
         return None
     except (OSError, pa.ArrowException):
         rows = None  # check says what is wrong with it
-    if rows is not None and not any(row["ruleset"] == rules.id and row["solution_sha256"] == solution_sha256
-                                    for row in rows):
+    if rows is not None and not any(
+        row["ruleset"] == rules.id and row["solution_sha256"] == solution_sha256 for row in rows
+    ):
         return None
     return check(store.root, {rules.id})
 
@@ -266,8 +271,13 @@ def parse_sums(raw: bytes, sums: Path) -> tuple[dict[str, str], list[str]]:
             problems.append(f"{sums}: line {number} is not '<sha256>  <file>'")
             continue
         digest, name = match.group(1).lower(), match.group(2)
-        if (name.startswith("/") or "\\" in name or "\0" in name or ".." in PurePosixPath(name).parts
-                or PurePosixPath(name).as_posix() != name):
+        if (
+            name.startswith("/")
+            or "\\" in name
+            or "\0" in name
+            or ".." in PurePosixPath(name).parts
+            or PurePosixPath(name).as_posix() != name
+        ):
             problems.append(f"{sums}: line {number} names {name!r}, outside the folder")
         elif name in listed:
             problems.append(f"{sums}: line {number} lists {name} a second time")
@@ -282,8 +292,16 @@ def listed_sums(folder: Path) -> dict[str, str]:
     return parse_sums(raw, folder / SUMS)[0] if raw is not None else {}
 
 
-def check_sums(folder: Path, raw: bytes | None, bundle: bool, files: set[str], digests: _Digests,
-               report: _Report, first: bool, mine: Callable[[str], bool] = lambda name: True) -> None:
+def check_sums(
+    folder: Path,
+    raw: bytes | None,
+    bundle: bool,
+    files: set[str],
+    digests: _Digests,
+    report: _Report,
+    first: bool,
+    mine: Callable[[str], bool] = lambda name: True,
+) -> None:
     """SHA256SUMS against the files beside it: there, every listed file with its checksum,
     and every file listed. `first`: SHA256SUMS itself and the files no catalog row covers
     (beside the catalog, and the summaries); else the others, and the files not listed.
@@ -302,8 +320,11 @@ def check_sums(folder: Path, raw: bytes | None, bundle: bool, files: set[str], d
         if bundle:
             report.add(sums, "missing: every bundle lists its files' checksums there (unpack the archive again)")
         else:
-            report.add(sums, f"missing: `tablebase export --data {folder}` writes it "
-                             "(data folders written before it was kept have none)")
+            report.add(
+                sums,
+                f"missing: `tablebase export --data {folder}` writes it "
+                "(data folders written before it was kept have none)",
+            )
         return
     for line in problems:
         report.add(sums, line.removeprefix(f"{sums}: "), whole=False)
@@ -317,8 +338,9 @@ def _sums_alone(name: str) -> bool:
     return "/" not in name or name.endswith("/summary.parquet")
 
 
-def _check_listed(path: Path, name: str, digest: str, files: set[str], digests: _Digests, report: _Report,
-                  mine: Callable[[str], bool]) -> None:
+def _check_listed(
+    path: Path, name: str, digest: str, files: set[str], digests: _Digests, report: _Report, mine: Callable[[str], bool]
+) -> None:
     if name not in files:
         report.add(path, f"missing (listed in {SUMS})")
     elif mine(name) and not digests.matches(path, digest):
@@ -347,8 +369,18 @@ def _real_dir(path: Path) -> bool:
 
 
 #: Files a data folder or bundle holds beside the rulesets' folders.
-TOP_LEVEL = ("catalog.parquet", "tablebases.duckdb", SUMS, "DATASET.md", "LICENSE", "claims.md",
-             "README.md", "croissant.json", "datapackage.json", "CITATION.cff")
+TOP_LEVEL = (
+    "catalog.parquet",
+    "tablebases.duckdb",
+    SUMS,
+    "DATASET.md",
+    "LICENSE",
+    "claims.md",
+    "README.md",
+    "croissant.json",
+    "datapackage.json",
+    "CITATION.cff",
+)
 
 
 def check_top_level(store: DataDir, report: _Report) -> None:
@@ -367,7 +399,9 @@ def check_database(store: DataDir, report: _Report) -> None:
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
-            recorded = con.sql("SELECT ruleset, tablebase_sha256, transitions_sha256 FROM published ORDER BY ALL").fetchall()
+            recorded = con.sql(
+                "SELECT ruleset, tablebase_sha256, transitions_sha256 FROM published ORDER BY ALL"
+            ).fetchall()
         finally:
             con.close()
     except duckdb.Error as error:
@@ -378,8 +412,9 @@ def check_database(store: DataDir, report: _Report) -> None:
         report.add(path, "written with another catalog (tablebase export rewrites it)")
 
 
-def check_ruleset(store: DataDir, row: CatalogRow, schemas: dict, files: set[str], digests: _Digests,
-                  report: _Report) -> None:
+def check_ruleset(
+    store: DataDir, row: CatalogRow, schemas: dict, files: set[str], digests: _Digests, report: _Report
+) -> None:
     """One catalog row against its folder's files."""
     folder = store.root / row["folder"]
     ok = True
@@ -423,9 +458,14 @@ def check_ruleset(store: DataDir, row: CatalogRow, schemas: dict, files: set[str
         return
     con = duckdb.connect()
     try:
-        counted = con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"],
-                                           **{word: word for word in WORDS}}).to_arrow_table().to_pylist()[0]
-        others = con.execute("SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]).fetchall()[0][0]
+        counted = (
+            con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"], **{word: word for word in WORDS}})
+            .to_arrow_table()
+            .to_pylist()[0]
+        )
+        others = con.execute(
+            "SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]
+        ).fetchall()[0][0]
     except duckdb.Error as error:  # its bytes match the catalog's: written so by a faulty export
         report.add(tablebase, f"not readable ({str(error).splitlines()[0]})")
         return
@@ -459,10 +499,11 @@ def _tell_cache(store: DataDir, digests: _Digests, report: _Report) -> None:
 
 def _damage(store: DataDir, path: Path) -> str:
     """What is said of a file whose bytes changed while its stat did not."""
-    again = ("`tablebase build` of its ruleset" if path.parent != store.root
-             else "`tablebase export` writes it again")
-    return ("its bytes changed while its size, times and inode stayed the same (damage below the file "
-            f"system?): no command reads it until it is written again ({again})")
+    again = "`tablebase build` of its ruleset" if path.parent != store.root else "`tablebase export` writes it again"
+    return (
+        "its bytes changed while its size, times and inode stayed the same (damage below the file "
+        f"system?): no command reads it until it is written again ({again})"
+    )
 
 
 def _rel(store: DataDir, path: Path) -> str:
@@ -510,11 +551,15 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     if store.catalog.exists():
         return
     if ruleset is not None:
-        raise DataError(f"{ruleset} is not built: {store.catalog} is missing; build it with "
-                        f"`tablebase build {ruleset}`, or name the folder it was built in with --data")
-    raise DataError(f"nothing is built in {store.root}: {store.catalog} is missing; build a ruleset with "
-                    "`tablebase build chopsticks` (`tablebase games` lists the games), or name the folder "
-                    "the tablebases were built in with --data")
+        raise DataError(
+            f"{ruleset} is not built: {store.catalog} is missing; build it with "
+            f"`tablebase build {ruleset}`, or name the folder it was built in with --data"
+        )
+    raise DataError(
+        f"nothing is built in {store.root}: {store.catalog} is missing; build a ruleset with "
+        "`tablebase build chopsticks` (`tablebase games` lists the games), or name the folder "
+        "the tablebases were built in with --data"
+    )
 
 
 def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
@@ -528,10 +573,14 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
         row = next((r for r in catalog if r["ruleset"] == rules.id), None)
         if row is None:
-            raise DataError(f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
-                            "or name the folder it was built in with --data")
-        return [(require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
-                for kind in ("tablebase", "transitions")]
+            raise DataError(
+                f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
+                "or name the folder it was built in with --data"
+            )
+        return [
+            (require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
+            for kind in ("tablebase", "transitions")
+        ]
 
     _verified(store, files_of)
     return files
@@ -541,8 +590,9 @@ def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
     """The ruleset's summary.parquet, once it is the file SHA256SUMS records (where there
     is one), and the catalog too (draw reads it); DataError naming the file if not."""
     require_built(store, rules.id)
-    path = require(store.published(rules).summary,
-                   f"summary of {rules.id} (build it with `tablebase build {rules.id}`)")
+    path = require(
+        store.published(rules).summary, f"summary of {rules.id} (build it with `tablebase build {rules.id}`)"
+    )
     _verified(store, lambda catalog: [], listed=[(path, f"rebuild it with `tablebase build {rules.id}`")])
     return path
 
@@ -572,8 +622,11 @@ class _Differs(Exception):
     """A file's bytes differ from its recorded checksum (perhaps a build is publishing)."""
 
 
-def _verified(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
-              listed: Sequence[tuple[Path, str]] = ()) -> list[dict]:
+def _verified(
+    store: DataDir,
+    files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+    listed: Sequence[tuple[Path, str]] = (),
+) -> list[dict]:
     """The catalog's rows, once catalog.parquet and the files `listed` (with what to do if
     not) match SHA256SUMS (where there is one: a data folder of an earlier version has
     none) and each (file, checksum, what to do) that `files_of(rows)` names has its
@@ -590,8 +643,9 @@ def _verified(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, 
             raise DataError(str(differs)) from None
 
 
-def _verify(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
-            listed: list[tuple[Path, str]]) -> list[dict]:
+def _verify(
+    store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]], listed: list[tuple[Path, str]]
+) -> list[dict]:
     require(store.catalog, "catalog")
     sums = store.root / SUMS
     raw = _read_small(sums)
@@ -613,8 +667,9 @@ def _verify(store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, st
 def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str) -> None:
     """DataError if `path` was marked damaged; _Differs unless it hashes to `recorded`."""
     if _damaged(store, path):
-        raise DataError(f"{path} changed while its size, times and inode stayed the same, and has not been "
-                        f"written since: {fix}")
+        raise DataError(
+            f"{path} changed while its size, times and inode stayed the same, and has not been written since: {fix}"
+        )
     if cached_sha256(store, path) != recorded:
         raise _Differs(f"{path} is not the file {where} records (its SHA-256 differs): {fix}")
 

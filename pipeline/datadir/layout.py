@@ -22,10 +22,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, Any
 
 try:
     import fcntl
@@ -33,8 +34,8 @@ except ImportError:  # Windows: builds there take no lock
     fcntl = None
 
 from pipeline.core.errors import DataError
-from pipeline.storage.parquet import sync
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage.parquet import sync
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
@@ -164,8 +165,7 @@ class DataDir:
 
     def summaries(self) -> list[Path]:
         """Every published ruleset's catalog row."""
-        return sorted(path for path in self.root.glob("*/*/summary.parquet")
-                      if not path.parts[-3].startswith("."))
+        return sorted(path for path in self.root.glob("*/*/summary.parquet") if not path.parts[-3].startswith("."))
 
     # -- an earlier layout -----------------------------------------------------------
 
@@ -174,8 +174,11 @@ class DataDir:
         other kinds, the folder named by the ruleset's id ('/' written %2F)."""
         if not self.root.is_dir():
             return []
-        return sorted(folder for folder in self.root.iterdir()
-                      if folder.is_dir() and (folder / "summary.parquet").is_file() and _names_a_ruleset(folder.name))
+        return sorted(
+            folder
+            for folder in self.root.iterdir()
+            if folder.is_dir() and (folder / "summary.parquet").is_file() and _names_a_ruleset(folder.name)
+        )
 
     def check_layout(self) -> None:
         """DataError if the data directory holds tablebases of the earlier layout."""

@@ -18,18 +18,20 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.storage.db import quote_path
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import trusted_catalog
 from pipeline.datadir.layout import DataDir, misplaced
+from pipeline.storage.db import quote_path
 from pipeline.storage.parquet import atomic_path, read_table, require
 
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
 STORAGE_VERSION = "v1.1.0"
 #: What the database's views say when they meet another data folder than their own.
-FOREIGN = ("tablebases.duckdb: catalog.parquet in this folder is not the one the database was written "
-           "with, or some files were found in another folder; open the database from its own folder "
-           "(cd into it, or from a folder holding none of its files SET file_search_path to it)")
+FOREIGN = (
+    "tablebases.duckdb: catalog.parquet in this folder is not the one the database was written "
+    "with, or some files were found in another folder; open the database from its own folder "
+    "(cd into it, or from a folder holding none of its files SET file_search_path to it)"
+)
 
 
 def published_paths(data: Path) -> dict[str, list[str]]:
@@ -38,8 +40,9 @@ def published_paths(data: Path) -> dict[str, list[str]]:
     store = DataDir(data)
     store.check_layout()
     require(store.catalog, "catalog")
-    rows = read_table(store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
-                      ).to_pylist()
+    rows = read_table(
+        store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
+    ).to_pylist()
     if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
     for row in rows:
@@ -48,8 +51,10 @@ def published_paths(data: Path) -> dict[str, list[str]]:
             raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
         for kind in ("tablebase", "transitions"):
             store.inside(row[f"{kind}_path"])
-    return {"tablebase": [row["tablebase_path"] for row in rows],
-            "transitions": [row["transitions_path"] for row in rows]}
+    return {
+        "tablebase": [row["tablebase_path"] for row in rows],
+        "transitions": [row["transitions_path"] for row in rows],
+    }
 
 
 def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = False, guard: str = "") -> None:
@@ -66,7 +71,9 @@ def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = Fa
     con.execute(f"CREATE OR REPLACE VIEW catalog AS SELECT * FROM read_parquet({literal('catalog.parquet')}){where}")
     for name, files in paths.items():
         listed = ", ".join(literal(file) for file in files)
-        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}")
+        con.execute(
+            f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}"
+        )
 
 
 def write_database(data: Path) -> Path:
@@ -106,8 +113,10 @@ def write_database(data: Path) -> Path:
                       (SELECT * FROM published
                        EXCEPT SELECT ruleset, tablebase_sha256, transitions_sha256 FROM read_parquet('catalog.parquet'))))""")
             define_views(con, data, relative=True, guard="same_folder()")
-            con.execute("COMMENT ON MACRO same_folder IS 'true when every file is found in one folder, whose "
-                        "catalog.parquet is the one this database was written with'")
+            con.execute(
+                "COMMENT ON MACRO same_folder IS 'true when every file is found in one folder, whose "
+                "catalog.parquet is the one this database was written with'"
+            )
             con.execute("USE memory")
             con.execute("CHECKPOINT tablebases")
             con.execute("DETACH tablebases")

@@ -43,12 +43,25 @@ from pipeline.engines.base import (
     run_levels,
 )
 
-__all__ = ["ENGINES", "ENV", "Engine", "EngineKind", "Solver", "Steps", "by_id_join", "engine_kind", "explain",
-           "literal", "open_engine", "run_levels"]
+__all__ = [
+    "ENGINES",
+    "ENV",
+    "Engine",
+    "EngineKind",
+    "Solver",
+    "Steps",
+    "by_id_join",
+    "engine_kind",
+    "explain",
+    "literal",
+    "open_engine",
+    "run_levels",
+]
 
 ENGINES = ("duckdb", "spark")
 #: The environment variable that picks the engine when --engine is not given.
 ENV = "TABLEBASE_ENGINE"
+
 
 def engine_kind(name: str | None = None, available: bool = False) -> EngineKind:
     """The engine to use: `name`, else $TABLEBASE_ENGINE, else duckdb. With `available`,
@@ -73,8 +86,10 @@ def open_engine(kind: EngineKind | None, scratch: Path) -> Engine:
 
 
 #: The module of each engine, by name: an error can only be an engine's if its module is loaded.
-MODULES = {"duckdb": ("pipeline.engines.duckdb_engine", "DuckDBEngine"),
-           "spark": ("pipeline.engines.spark_engine", "SparkEngine")}
+MODULES = {
+    "duckdb": ("pipeline.engines.duckdb_engine", "DuckDBEngine"),
+    "spark": ("pipeline.engines.spark_engine", "SparkEngine"),
+}
 
 
 def explain(error: BaseException) -> tuple[str, str] | None:

@@ -10,8 +10,9 @@ Spark engine's SQL (pipeline/sql/spark/): verify's facts, export's reachable pos
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -96,8 +97,9 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     pos = read_table(positions, columns=["id", "terminal", "moves"], read_dictionary=["terminal"])
     ids = Ids(pos["id"].to_numpy())
     n = ids.n
-    sol = read_table(solution, columns=["id", "value", "remoteness", "grundy", "grundy_height"],
-                        read_dictionary=["value"])
+    sol = read_table(
+        solution, columns=["id", "value", "remoteness", "grundy", "grundy_height"], read_dictionary=["value"]
+    )
     at = ids.index(sol["id"].to_numpy())
     keep = at < n
     row = np.full(n, -1, dtype=np.int64)  # each position's row of the solution, -1 if none
@@ -160,22 +162,37 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         with_grundy = tally[:, missing + 1 :].sum(axis=1)
         by_kind = tally[:, : missing + 1] + tally[:, missing + 1 :]
         children = by_kind.sum(axis=1)
-        counts = [children, children - by_kind[:, missing], *(by_kind[:, c] for c in (loss, win, tie, draw)),
-                  with_grundy]
+        counts = [
+            children,
+            children - by_kind[:, missing],
+            *(by_kind[:, c] for c in (loss, win, tie, draw)),
+            with_grundy,
+        ]
         big = None
         if big_grundy is not None:
             value = big_grundy[dst]
             big = np.stack([src[value >= 0], value[value >= 0]], axis=1)
-        return (src[starts], np.stack(counts).astype(np.int32), np.minimum.reduceat(loss_rem[dst], starts),
-                np.minimum.reduceat(tie_rem[dst], starts), np.maximum.reduceat(win_rem[dst], starts),
-                np.bitwise_or.reduceat(grundy_bit[dst], starts), np.maximum.reduceat(child_height[dst], starts), big)
+        return (
+            src[starts],
+            np.stack(counts).astype(np.int32),
+            np.minimum.reduceat(loss_rem[dst], starts),
+            np.minimum.reduceat(tie_rem[dst], starts),
+            np.maximum.reduceat(win_rem[dst], starts),
+            np.bitwise_or.reduceat(grundy_bit[dst], starts),
+            np.maximum.reduceat(child_height[dst], starts),
+            big,
+        )
 
     # per position, from its children: counts (children, known, loss, win, tie, draw, with
     # a Grundy value), least loss and tie remoteness, greatest win remoteness, Grundy bits,
     # greatest height; each column with its reduction and the reduction's identity
-    columns = [(np.add, 0, np.int32)] * 7 + [(np.minimum, NO_MIN, np.int32), (np.minimum, NO_MIN, np.int32),
-                                             (np.maximum, NO_MAX, np.int32), (np.bitwise_or, 0, np.uint64),
-                                             (np.maximum, NO_MAX, np.int32)]
+    columns = [(np.add, 0, np.int32)] * 7 + [
+        (np.minimum, NO_MIN, np.int32),
+        (np.minimum, NO_MIN, np.int32),
+        (np.maximum, NO_MAX, np.int32),
+        (np.bitwise_or, 0, np.uint64),
+        (np.maximum, NO_MAX, np.int32),
+    ]
     result = [np.full(n, empty, dtype=dtype) for _, empty, dtype in columns]
     large = []
     last = -1  # the greatest source so far: parts in ascending order are assigned, not reduced
@@ -220,53 +237,88 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     normal_play = bool((finished == loss).all()) if finished.size else None
 
     return _facts_table(
-        pos["id"], terminal, terminal_code, pos["moves"], placed("value"), code, stored["remoteness"], solved,
-        children, known, counts, (min_loss, max_win, min_tie), stored, grundy_children, (taken, grundy < 0), below,
-        max_height, impartial, normal_play)
+        pos["id"],
+        terminal,
+        terminal_code,
+        pos["moves"],
+        placed("value"),
+        code,
+        stored["remoteness"],
+        solved,
+        children,
+        known,
+        counts,
+        (min_loss, max_win, min_tie),
+        stored,
+        grundy_children,
+        (taken, grundy < 0),
+        below,
+        max_height,
+        impartial,
+        normal_play,
+    )
 
 
 def _nullable(array: np.ndarray, absent: np.ndarray, wide: bool = False) -> pa.Array:
     return pa.array(array.astype(np.int64) if wide else array, mask=absent)
 
 
-def _facts_table(ids: pa.Array, terminal: pa.Array, terminal_code: np.ndarray, moves: pa.Array, value: pa.Array,
-                 code: np.ndarray, remoteness: pa.Array, solved: pa.Array, children: np.ndarray, known: np.ndarray,
-                 counts: dict[int, np.ndarray], extremes: tuple[np.ndarray, np.ndarray, np.ndarray], own: pa.Table,
-                 grundy_children: np.ndarray, taken: tuple[np.ndarray, np.ndarray], below: np.ndarray,
-                 max_height: np.ndarray, impartial: bool, normal_play: bool | None) -> pa.Table:
+def _facts_table(
+    ids: pa.Array,
+    terminal: pa.Array,
+    terminal_code: np.ndarray,
+    moves: pa.Array,
+    value: pa.Array,
+    code: np.ndarray,
+    remoteness: pa.Array,
+    solved: pa.Array,
+    children: np.ndarray,
+    known: np.ndarray,
+    counts: dict[int, np.ndarray],
+    extremes: tuple[np.ndarray, np.ndarray, np.ndarray],
+    own: pa.Table,
+    grundy_children: np.ndarray,
+    taken: tuple[np.ndarray, np.ndarray],
+    below: np.ndarray,
+    max_height: np.ndarray,
+    impartial: bool,
+    normal_play: bool | None,
+) -> pa.Table:
     """The facts verify checks, one row a position (the whole table's and a part's alike):
     its own columns, what its children say, and the Grundy facts. `extremes`: min_loss,
     max_win, min_tie; `own`: its grundy and grundy_height; `taken`: (taken, no Grundy value)."""
     loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
     min_loss, max_win, min_tie = extremes
     n = len(ids)
-    return pa.table({
-        "id": ids,
-        "terminal": terminal.cast(pa.string()),
-        "terminal_code": _nullable(terminal_code.astype(np.int32), terminal_code == 0),
-        "moves": moves,
-        "value": value.cast(pa.string()),
-        "code": _nullable(code.astype(np.int32), code == 0),
-        "remoteness": remoteness,
-        "solved": solved,
-        "children": children,
-        "known_children": known,
-        "loss_children": counts[loss],
-        "min_loss": _nullable(min_loss, min_loss == NO_MIN, wide=True),
-        "win_children": counts[win],
-        "max_win": _nullable(max_win, max_win == NO_MAX, wide=True),
-        "tie_children": counts[tie],
-        "min_tie": _nullable(min_tie, min_tie == NO_MIN, wide=True),
-        "draw_children": counts[draw],
-        "grundy": own["grundy"],
-        "grundy_height": own["grundy_height"],
-        "grundy_children": grundy_children,
-        "grundy_taken": pa.array(taken[0], mask=taken[1]),
-        "grundy_below": below,
-        "max_child_height": _nullable(max_height, max_height == NO_MAX, wide=True),
-        "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
-        "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "terminal": terminal.cast(pa.string()),
+            "terminal_code": _nullable(terminal_code.astype(np.int32), terminal_code == 0),
+            "moves": moves,
+            "value": value.cast(pa.string()),
+            "code": _nullable(code.astype(np.int32), code == 0),
+            "remoteness": remoteness,
+            "solved": solved,
+            "children": children,
+            "known_children": known,
+            "loss_children": counts[loss],
+            "min_loss": _nullable(min_loss, min_loss == NO_MIN, wide=True),
+            "win_children": counts[win],
+            "max_win": _nullable(max_win, max_win == NO_MAX, wide=True),
+            "tie_children": counts[tie],
+            "min_tie": _nullable(min_tie, min_tie == NO_MIN, wide=True),
+            "draw_children": counts[draw],
+            "grundy": own["grundy"],
+            "grundy_height": own["grundy_height"],
+            "grundy_children": grundy_children,
+            "grundy_taken": pa.array(taken[0], mask=taken[1]),
+            "grundy_below": below,
+            "max_child_height": _nullable(max_height, max_height == NO_MAX, wide=True),
+            "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
+            "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
+        }
+    )
 
 
 def dense_ids(path: Path) -> int | None:
@@ -341,8 +393,12 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
         if not src.size:
             continue
         src_rank = rank[src]
-        if ((src[1:] < src[:-1]).any() or (below is not None and (src[-1] > below or src_rank[-1] > below_rank))
-                or (src >= ids.n).any() or (rank[dst] >= src_rank).any()):
+        if (
+            (src[1:] < src[:-1]).any()
+            or (below is not None and (src[-1] > below or src_rank[-1] > below_rank))
+            or (src >= ids.n).any()
+            or (rank[dst] >= src_rank).any()
+        ):
             return False
         below, below_rank = src[0], src_rank[0]
         bounds = np.flatnonzero(src_rank[1:] != src_rank[:-1]) + 1
@@ -357,6 +413,7 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
 def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.ndarray) -> bool:
     """_downwards for ids 0..n-1 numbered rank by rank (`first`: each rank's first id): a
     move lowers the rank where it leads below its source's rank's first id."""
+
     def ranked(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
         """(src, dst, where the sources' rank changes, whether every move is in order and
         lowers the rank), made on the reading threads, ahead of the marking."""
@@ -364,8 +421,9 @@ def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.nd
         if not src.size:
             return src, dst, src, True
         rank = np.searchsorted(first, src, side="right") - 1
-        ordered = not ((src[1:] < src[:-1]).any() or src[0] < 0 or src[-1] >= n or dst.min() < 0
-                       or (dst >= first[rank]).any())
+        ordered = not (
+            (src[1:] < src[:-1]).any() or src[0] < 0 or src[-1] >= n or dst.min() < 0 or (dst >= first[rank]).any()
+        )
         return src, dst, np.flatnonzero(rank[1:] != rank[:-1]) + 1, ordered
 
     below = None  # the lowest source so far
@@ -479,8 +537,10 @@ def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: 
             src, dst = moves.upto(hi)
             later = moves.floor()
             window.cover(int(dst.max()) if dst.size else lo, min(int(dst.min()), later) if dst.size else later)
-            children = {"code": window.child("code", dst, missing),  # 0: no value; missing: no position
-                        "remoteness": window.child("remoteness", dst, NO_MIN)}
+            children = {
+                "code": window.child("code", dst, missing),  # 0: no value; missing: no position
+                "remoteness": window.child("remoteness", dst, NO_MIN),
+            }
             if "grundy" in window.columns:
                 children |= {"grundy": window.child("grundy", dst, -1), "height": window.child("height", dst, -1)}
             yield part, own, src - lo, children
@@ -492,6 +552,7 @@ def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: 
 def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
     """Whether positions and solution hold the ids 0..n-1 in order, row group by row group,
     and the moves' row groups come by ascending source, by their statistics."""
+
     def runs(path: Path, column: str) -> list[tuple[int, int, int]] | None:
         meta = pq.read_metadata(path)
         index = meta.schema.to_arrow_schema().names.index(column)
@@ -507,8 +568,12 @@ def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
 
     own = [runs(positions, "id"), runs(solution, "id")]
     for found in own:
-        if found is None or any(high - low + 1 != rows for low, high, rows in found) or any(
-                later[0] != earlier[1] + 1 for earlier, later in zip(found, found[1:])) or (found and found[0][0] != 0):
+        if (
+            found is None
+            or any(high - low + 1 != rows for low, high, rows in found)
+            or any(later[0] != earlier[1] + 1 for earlier, later in zip(found, found[1:]))
+            or (found and found[0][0] != 0)
+        ):
             return False
     if [run[:2] for run in own[0]] and own[0][-1][1] != (own[1][-1][1] if own[1] else -1):
         return False
@@ -625,8 +690,12 @@ class _Window:
         ids = rows["id"].to_numpy()
         if ids.size and (ids[0] != self.top or ids[-1] != self.top + ids.size - 1):
             raise DataError(f"{self.path}: ids are not 0, 1, 2, … in order")
-        read = {"code": _codes(rows["value"]), "remoteness": _int(rows["remoteness"], NO_MIN),
-                "grundy": _int(rows["grundy"], -1), "height": _int(rows["grundy_height"], -1)}
+        read = {
+            "code": _codes(rows["value"]),
+            "remoteness": _int(rows["remoteness"], NO_MIN),
+            "grundy": _int(rows["grundy"], -1),
+            "height": _int(rows["grundy_height"], -1),
+        }
         for name, column in self.columns.items():
             column.append(read[name])
         self.top += ids.size
@@ -665,8 +734,14 @@ class _Window:
         return np.where(inside, column.gather(np.where(inside, at, 0)), missing)
 
 
-def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[str, np.ndarray],
-                impartial: bool, normal_play: bool | None) -> pa.Table:
+def _part_facts(
+    part: pa.Table,
+    own: pa.Table,
+    src: np.ndarray,
+    children_: dict[str, np.ndarray],
+    impartial: bool,
+    normal_play: bool | None,
+) -> pa.Table:
     """The facts of one part's positions (verify_facts' columns) from their moves: `src` as
     indexes into the part, ascending; `children_` the stored values of each move's child."""
     loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
@@ -679,8 +754,10 @@ def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[
     kinds = missing + 1
     tally = np.zeros((n, kinds), dtype=np.int32)
     if src.size:
-        tally[here] = np.bincount(np.repeat(np.arange(starts.size), np.diff(np.append(starts, src.size))) * kinds
-                                  + code, minlength=starts.size * kinds).reshape(starts.size, kinds)
+        tally[here] = np.bincount(
+            np.repeat(np.arange(starts.size), np.diff(np.append(starts, src.size))) * kinds + code,
+            minlength=starts.size * kinds,
+        ).reshape(starts.size, kinds)
 
     def reduce(kind: int, reducer, empty: int) -> np.ndarray:
         out = np.full(n, empty, dtype=np.int32)
@@ -725,6 +802,23 @@ def _part_facts(part: pa.Table, own: pa.Table, src: np.ndarray, children_: dict[
 
     by_kind = {c: tally[:, c] for c in (loss, win, tie, draw)}
     return _facts_table(
-        part["id"], terminal, terminal_code, part["moves"], own["value"], own_code, own["remoteness"], solved,
-        children, children - unknown, by_kind, (min_loss, max_win, min_tie), own, grundy_children,
-        (taken, grundy < 0), below, max_height, impartial, normal_play)
+        part["id"],
+        terminal,
+        terminal_code,
+        part["moves"],
+        own["value"],
+        own_code,
+        own["remoteness"],
+        solved,
+        children,
+        children - unknown,
+        by_kind,
+        (min_loss, max_win, min_tie),
+        own,
+        grundy_children,
+        (taken, grundy < 0),
+        below,
+        max_height,
+        impartial,
+        normal_play,
+    )

@@ -4,8 +4,9 @@ engine's module (duckdb_engine.py, spark_engine.py) builds on this, and pipeline
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import pyarrow as pa
 
@@ -13,8 +14,6 @@ if TYPE_CHECKING:
     from pipeline.games.contract import Space
     from pipeline.games.rulesets import Ruleset
     from pipeline.graph.numbering import RankNumbering
-
-
 
 
 class Steps(Protocol):
@@ -88,14 +87,28 @@ class Engine(Protocol):
         """An expression in the shared dialect whose value is one of `words`, as the engine
         best hands it to `write` for a dictionary column (the same value either way)."""
 
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
-              unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
+    def write(
+        self,
+        sql: str,
+        path: Path,
+        schema: pa.Schema,
+        delta: tuple[str, ...] = (),
+        unranged: tuple[str, ...] = (),
+        observe: Callable[[pa.Table], None] | None = None,
+    ) -> int:
         """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
         and deterministically (the same rows give the same bytes on every engine); the
         number of rows. `observe` sees each row group as written."""
 
-    def transitions(self, rules: "Ruleset", space: "Space", numbering: "RankNumbering | None", bound: int,
-                    scratch: Path, generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    def transitions(
+        self,
+        rules: Ruleset,
+        space: Space,
+        numbering: RankNumbering | None,
+        bound: int,
+        scratch: Path,
+        generated: Callable[[int], None] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
         """Every move of `space` as batches of (src, dst, move), numbered by `numbering` where
         the game has a rank, in the published order (pipeline/stages/enumerate.py); the
         sources are below `bound`. `generated(moves so far)`, where the engine can tell,

@@ -9,8 +9,9 @@ an id is an index there, where SQL hash-joins every move.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -19,8 +20,8 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.engines import arrays
-from pipeline.engines.base import by_id_join, literal
 from pipeline.engines.arrays import child_floors
+from pipeline.engines.base import by_id_join, literal
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
 from pipeline.storage.parquet import read_table, write_select
 
@@ -67,54 +68,74 @@ class DuckDBEngine:
         tablebase); DuckDB's threads make the codes."""
         return f"CAST({expression} AS ENUM({', '.join(literal(word) for word in words)}))"
 
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
-              unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
+    def write(
+        self,
+        sql: str,
+        path: Path,
+        schema: pa.Schema,
+        delta: tuple[str, ...] = (),
+        unranged: tuple[str, ...] = (),
+        observe: Callable[[pa.Table], None] | None = None,
+    ) -> int:
         return write_select(self.con, sql, path, schema, delta=delta, unranged=unranged, observe=observe)
 
-    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
-                    generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    def transitions(
+        self,
+        rules: Any,
+        space: Any,
+        numbering: Any,
+        bound: int,
+        scratch: Path,
+        generated: Callable[[int], None] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
         """The game's generators run in this process (DuckDB is not needed for that)."""
         from pipeline.graph.moves import in_process
 
         return in_process(space, numbering, scratch, generated)
 
-    def solver(self, impartial: bool) -> "DuckDBSolver":
+    def solver(self, impartial: bool) -> DuckDBSolver:
         return DuckDBSolver(self, impartial)
 
     def facts(self, impartial: bool) -> Iterator[int]:
         """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
         positions at a time: ids are indexes."""
-        for part in arrays.verify_parts(self.paths["positions"], self.paths["transitions"],
-                                        self.paths["solution"], impartial):
+        for part in arrays.verify_parts(
+            self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial
+        ):
             self.con.register("facts", part)
             yield part.num_rows
             self.con.unregister("facts")
 
-    def reach(self, starts: list[int]) -> "Reached":
+    def reach(self, starts: list[int]) -> Reached:
         """The view `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py). Where
         the positions' ids are 0..n-1 they are a range beside the marks, not an array."""
         seen = arrays.reachable(self.paths["positions"], self.paths["transitions"], np.array(starts, np.int64))
         self.con.register("reach_seen", pa.table({"seen": seen}))
         if arrays.dense_ids(self.paths["positions"]) is not None:
-            self.con.execute(f"CREATE OR REPLACE TEMP VIEW reach AS SELECT r.range AS id, s.seen "
-                             f"FROM range({seen.size}) AS r POSITIONAL JOIN reach_seen AS s")
+            self.con.execute(
+                f"CREATE OR REPLACE TEMP VIEW reach AS SELECT r.range AS id, s.seen "
+                f"FROM range({seen.size}) AS r POSITIONAL JOIN reach_seen AS s"
+            )
         else:
             self.con.register("reach_ids", read_table(self.paths["positions"], columns=["id"]))
-            self.con.execute("CREATE OR REPLACE TEMP VIEW reach AS SELECT i.id, s.seen "
-                             "FROM reach_ids AS i POSITIONAL JOIN reach_seen AS s")
+            self.con.execute(
+                "CREATE OR REPLACE TEMP VIEW reach AS SELECT i.id, s.seen "
+                "FROM reach_ids AS i POSITIONAL JOIN reach_seen AS s"
+            )
         return Reached(int(seen.sum()))
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """Side by side row for row (POSITIONAL JOIN: no hash join, no sort) where every
         view holds the ids 0..n-1 in order, as the stages write them (the files' ids read a
         row group at a time; reach's are a range where the positions' are)."""
-        dense = {view: arrays.dense_ids(self.paths[view]) if view in self.paths else None
-                 for view in views.values()}
+        dense = {view: arrays.dense_ids(self.paths[view]) if view in self.paths else None for view in views.values()}
         if "reach" in views.values() and self.paths.get("positions"):
             dense["reach"] = arrays.dense_ids(self.paths["positions"])
         if None not in dense.values() and len(set(dense.values())) == 1:
             (first, positions), *others = views.items()
-            return positions + " AS " + first + "".join(f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others), ""
+            return positions + " AS " + first + "".join(
+                f" POSITIONAL JOIN {view} AS {alias}" for alias, view in others
+            ), ""
         return by_id_join(views)
 
     def release(self) -> None:
@@ -165,8 +186,9 @@ class Levels:
     on the level before as the table `frontier` and the variable `level`, and returns the
     rows it touched, of which `finished` picks the next frontier."""
 
-    def __init__(self, con, first: Callable[[], pa.Table], sql_name: str,
-                 finished: Callable[[pa.Table], pa.ChunkedArray]):
+    def __init__(
+        self, con, first: Callable[[], pa.Table], sql_name: str, finished: Callable[[pa.Table], pa.ChunkedArray]
+    ):
         self.con, self._first, self.sql, self.finished = con, first, _sql(sql_name), finished
         self.frontier = pa.table({})
 
@@ -237,7 +259,9 @@ class DuckDBSolver:
             run_sql(self.con, "rank_load")
         self._level_sql = _sql("rank_level" if self.impartial else "rank_values")
         self.floors = child_floors(self.paths["transitions"])
-        ranks = self.con.execute("SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank").fetchall()
+        ranks = self.con.execute(
+            "SELECT rank, min(id), max(id), count(*) FROM pos GROUP BY rank ORDER BY rank"
+        ).fetchall()
         self.in_memory = self._most_held(ranks) <= HELD_IN_MEMORY
         return ranks
 
@@ -272,10 +296,15 @@ class DuckDBSolver:
         child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
         needed = [held.source for held in self.held if held.last >= child_lo and held.first < rank_lo]
         # no rank held: the view as rank_setup.sql makes it, empty (never a dropped table)
-        self.con.execute("CREATE OR REPLACE TEMP VIEW children AS " + (
-            " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed) if needed
-            else "SELECT NULL::INTEGER AS id, NULL::INTEGER AS score, NULL::INTEGER AS grundy, "
-                 "NULL::INTEGER AS height WHERE false"))
+        self.con.execute(
+            "CREATE OR REPLACE TEMP VIEW children AS "
+            + (
+                " UNION ALL ".join(f"SELECT * FROM {source}" for source in needed)
+                if needed
+                else "SELECT NULL::INTEGER AS id, NULL::INTEGER AS score, NULL::INTEGER AS grundy, "
+                "NULL::INTEGER AS height WHERE false"
+            )
+        )
         self.con.execute(self._level_sql)
         self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
         yield from self.con.sql(_as_words(_sql("rank_solution"))).to_arrow_reader(1 << 20)
@@ -303,15 +332,23 @@ class DuckDBSolver:
 
     def values(self) -> Levels:
         self._retrograde()
-        return Levels(self.con, lambda: self.con.sql(
-            "SELECT id, val FROM st WHERE val IN (getvariable('win'), getvariable('loss'))").to_arrow_table(),
-            "solve_level", lambda t: pc.greater(t["val"], 0))
+        return Levels(
+            self.con,
+            lambda: self.con.sql(
+                "SELECT id, val FROM st WHERE val IN (getvariable('win'), getvariable('loss'))"
+            ).to_arrow_table(),
+            "solve_level",
+            lambda t: pc.greater(t["val"], 0),
+        )
 
     def ties(self) -> Levels:
         self._retrograde()
-        return Levels(self.con, lambda: self.con.sql(
-            "SELECT id, val FROM st WHERE val = getvariable('tie')").to_arrow_table(),
-            "solve_tie_level", lambda t: pc.greater(t["val"], 0))
+        return Levels(
+            self.con,
+            lambda: self.con.sql("SELECT id, val FROM st WHERE val = getvariable('tie')").to_arrow_table(),
+            "solve_tie_level",
+            lambda t: pc.greater(t["val"], 0),
+        )
 
     def grundy(self) -> Levels:
         self._retrograde()
@@ -328,6 +365,7 @@ class DuckDBSolver:
         if ranked:
             return iter(())
         if not self.impartial:  # no Grundy values were computed: the solution's are NULL
-            self.con.execute("CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, "
-                             "NULL::INTEGER AS height FROM st")
+            self.con.execute(
+                "CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, NULL::INTEGER AS height FROM st"
+            )
         return self.con.sql(_as_words(_sql("solve_solution"))).to_arrow_reader(1 << 20)

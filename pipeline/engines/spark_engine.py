@@ -32,18 +32,19 @@ import shutil
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
-from pipeline.storage.db import parse_size, sql_text
-from pipeline.engines.base import by_id_join
 from pipeline.core.errors import DataError, TablebaseError
+from pipeline.engines.base import by_id_join
+from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import write_batches
 from pipeline.storage.progress import log
@@ -86,11 +87,14 @@ def require() -> None:
     try:
         import pyspark.sql  # noqa: F401
     except ImportError:
-        raise SparkSetupError("the spark engine needs pyspark: pip install 'tablebase[spark]' "
-                              "(make install does), and Java 17 or newer") from None
+        raise SparkSetupError(
+            "the spark engine needs pyspark: pip install 'tablebase[spark]' (make install does), and Java 17 or newer"
+        ) from None
     if not os.environ.get("SPARK_REMOTE") and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        raise SparkSetupError("the spark engine needs Java 17 or newer: install it "
-                              "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+        raise SparkSetupError(
+            "the spark engine needs Java 17 or newer: install it "
+            "(Debian/Ubuntu: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+        )
 
 
 def session() -> Any:
@@ -147,8 +151,10 @@ def failure(error: BaseException) -> str:
     kind, _, message = java.partition(": ")
     found = message if message and "." in kind and " " not in kind else java
     if "Not enough memory" in found or "OutOfMemory" in found:
-        found += (" — give Spark more with TABLEBASE_SPARK_CONF='spark.driver.memory=8g' (local mode) "
-                  "or spark.executor.memory on a cluster")
+        found += (
+            " — give Spark more with TABLEBASE_SPARK_CONF='spark.driver.memory=8g' (local mode) "
+            "or spark.executor.memory on a cluster"
+        )
     return found
 
 
@@ -219,8 +225,7 @@ class SparkEngine:
     def sql(self, name: str, **params: Any) -> Any:
         """The DataFrame of pipeline/sql/spark/<name>.sql with its parameters."""
         text = sql_text(name, SparkEngine.sql_folder)
-        used = {key: value for key, value in {**parameters(), **params}.items()
-                if re.search(rf":{key}\b", text)}
+        used = {key: value for key, value in {**parameters(), **params}.items() if re.search(rf":{key}\b", text)}
         return self.spark.sql(text, args=used)
 
     def rows(self, sql: str) -> list[tuple]:
@@ -230,8 +235,15 @@ class SparkEngine:
         """As it is: the text reaches Arrow as a string, which `write` makes a dictionary."""
         return expression
 
-    def write(self, sql: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
-              unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
+    def write(
+        self,
+        sql: str,
+        path: Path,
+        schema: pa.Schema,
+        delta: tuple[str, ...] = (),
+        unranged: tuple[str, ...] = (),
+        observe: Callable[[pa.Table], None] | None = None,
+    ) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
         return write_batches(self.batches(sql, path.stem), path, schema, delta, unranged, observe)
@@ -249,8 +261,15 @@ class SparkEngine:
         finally:
             shutil.rmtree(parts, ignore_errors=True)
 
-    def transitions(self, rules: Any, space: Any, numbering: Any, bound: int, scratch: Path,
-                    generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    def transitions(
+        self,
+        rules: Any,
+        space: Any,
+        numbering: Any,
+        bound: int,
+        scratch: Path,
+        generated: Callable[[int], None] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
         """The game's generators on the executors, one part of the moves at a time
         (Space.parts): each executor builds the ruleset's space itself and renumbers its moves
         from the numbering this process saves beside the parts. Spark sorts them into
@@ -271,13 +290,17 @@ class SparkEngine:
             frame = self.spark.range(parts, numPartitions=slices).mapInArrow(generate, MOVES_SCHEMA)
         written = folder / "buckets"
         try:
-            (frame.repartition(buckets, "bucket").sortWithinPartitions("bucket", "src", "game_dst")
-             .write.partitionBy("bucket").parquet(str(written)))
+            (
+                frame.repartition(buckets, "bucket")
+                .sortWithinPartitions("bucket", "src", "game_dst")
+                .write.partitionBy("bucket")
+                .parquet(str(written))
+            )
         except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
             raise _executor_error(error) from None
         return _read_buckets(written, folder)
 
-    def solver(self, impartial: bool) -> "SparkSolver":
+    def solver(self, impartial: bool) -> SparkSolver:
         return SparkSolver(self, impartial)
 
     def facts(self, impartial: bool) -> Iterator[int]:
@@ -288,12 +311,13 @@ class SparkEngine:
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         return by_id_join(views)
 
-    def reach(self, starts: list[int]) -> "Levels":
+    def reach(self, starts: list[int]) -> Levels:
         ids = ", ".join(str(int(i)) for i in starts) or "NULL"
 
         def first() -> Any:
-            return self.spark.sql(f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at "
-                                  "FROM positions")
+            return self.spark.sql(
+                f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at FROM positions"
+            )
 
         return Levels(self, "reach", first, "reachable_level", lambda level: f"at = {level}", "id")
 
@@ -325,8 +349,9 @@ def _space(ruleset_id: str) -> Any:
     return rules.game.space(rules)
 
 
-def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int,
-              batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _generate(
+    ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """On an executor: the moves of the parts named in `batches` (one id column)."""
     from pipeline.graph.numbering import check_rank_falls
 
@@ -342,9 +367,15 @@ def _generate(ruleset_id: str, folder: str, numbered: bool, bound: int, buckets:
                     src, dst = new_id[game_src].astype(np.int64), new_id[game_dst].astype(np.int64)
                     check_rank_falls(rank, src, dst)
                 yield pa.RecordBatch.from_arrays(
-                    [pa.array((src * buckets // bound).astype(np.int32)), pa.array(src), pa.array(dst),
-                     pa.array(game_dst), moves.column("move").cast(pa.string())],
-                    names=["bucket", "src", "dst", "game_dst", "move"])
+                    [
+                        pa.array((src * buckets // bound).astype(np.int32)),
+                        pa.array(src),
+                        pa.array(dst),
+                        pa.array(game_dst),
+                        moves.column("move").cast(pa.string()),
+                    ],
+                    names=["bucket", "src", "dst", "game_dst", "move"],
+                )
 
 
 def _executor_error(error: BaseException) -> BaseException:
@@ -362,8 +393,7 @@ def _read_buckets(written: Path, folder: Path) -> Iterator[pa.RecordBatch]:
     """The part files of every bucket, bucket by bucket: (src, dst, move) in order. Each
     bucket was one shuffle partition, so it is one file sorted by source."""
     try:
-        found = {int(path.name.partition("=")[2]): sorted(path.glob("*.parquet"))
-                 for path in written.glob("bucket=*")}
+        found = {int(path.name.partition("=")[2]): sorted(path.glob("*.parquet")) for path in written.glob("bucket=*")}
         for bucket in sorted(found):
             if len(found[bucket]) != 1:
                 raise DataError(f"Spark wrote {len(found[bucket])} files for bucket {bucket} of the moves, not one")
@@ -379,8 +409,15 @@ class Levels:
     says, as SQL over the new state, which rows a level finished; the next frontier is
     their `columns`."""
 
-    def __init__(self, engine: SparkEngine, state: str, first: Callable[[], Any], sql_name: str,
-                 finished: Callable[[int], str], columns: str):
+    def __init__(
+        self,
+        engine: SparkEngine,
+        state: str,
+        first: Callable[[], Any],
+        sql_name: str,
+        finished: Callable[[int], str],
+        columns: str,
+    ):
         self.engine, self.state, self._first, self.sql_name = engine, state, first, sql_name
         self.finished, self.columns = finished, columns
 
@@ -390,8 +427,7 @@ class Levels:
         if old is not None:
             old.unpersist()
         # read from the checkpoint twice (to count it, and by the next level): no recomputing
-        frontier = self.engine.view("frontier", frame.where(self.finished(level))
-                                    .selectExpr(*self.columns.split(", ")))
+        frontier = self.engine.view("frontier", frame.where(self.finished(level)).selectExpr(*self.columns.split(", ")))
         return frontier.count()
 
     def first(self) -> int:
@@ -426,17 +462,34 @@ class SparkSolver:
         return iter(())
 
     def values(self) -> Levels:
-        return Levels(self.engine, "st", lambda: self.engine.sql("solve_setup"), "solve_level",
-                      lambda level: f"rem = {level} AND val IN ({values.Value.WIN.code}, {values.Value.LOSS.code})",
-                      "id, val")
+        return Levels(
+            self.engine,
+            "st",
+            lambda: self.engine.sql("solve_setup"),
+            "solve_level",
+            lambda level: f"rem = {level} AND val IN ({values.Value.WIN.code}, {values.Value.LOSS.code})",
+            "id, val",
+        )
 
     def ties(self) -> Levels:
-        return Levels(self.engine, "st", lambda: self.engine.frames["st"], "solve_tie_level",
-                      lambda level: f"rem = {level} AND val = {values.Value.TIE.code}", "id, val")
+        return Levels(
+            self.engine,
+            "st",
+            lambda: self.engine.frames["st"],
+            "solve_tie_level",
+            lambda level: f"rem = {level} AND val = {values.Value.TIE.code}",
+            "id, val",
+        )
 
     def grundy(self) -> Levels:
-        return Levels(self.engine, "gst", lambda: self.engine.sql("grundy_setup"), "grundy_level",
-                      lambda level: f"height = {level}", "id, grundy")
+        return Levels(
+            self.engine,
+            "gst",
+            lambda: self.engine.sql("grundy_setup"),
+            "grundy_level",
+            lambda level: f"height = {level}",
+            "id, grundy",
+        )
 
     def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
         """The whole solution, in id order, decoded by sql/spark/rank_solution.sql or
@@ -445,6 +498,8 @@ class SparkSolver:
             self._solved()
             return self.engine.batches(self.engine.sql("rank_solution"), "solution")
         if not self.impartial:  # no Grundy values were computed: the solution's are NULL
-            self.engine.view("gst", self.spark.sql("SELECT 0L AS id, CAST(NULL AS INT) AS grundy, "
-                                                   "CAST(NULL AS INT) AS height WHERE false"))
+            self.engine.view(
+                "gst",
+                self.spark.sql("SELECT 0L AS id, CAST(NULL AS INT) AS grundy, CAST(NULL AS INT) AS height WHERE false"),
+            )
         return self.engine.batches(self.engine.sql("solve_solution", impartial=self.impartial), "solution")

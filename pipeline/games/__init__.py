@@ -29,7 +29,23 @@ from pipeline.games.registry import (
 )
 
 __all__ = [
-    "ENTRY_POINTS", "POSITION_COLUMNS", "RANKS", "START", "TRANSITION_SCHEMA", "Game", "Size", "Space",
-    "all_games", "broken_plugin", "broken_plugins", "check_contract", "failed", "find_game", "first_line",
-    "impartial_problem", "legal_starts", "plugin_failure", "read_position",
+    "ENTRY_POINTS",
+    "POSITION_COLUMNS",
+    "RANKS",
+    "START",
+    "TRANSITION_SCHEMA",
+    "Game",
+    "Size",
+    "Space",
+    "all_games",
+    "broken_plugin",
+    "broken_plugins",
+    "check_contract",
+    "failed",
+    "find_game",
+    "first_line",
+    "impartial_problem",
+    "legal_starts",
+    "plugin_failure",
+    "read_position",
 ]

@@ -5,14 +5,14 @@ Not a game: nothing here is registered. Every helper works on whole NumPy arrays
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.games.contract import TRANSITION_SCHEMA
 from pipeline.core.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
+from pipeline.games.contract import TRANSITION_SCHEMA
 
 #: Rows per transitions batch (bounds the memory of move generation).
 BATCH_ROWS = 1 << 20
@@ -62,9 +62,11 @@ def joined_text(lists: pa.ListArray) -> pa.Array:
     flat = cells.reshape(-1)
     data = flat[flat != _PAD]
     wide = text_offsets[-1] >= 2**31
-    return pa.Array.from_buffers(pa.large_string() if wide else pa.string(), counts.size,
-                                 [None, pa.py_buffer(text_offsets.astype(np.int64 if wide else np.int32)),
-                                  pa.py_buffer(data)])
+    return pa.Array.from_buffers(
+        pa.large_string() if wide else pa.string(),
+        counts.size,
+        [None, pa.py_buffer(text_offsets.astype(np.int64 if wide else np.int32)), pa.py_buffer(data)],
+    )
 
 
 _PAD = 0  # a byte no text holds
@@ -210,7 +212,10 @@ class Batcher:
             indices = inverse.astype(np.int32).reshape(-1)
             dictionary = pa.array(self._labels(codes), pa.string())
         return pa.RecordBatch.from_arrays(
-            [pa.array(src.astype(np.int64, copy=False)), pa.array(dst.astype(np.int64, copy=False)),
-             pa.DictionaryArray.from_arrays(pa.array(indices), dictionary)],
+            [
+                pa.array(src.astype(np.int64, copy=False)),
+                pa.array(dst.astype(np.int64, copy=False)),
+                pa.DictionaryArray.from_arrays(pa.array(indices), dictionary),
+            ],
             schema=TRANSITION_SCHEMA,
         )

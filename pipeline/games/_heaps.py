@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Size, Space
-from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
 from pipeline.core.params import shortened
+from pipeline.games._bulk import BATCH_ROWS, Batcher, joined_text, number_lists, reachable_by_level, terminal_column
+from pipeline.games.contract import POSITION_COLUMNS, Size, Space
 from pipeline.storage.threads import in_order
 
 #: Positions per block of text building.
@@ -70,9 +70,11 @@ def size_bound(start: tuple[int, ...], moves_per_size: Callable[[int], list[int]
     by_weight = _multisets(top, per_size, tokens + len(start), 1)
     positions, moves = min(by_tokens[0], by_weight[0]), min(by_tokens[1], by_weight[1])
     if max(positions, moves) >= COUNT_LIMIT:
-        raise RulesetError(f"{what} is too big for any machine: the estimate bounds it by the multisets of heaps "
-                           f"within its tokens, {_about(positions)} positions and {_about(moves)} moves "
-                           f"(more than {COUNT_LIMIT:,})")
+        raise RulesetError(
+            f"{what} is too big for any machine: the estimate bounds it by the multisets of heaps "
+            f"within its tokens, {_about(positions)} positions and {_about(moves)} moves "
+            f"(more than {COUNT_LIMIT:,})"
+        )
     return Size(int(positions), int(moves), ranked=True, by_rank=True)
 
 
@@ -87,8 +89,10 @@ def require_countable(top: int, tokens: int, what: str) -> None:
     while 2 * q <= tokens:
         k = min(top, (math.isqrt(9 + 8 * (tokens // q)) - 3) // 2)  # the largest k with k(k + 3)/2 ≤ tokens/q
         if k * math.log2(q + 1) >= math.log2(COUNT_LIMIT):
-            raise RulesetError(f"{what} is too big for any machine: the estimate bounds its positions by the "
-                               f"multisets of heaps within its tokens, more than {COUNT_LIMIT:,} of them")
+            raise RulesetError(
+                f"{what} is too big for any machine: the estimate bounds its positions by the "
+                f"multisets of heaps within its tokens, more than {COUNT_LIMIT:,} of them"
+            )
         q *= 2
 
 
@@ -133,9 +137,16 @@ def _running(values: np.ndarray, unit: int) -> np.ndarray:
 class HeapSpace(Space):
     """Every position reachable from `start` under `patterns` (see the module docstring)."""
 
-    def __init__(self, start: tuple[int, ...], patterns: list[Pattern], label: Callable[[int, int, int], str],
-                 misere: bool, column: str, column_type: pa.DataType,
-                 reach: dict[int, list[tuple[int, int]]] | None = None):
+    def __init__(
+        self,
+        start: tuple[int, ...],
+        patterns: list[Pattern],
+        label: Callable[[int, int, int], str],
+        misere: bool,
+        column: str,
+        column_type: pa.DataType,
+        reach: dict[int, list[tuple[int, int]]] | None = None,
+    ):
         """`reach`: optional smaller patterns ({size: [(a, b), …]}) that reach the same
         positions as `patterns` (sticks: one stick at a time), to search with."""
         self.start = start
@@ -204,18 +215,24 @@ class HeapSpace(Space):
     def keys(self) -> np.ndarray:
         """Every reachable position's key, in id order: by tokens left, then ascending."""
         if self._keys is None:
-            steps = {size: (self._deltas([(size, a, b) for a, b in pairs]),
-                            np.array([size - a - b for a, b in pairs], dtype=np.int64))
-                     for size, pairs in self.reach.items()}
+            steps = {
+                size: (
+                    self._deltas([(size, a, b) for a, b in pairs]),
+                    np.array([size - a - b for a, b in pairs], dtype=np.int64),
+                )
+                for size, pairs in self.reach.items()
+            }
             found = 0
 
             def expand(keys: np.ndarray, level: int):
                 nonlocal found
                 found += keys.size
                 if found > MAX_POSITIONS:
-                    raise RulesetError(f"the heaps {shortened('-'.join(map(str, self.start)))} reach more than "
-                                       f"{MAX_POSITIONS:,} positions, more than this pipeline numbers (its ids "
-                                       f"are 32-bit where it solves)")
+                    raise RulesetError(
+                        f"the heaps {shortened('-'.join(map(str, self.start)))} reach more than "
+                        f"{MAX_POSITIONS:,} positions, more than this pipeline numbers (its ids "
+                        f"are 32-bit where it solves)"
+                    )
                 words = self.words_of(keys)
                 for size, (deltas, taken) in steps.items():
                     having = words[self.counts(words, size) > 0]
@@ -228,8 +245,9 @@ class HeapSpace(Space):
             for m in self.start:
                 start[self.word[m]] += self.weight[m]
             total = sum(self.start)
-            found_levels = reachable_by_level({total: self.keys_of(start if self.words == 1 else start[None])},
-                                              expand, runs=True)  # highest level first
+            found_levels = reachable_by_level(
+                {total: self.keys_of(start if self.words == 1 else start[None])}, expand, runs=True
+            )  # highest level first
             levels = {int(self.tokens(self.words_of(level[:1]))[0]): level for level in found_levels}
             sizes = np.array([levels[t].size if t in levels else 0 for t in range(total + 1)], dtype=np.int64)
             self._first = np.concatenate(([0], np.cumsum(sizes)))
@@ -260,8 +278,12 @@ class HeapSpace(Space):
         finished = np.concatenate(finished) if finished else np.ones(0, dtype=bool)
         terminal = terminal_column(finished, "win" if self.misere else "loss")
         return pa.Table.from_arrays(
-            [pa.array(np.arange(keys.size, dtype=np.int64)), pa.chunked_array(texts, pa.string()), terminal,
-             pa.chunked_array(lists, self.column_type)],
+            [
+                pa.array(np.arange(keys.size, dtype=np.int64)),
+                pa.chunked_array(texts, pa.string()),
+                terminal,
+                pa.chunked_array(lists, self.column_type),
+            ],
             schema=POSITION_COLUMNS.append(pa.field(self.column, self.column_type)),
         )
 

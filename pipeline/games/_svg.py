@@ -25,16 +25,20 @@ def svg(width: float, height: float, body: list[str], label: str, sides: bool = 
     """An inline SVG of `body` (SVG elements), `label` its accessible name. With `sides`
     the player to move is drawn below and the other above: the pages flip the picture
     (its texts kept upright) where the second player moves, so each player keeps a side."""
-    return (f'<svg class="position{" sides" * sides}" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
-            f'role="img" aria-label="{esc(label)}" font-family="system-ui,sans-serif">{"".join(body)}</svg>')
+    return (
+        f'<svg class="position{" sides" * sides}" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
+        f'role="img" aria-label="{esc(label)}" font-family="system-ui,sans-serif">{"".join(body)}</svg>'
+    )
 
 
-def text(x: float, y: float, words: object, size: int = 11, anchor: str = "middle", fill: str = INK,
-         weight: str = "normal") -> str:
+def text(
+    x: float, y: float, words: object, size: int = 11, anchor: str = "middle", fill: str = INK, weight: str = "normal"
+) -> str:
     """A text; its font is the picture's (`svg`)."""
     bold = ' font-weight="bold"' if weight == "bold" else ""
-    return (f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}>'
-            f'{esc(words)}</text>')
+    return (
+        f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}>{esc(words)}</text>'
+    )
 
 
 def text_picture(words: str, width: object = None) -> str:
@@ -45,10 +49,12 @@ def text_picture(words: str, width: object = None) -> str:
         middle, inner = f"{width / 2:g}", f"{width - 1:g}"
     else:
         middle, inner = "@X@", "@R@"
-    return (f'<svg class="position" width="{width}" height="28" viewBox="0 0 {width} 28" role="img" '
-            f'aria-label="{esc(words)}"><rect x="0.5" y="0.5" width="{inner}" height="27" rx="4" fill="{PAPER}" '
-            f'stroke="{FAINT}"/><text x="{middle}" y="18" font-size="13" text-anchor="middle" fill="{INK}" '
-            f'font-family="ui-monospace,monospace">{esc(words)}</text></svg>')
+    return (
+        f'<svg class="position" width="{width}" height="28" viewBox="0 0 {width} 28" role="img" '
+        f'aria-label="{esc(words)}"><rect x="0.5" y="0.5" width="{inner}" height="27" rx="4" fill="{PAPER}" '
+        f'stroke="{FAINT}"/><text x="{middle}" y="18" font-size="13" text-anchor="middle" fill="{INK}" '
+        f'font-family="ui-monospace,monospace">{esc(words)}</text></svg>'
+    )
 
 
 def row_of_tokens(x: float, y: float, count: int, shape: str, colour: str, gap: float = 9) -> list[str]:
@@ -58,8 +64,10 @@ def row_of_tokens(x: float, y: float, count: int, shape: str, colour: str, gap: 
     if not count:
         return []
     if shape == "stick":
-        return [f'<path d="M{x:g} {y + 11:g}h{count * gap - (gap - 4):g}" stroke="{colour}" stroke-width="22" '
-                f'stroke-dasharray="4 {gap - 4:g}"/>']
+        return [
+            f'<path d="M{x:g} {y + 11:g}h{count * gap - (gap - 4):g}" stroke="{colour}" stroke-width="22" '
+            f'stroke-dasharray="4 {gap - 4:g}"/>'
+        ]
     return [stones(x + 4, y + 4, count, gap, colour)]
 
 
@@ -67,8 +75,10 @@ def stones(x: float, y: float, count: int, gap: float, colour: str, upwards: boo
     """`count` discs `gap` apart from the centre (x, y), rightwards or upwards, as one
     dashed line: a dash of length 0 with round caps is a disc."""
     length = f"{(count - 1) * gap + 0.01:g}"
-    return (f'<path d="M{x:g} {y:g}{"v-" if upwards else "h"}{length}" stroke="{colour}" stroke-width="7.2" '
-            f'stroke-linecap="round" stroke-dasharray="0 {gap:g}"/>')
+    return (
+        f'<path d="M{x:g} {y:g}{"v-" if upwards else "h"}{length}" stroke="{colour}" stroke-width="7.2" '
+        f'stroke-linecap="round" stroke-dasharray="0 {gap:g}"/>'
+    )
 
 
 def heap_rows(words: str, shape: str, what: str) -> str:
@@ -82,5 +92,7 @@ def heap_rows(words: str, shape: str, what: str) -> str:
     for i, n in enumerate(heaps):
         y = top + i * step
         body.append(text(10, y + 15, n, 11, fill=INK))
-        body += row_of_tokens(24, y + (0 if shape == "stick" else 7), n, shape, MOVER if shape == "stone" else "#8d6e63")
+        body += row_of_tokens(
+            24, y + (0 if shape == "stick" else 7), n, shape, MOVER if shape == "stone" else "#8d6e63"
+        )
     return svg(width, top + len(heaps) * step, body, f"{what}: {', '.join(map(str, heaps))}")

@@ -11,22 +11,20 @@ renumbers nothing. Moves are generated for runs of positions at once with NumPy.
 from __future__ import annotations
 
 import functools
-
+from collections.abc import Iterator
 from itertools import combinations_with_replacement
 from math import comb
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.core.params import BoolParam, ChoiceParam, IntParam
 from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher, parse_numbers
-from pipeline.core.params import BoolParam, ChoiceParam, IntParam
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
 from pipeline.storage.threads import in_order
-
 
 #: Spaces above this many positions are refused up front rather than failing slowly.
 #: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
@@ -58,11 +56,15 @@ class Chopsticks(Game):
         IntParam("fingers", "5", "a hand reaching this many fingers overflows", minimum=2, maximum=100),
         IntParam("hands", "2", "hands per player", minimum=1, maximum=10),
         ChoiceParam(
-            "overflow", "cutoff", "cutoff: an overflowing hand dies; rollover: it keeps sum mod fingers",
+            "overflow",
+            "cutoff",
+            "cutoff: an overflowing hand dies; rollover: it keeps sum mod fingers",
             choices=("cutoff", "rollover"),
         ),
         ChoiceParam(
-            "split", "none", "when the mover may redistribute their own fingers instead of attacking",
+            "split",
+            "none",
+            "when the mover may redistribute their own fingers instead of attacking",
             choices=("none", "dead", "any"),
         ),
         BoolParam("split_kill", "true", "whether a split may leave more dead hands than before"),
@@ -93,7 +95,7 @@ class Chopsticks(Game):
                 f"{sides * sides:,} positions, more than the {MAX_POSITIONS:,} this pipeline builds"
             )
 
-    def space(self, rules: Rules) -> "ChopsticksSpace":
+    def space(self, rules: Rules) -> ChopsticksSpace:
         return (RankedChopsticksSpace if _ranked(rules) else ChopsticksSpace)(rules)
 
     def start(self, rules: Rules) -> str:
@@ -132,14 +134,21 @@ class Chopsticks(Game):
         hand = max(30, 7 * min(slots, MAX_DRAWN_FINGERS) + 8)
         label, gap, row = 58, 8, 46
         width = label + len(mover) * (hand + gap)
-        body = [_svg.text(2, 20, "other", 11, "start", _svg.OTHER),
-                _svg.text(2, row + 34, "to move", 11, "start", _svg.MOVER, "bold")]
+        body = [
+            _svg.text(2, 20, "other", 11, "start", _svg.OTHER),
+            _svg.text(2, row + 34, "to move", 11, "start", _svg.MOVER, "bold"),
+        ]
         for i, n in enumerate(other):
             body += _hand(label + i * (hand + gap), 2, hand, n, slots, _svg.OTHER, down=True)
         for i, n in enumerate(mover):
             body += _hand(label + i * (hand + gap), row + 6, hand, n, slots, _svg.MOVER, down=False)
-        return _svg.svg(width, 2 * row + 6, body, f"the player to move holds {'-'.join(map(str, mover))}, "
-                        f"the other player {'-'.join(map(str, other))}", sides=True)
+        return _svg.svg(
+            width,
+            2 * row + 6,
+            body,
+            f"the player to move holds {'-'.join(map(str, mover))}, the other player {'-'.join(map(str, other))}",
+            sides=True,
+        )
 
 
 #: Hands of more fingers than this show their count as a number.
@@ -151,9 +160,11 @@ def _hand(x: float, y: float, width: float, n: int, slots: int, colour: str, dow
     (raised, or folded with only the knuckle showing) where there are few enough."""
     palm_y = y if down else y + 24
     if n == 0:
-        return [f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="none" '
-                f'stroke="{_svg.FAINT}" stroke-dasharray="3 2"/>',
-                _svg.text(x + width / 2, palm_y + 12, "dead", 10, fill=_svg.FAINT)]
+        return [
+            f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="none" '
+            f'stroke="{_svg.FAINT}" stroke-dasharray="3 2"/>',
+            _svg.text(x + width / 2, palm_y + 12, "dead", 10, fill=_svg.FAINT),
+        ]
     palm = f'<rect x="{x:g}" y="{palm_y:g}" width="{width:g}" height="16" rx="5" fill="{colour}"/>'
     if slots > MAX_DRAWN_FINGERS:
         return [palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
@@ -163,9 +174,12 @@ def _hand(x: float, y: float, width: float, n: int, slots: int, colour: str, dow
     for start, count, length, opacity in ((0, n, 22, ""), (n, slots - n, 10, ' stroke-opacity="0.3"')):
         if count:
             mid = (palm_y + 12 + length / 2) if down else (palm_y + 4 - length / 2)
-            parts.append(f'<path d="M{first + 7 * start:g} {mid:g}h{7 * count - 2}" stroke="{colour}" '
-                         f'stroke-width="{length}" stroke-dasharray="5 2"{opacity}/>')
+            parts.append(
+                f'<path d="M{first + 7 * start:g} {mid:g}h{7 * count - 2}" stroke="{colour}" '
+                f'stroke-width="{length}" stroke-dasharray="5 2"{opacity}/>'
+            )
     return [*parts, palm, _svg.text(x + width / 2, palm_y + 12, n, 11, fill="#fff", weight="bold")]
+
 
 GAME = Chopsticks()
 
@@ -224,10 +238,16 @@ class ChopsticksSpace(Space):
         text = pc.binary_join_element_wise(pc.take(text_of, mover), pc.take(text_of, opponent), "|")
         side_values = self.side_values.astype(np.int8)
         return pa.Table.from_arrays(
-            [pa.array(np.arange(self.pair.size, dtype=np.int64)), text, terminal.cast(pa.string()),
-             self._hand_lists(side_values[mover]), self._hand_lists(side_values[opponent])],
-            schema=POSITION_COLUMNS.append(pa.field("mover", pa.list_(pa.int8())))
-            .append(pa.field("opponent", pa.list_(pa.int8()))),
+            [
+                pa.array(np.arange(self.pair.size, dtype=np.int64)),
+                text,
+                terminal.cast(pa.string()),
+                self._hand_lists(side_values[mover]),
+                self._hand_lists(side_values[opponent]),
+            ],
+            schema=POSITION_COLUMNS.append(pa.field("mover", pa.list_(pa.int8()))).append(
+                pa.field("opponent", pa.list_(pa.int8()))
+            ),
         )
 
     def _hand_lists(self, values: np.ndarray) -> pa.ListArray:
@@ -343,8 +363,9 @@ class ChopsticksSpace(Space):
         dst = np.where(child >= 0, self.id_of(np.maximum(child, 0), mover[:, None]), -1)
         if own_side.shape[1]:  # splits and self attacks: the opponent moves next, facing the new side
             targets = own_side[mover]
-            dst = np.concatenate([dst, np.where(targets >= 0, self.id_of(opponent[:, None], np.maximum(targets, 0)), -1)],
-                                 axis=1)
+            dst = np.concatenate(
+                [dst, np.where(targets >= 0, self.id_of(opponent[:, None], np.maximum(targets, 0)), -1)], axis=1
+            )
             label = np.concatenate([label, own_label[mover]], axis=1)
         # each source's children ascending, the first of equal ones (lowest column) kept:
         # sorted as child id and column packed in one integer, no move last

@@ -21,21 +21,20 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Rules, Size, Space
-from pipeline.games import _svg
-from pipeline.games.tictactoe import Board
-from pipeline.games._bulk import BATCH_ROWS, Batcher
 from pipeline.core.params import IntParam
-from pipeline.storage.threads import in_order
 from pipeline.core.values import Value
-
+from pipeline.games import _svg
+from pipeline.games._bulk import BATCH_ROWS, Batcher
+from pipeline.games.contract import POSITION_COLUMNS, Rules, Size, Space
+from pipeline.games.tictactoe import Board
+from pipeline.storage.threads import in_order
 
 #: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
 KEY_BITS = 63
@@ -72,8 +71,7 @@ class Connect(Board):
     params = (
         IntParam("cols", "7", "board width (columns)", minimum=1),
         IntParam("rows", "6", "board height (rows)", minimum=1),
-        IntParam("k", "4", "discs in a line (row, column or diagonal) that win; at most max(rows, cols)",
-                 minimum=1),
+        IntParam("k", "4", "discs in a line (row, column or diagonal) that win; at most max(rows, cols)", minimum=1),
     )
     columns = {
         "to_move": "whose turn it is: 'x' (the first player) or 'o'",
@@ -95,7 +93,7 @@ class Connect(Board):
         window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
         return Size(sum(plies), transitions, ranked=True, by_rank=True, window=window)
 
-    def space(self, rules: Rules) -> "ConnectSpace":
+    def space(self, rules: Rules) -> ConnectSpace:
         return ConnectSpace(rules["cols"], rules["rows"], rules["k"])
 
     def dimensions(self, rows: int, cols: int) -> str:
@@ -113,8 +111,10 @@ class Connect(Board):
         stacks = ["".join(lines[rows - 1 - h][c] for h in range(rows)) for c in range(cols)]
         for c, stack in enumerate(stacks):
             if "." in stack.rstrip("."):
-                raise PositionError(f"impossible connect position {text!r}: column {column_name(c)} has a disc "
-                                    f"above an empty cell, but discs fall to the lowest empty cell")
+                raise PositionError(
+                    f"impossible connect position {text!r}: column {column_name(c)} has a disc "
+                    f"above an empty cell, but discs fall to the lowest empty cell"
+                )
         self.require_turns(text, canonical)
         problem = unreachable([stack.rstrip(".") for stack in stacks], k)
         if problem:
@@ -127,8 +127,10 @@ class Connect(Board):
         cell, pad = 22, 4
         cols, rows = len(lines[0]), len(lines)
         width, height = cols * cell + 2 * pad, rows * cell + 2 * pad + 16
-        parts = [f'<rect x="{pad}" y="{pad}" width="{cols * cell}" height="{rows * cell}" rx="3" '
-                 f'fill="#eceff1" stroke="{_svg.INK}"/>']
+        parts = [
+            f'<rect x="{pad}" y="{pad}" width="{cols * cell}" height="{rows * cell}" rx="3" '
+            f'fill="#eceff1" stroke="{_svg.INK}"/>'
+        ]
         fill = {"x": _svg.MOVER, "o": _svg.OTHER, ".": "#fff"}
         for r, line in enumerate(lines):
             for c, mark in enumerate(line):
@@ -193,8 +195,11 @@ def _playable(stacks: list[str]) -> bool:
             return False
         mark = MARKS[placed % 2]
         for c, stack in enumerate(stacks):
-            if (built[c] < len(stack) and stack[built[c]] == mark
-                    and search(built[:c] + (built[c] + 1,) + built[c + 1:], placed + 1)):
+            if (
+                built[c] < len(stack)
+                and stack[built[c]] == mark
+                and search(built[:c] + (built[c] + 1,) + built[c + 1 :], placed + 1)
+            ):
                 return True
         dead.add(built)
         return False
@@ -311,8 +316,12 @@ class ConnectSpace(Space):
             sizes.append(frontier.size)
             cuts = range(0, frontier.size, max(1, -(-frontier.size // GENERATE_PARTS)))
             # list() runs every call before the loop moves on
-            found = list(in_order(lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),  # noqa: B023
-                                  cuts))
+            found = list(
+                in_order(
+                    lambda lo: self._expand(frontier[lo : lo + -(-frontier.size // GENERATE_PARTS)], ply),  # noqa: B023
+                    cuts,
+                )
+            )
             done = np.concatenate([won for won, _ in found])
             if spill:
                 assert self.scratch is not None
@@ -424,9 +433,15 @@ class ConnectSpace(Space):
         code = np.where(won, 0, 1 if ply == self.cells else -1)  # 0 loss, 1 tie, -1 not over
         terminal = pc.take(pa.array([Value.LOSS.value, Value.TIE.value]), pa.array(code, mask=code < 0))
         return pa.Table.from_arrays(
-            [pa.array(np.arange(first, first + n, dtype=np.int64)), self._texts(x, discs), terminal,
-             pa.repeat(pa.scalar(MARKS[ply % 2]), n), pa.array(np.full(n, ply, dtype=np.int8))],
-            schema=self.schema)
+            [
+                pa.array(np.arange(first, first + n, dtype=np.int64)),
+                self._texts(x, discs),
+                terminal,
+                pa.repeat(pa.scalar(MARKS[ply % 2]), n),
+                pa.array(np.full(n, ply, dtype=np.int8)),
+            ],
+            schema=self.schema,
+        )
 
     @functools.cached_property
     def schema(self) -> pa.Schema:
@@ -450,7 +465,8 @@ class ConnectSpace(Space):
                 for h in range(rows):
                     bit = np.int64(1) << (shift + h)
                     text[(rows - 1 - h) * (cols + 1) + c] = np.where(
-                        (discs & bit) == 0, ord("."), np.where((x & bit) != 0, ord("x"), ord("o")))
+                        (discs & bit) == 0, ord("."), np.where((x & bit) != 0, ord("x"), ord("o"))
+                    )
         offsets = np.arange(0, n * width + 1, width, dtype=np.int32)
         return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(text.T)))
 
@@ -491,7 +507,8 @@ class ConnectSpace(Space):
                 dst[live[free], c] = base + first + np.searchsorted(following[first:last], child)
         flat = dst.reshape(-1)
         valid = flat >= 0
-        src = np.repeat(np.arange(self._first[ply] + lo, self._first[ply] + lo + block.size, dtype=np.int64),
-                        self.cols)[valid]
+        src = np.repeat(
+            np.arange(self._first[ply] + lo, self._first[ply] + lo + block.size, dtype=np.int64), self.cols
+        )[valid]
         column = np.tile(np.arange(self.cols, dtype=np.int32), block.size)[valid]
         return src, flat[valid], column

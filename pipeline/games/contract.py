@@ -11,8 +11,9 @@ NULL for "not over yet".
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
     from pipeline.core.params import Param
 
+
 class Rules(Protocol):
     """What a game is handed of a ruleset (pipeline/games/rulesets.py's Ruleset, made from
     the registry's games: the contract knows it only by this)."""
@@ -33,7 +35,7 @@ class Rules(Protocol):
         """The canonical id, `game:key=value,…`."""
 
     @property
-    def game(self) -> "Game":
+    def game(self) -> Game:
         """The ruleset's game."""
 
     def __getitem__(self, name: str) -> Any:
@@ -129,7 +131,7 @@ class Space:
 
     #: A folder for the space's own scratch files, set by enumerate before it asks for
     #: anything (None: keep everything in memory); removed when enumerate ends.
-    scratch: "Path | None" = None
+    scratch: Path | None = None
 
     def positions(self) -> pa.Table:
         if type(self).positions_part is Space.positions_part:
@@ -154,8 +156,12 @@ class Space:
 
     def rank(self) -> Any:
         if type(self).positions_part is not Space.positions_part:
-            return np.concatenate([np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
-                                   for part in range(self.parts())])
+            return np.concatenate(
+                [
+                    np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
+                    for part in range(self.parts())
+                ]
+            )
         return None
 
     def parts(self) -> int:
@@ -193,7 +199,7 @@ class Game:
 
     name: str
     summary: str
-    params: tuple["Param", ...]
+    params: tuple[Param, ...]
     columns: Mapping[str, str]
     impartial: bool
     #: Optional: whether every position text has the same length, a board written cell by
@@ -238,9 +244,11 @@ def impartial_problem(game: Game, finished: set[str]) -> str | None:
     say nothing and would be published, 0 on won positions as on lost ones."""
     if not game.impartial or (len(finished) <= 1 and "tie" not in finished):
         return None
-    return (f"impartial is True, but finished positions are {' and '.join(sorted(finished))}: "
-            f"an impartial game's finished positions are all lost (normal play) or all won "
-            f"(misère); a game that ends otherwise is not impartial (impartial = False)")
+    return (
+        f"impartial is True, but finished positions are {' and '.join(sorted(finished))}: "
+        f"an impartial game's finished positions are all lost (normal play) or all won "
+        f"(misère); a game that ends otherwise is not impartial (impartial = False)"
+    )
 
 
 #: The word that names a ruleset's start position wherever a position is taken.

@@ -10,20 +10,25 @@ edges x, and cutting x subtracts exactly that term: children come out of whole a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.core.params import IntParam, TextParam, quoted, shortened
 from pipeline.games import _svg
 from pipeline.games._bulk import (
-    MAX_DIGITS, Batcher, is_number, joined_text, number_lists, parse_numbers, terminal_column,
+    MAX_DIGITS,
+    Batcher,
+    is_number,
+    joined_text,
+    number_lists,
+    parse_numbers,
+    terminal_column,
 )
-from pipeline.core.params import IntParam, TextParam, quoted, shortened
-
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
 
 #: Ids are 32-bit where the pipeline solves (DuckDB's INTEGER); below that the machine
 #: decides (pipeline/stages/estimate.py): the numbering itself is exact in int64 far beyond.
@@ -51,8 +56,9 @@ def parse_tree(text: str) -> Tree:
         top, colon, kids = part.partition(":")
         numbers = [top, *kids.split("/")]
         if not colon or not all(is_number(n) and int(n) > 0 for n in numbers):
-            raise ValueError(f"expected parent:child/child;… with node numbers from 1 to "
-                             f"{'9' * MAX_DIGITS}, but got {quoted(part)}")
+            raise ValueError(
+                f"expected parent:child/child;… with node numbers from 1 to {'9' * MAX_DIGITS}, but got {quoted(part)}"
+            )
         for kid in map(int, kids.split("/")):
             if kid in parent:
                 if parent[kid] == int(top):
@@ -70,9 +76,9 @@ def parse_tree(text: str) -> Tree:
                 found = path[-1] if up is None else root[up]
                 break
             if up in at:
-                cycle = path[at[up]:][::-1]  # parent to child
+                cycle = path[at[up] :][::-1]  # parent to child
                 first = cycle.index(min(cycle))
-                cycle = cycle[first:] + cycle[:first + 1]
+                cycle = cycle[first:] + cycle[: first + 1]
                 raise ValueError(f"cycle {shortened(' → '.join(map(str, cycle)))}")
             at[up] = len(path)
             path.append(up)
@@ -152,10 +158,21 @@ class Hackenbush(Game):
     summary = "green Hackenbush on a rooted tree: cut an edge, what hangs from it falls (seed 004)"
     impartial = True
     params = (
-        TextParam("tree", "1:2/3;2:4/5;4:7;3:6", "the tree: each parent with its children; node 1 is the root",
-                  parser=parse_tree, formatter=format_tree, shape="parent:child/child;…"),
-        IntParam("fib", "none", "instead of tree: the Fibonacci tree T(fib), nodes numbered in preorder",
-                 minimum=1, none_ok=True),
+        TextParam(
+            "tree",
+            "1:2/3;2:4/5;4:7;3:6",
+            "the tree: each parent with its children; node 1 is the root",
+            parser=parse_tree,
+            formatter=format_tree,
+            shape="parent:child/child;…",
+        ),
+        IntParam(
+            "fib",
+            "none",
+            "instead of tree: the Fibonacci tree T(fib), nodes numbered in preorder",
+            minimum=1,
+            none_ok=True,
+        ),
     )
     columns = {
         "edges": "the remaining edges, each named by its lower node, ascending (list of int32)",
@@ -172,8 +189,10 @@ class Hackenbush(Game):
         states, _ = subtree_sizes(tree)
         if states.get(1, 1) > MAX_POSITIONS:
             what = f"fib={fib}" if fib is not None else f"tree {shortened(format_tree(tree))}"
-            raise RulesetError(f"hackenbush with {what} has more than {MAX_POSITIONS:,} positions, more than this "
-                               f"pipeline numbers (its ids are 32-bit where it solves)")
+            raise RulesetError(
+                f"hackenbush with {what} has more than {MAX_POSITIONS:,} positions, more than this "
+                f"pipeline numbers (its ids are 32-bit where it solves)"
+            )
 
     def size(self, rules: Rules) -> Size:
         """Counted exactly: every root-connected edge set, and one move per edge of each,
@@ -181,7 +200,7 @@ class Hackenbush(Game):
         states, moves = subtree_sizes(tree_of(rules))
         return ListedSize(states.get(1, 1), moves, exact=True, listed=moves)
 
-    def space(self, rules: Rules) -> "HackenbushSpace":
+    def space(self, rules: Rules) -> HackenbushSpace:
         return HackenbushSpace(tree_of(rules))
 
     def start(self, rules: Rules) -> str:
@@ -204,8 +223,7 @@ class Hackenbush(Game):
         for edge in edges:
             if parent[edge] != 1 and parent[edge] not in edges:
                 raise PositionError(
-                    f"impossible hackenbush position {text!r}: edge {edge} hangs from edge {parent[edge]}, "
-                    f"which is cut"
+                    f"impossible hackenbush position {text!r}: edge {edge} hangs from edge {parent[edge]}, which is cut"
                 )
         return "-".join(map(str, edges)) or "0"
 
@@ -238,8 +256,12 @@ class Hackenbush(Game):
             return 10 + step / 2 + x * step, height - 14 - depth * rise
 
         parts = [f'<line x1="0" y1="{height - 14}" x2="{width}" y2="{height - 14}" stroke="#8d6e63" stroke-width="3"/>']
-        edges = "".join(f"M{at(top_node)[0]:g} {at(top_node)[1]:g}L{at(kid)[0]:g} {at(kid)[1]:g}"
-                        for top_node, children in tree for kid in children if kid in left)
+        edges = "".join(
+            f"M{at(top_node)[0]:g} {at(top_node)[1]:g}L{at(kid)[0]:g} {at(kid)[1]:g}"
+            for top_node, children in tree
+            for kid in children
+            if kid in left
+        )
         if edges:
             parts.append(f'<path d="{edges}" stroke="#2e7d32" stroke-width="3" stroke-linecap="round"/>')
         for node in (1, *sorted(left)):
@@ -301,19 +323,26 @@ class HackenbushSpace(Space):
             texts.append(joined_text(block))
         ids = np.arange(self.total, dtype=np.int64)
         return pa.Table.from_arrays(
-            [pa.array(ids), pa.chunked_array(texts, pa.string()),
-             terminal_column(ids == 0, "loss"), pa.chunked_array(lists, pa.list_(pa.int32())),
-             pa.chunked_array(uppers, pa.list_(pa.int32()))],
-            schema=POSITION_COLUMNS.append(pa.field("edges", pa.list_(pa.int32())))
-            .append(pa.field("parents", pa.list_(pa.int32()))),
+            [
+                pa.array(ids),
+                pa.chunked_array(texts, pa.string()),
+                terminal_column(ids == 0, "loss"),
+                pa.chunked_array(lists, pa.list_(pa.int32())),
+                pa.chunked_array(uppers, pa.list_(pa.int32())),
+            ],
+            schema=POSITION_COLUMNS.append(pa.field("edges", pa.list_(pa.int32()))).append(
+                pa.field("parents", pa.list_(pa.int32()))
+            ),
         )
 
     def rank(self) -> np.ndarray:
         """Edges left: every cut removes at least one."""
-        return np.concatenate([
-            (self.numbers(np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)) >= 0).sum(axis=1)
-            for lo in range(0, self.total, self.chunk)
-        ])
+        return np.concatenate(
+            [
+                (self.numbers(np.arange(lo, min(lo + self.chunk, self.total), dtype=np.int64)) >= 0).sum(axis=1)
+                for lo in range(0, self.total, self.chunk)
+            ]
+        )
 
     def parts(self) -> int:
         return max(1, -(-self.total // self.chunk))

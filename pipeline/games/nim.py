@@ -12,20 +12,25 @@ moves are generated for whole arrays of positions, one heap index at a time.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
+from pipeline.core.params import ChoiceParam, TextParam, is_number, shortened
 from pipeline.games import _svg
 from pipeline.games._bulk import (
-    Batcher, first_per_pair, joined_text, number_lists, parse_numbers, reachable_by_level, terminal_column,
+    Batcher,
+    first_per_pair,
+    joined_text,
+    number_lists,
+    parse_numbers,
+    reachable_by_level,
+    terminal_column,
 )
-from pipeline.core.params import ChoiceParam, TextParam, is_number, shortened
-
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
 
 #: Position ids are 32-bit in the scratch arrays; below that the machine decides (pipeline/stages/estimate.py).
 MAX_POSITIONS = 2**31 - 1
@@ -50,15 +55,23 @@ class Nim(Game):
     summary = "take stones from heaps; six variants of which heap and how many (seed 002)"
     impartial = True
     params = (
-        TextParam("start", "3-4-5", "the start's heap sizes", parser=parse_heaps,
-                  formatter=lambda heaps: "-".join(map(str, heaps)), shape="heap sizes joined by -"),
+        TextParam(
+            "start",
+            "3-4-5",
+            "the start's heap sizes",
+            parser=parse_heaps,
+            formatter=lambda heaps: "-".join(map(str, heaps)),
+            shape="heap sizes joined by -",
+        ),
         ChoiceParam(
-            "variant", "normal",
+            "variant",
+            "normal",
             "which heap a move takes from and how much: seed 002's variants 1-6, see the README's \"Nim's variants\"",
             choices=VARIANTS,
         ),
-        ChoiceParam("play", "normal", "normal: a player who cannot move loses; misere: wins",
-                    choices=("normal", "misere")),
+        ChoiceParam(
+            "play", "normal", "normal: a player who cannot move loses; misere: wins", choices=("normal", "misere")
+        ),
     )
     columns = {
         "heaps": "the heap sizes, ascending (list of int32; empty when no heap is left)",
@@ -112,7 +125,7 @@ class Nim(Game):
         targets = len(heaps) if variant in ARROWS else 2 if variant == "coin" else 1
         return vectors * states, vectors * states * takes * targets
 
-    def space(self, rules: Rules) -> "NimSpace":
+    def space(self, rules: Rules) -> NimSpace:
         return NimSpace(rules)
 
     def start(self, rules: Rules) -> str:
@@ -177,8 +190,11 @@ class Nim(Game):
         arrow_at = next((i for i, n in enumerate(heaps) if pointed and n == int(pointed)), None)
         for i, n in enumerate(heaps):
             for column in range(0, n, per):
-                parts.append(_svg.stones(x + 5 + column // per * step, tall + 2, min(per, n - column), step,
-                                         _svg.MOVER, upwards=True))
+                parts.append(
+                    _svg.stones(
+                        x + 5 + column // per * step, tall + 2, min(per, n - column), step, _svg.MOVER, upwards=True
+                    )
+                )
             middle = x + (widths[i] - 10) / 2 + 4
             parts.append(_svg.text(middle, tall + 20, n, 11))
             if i == arrow_at:
@@ -188,9 +204,11 @@ class Nim(Game):
             parts.append(_svg.text(55, tall / 2 + 10, "no stones left", 12, fill=_svg.FAINT))
         if coin:
             cx = width - 28
-            parts += [f'<circle cx="{cx}" cy="{tall / 2 + 4:g}" r="16" fill="#ffd54f" stroke="#bf8f00"/>',
-                      _svg.text(cx, tall / 2 + 9, coin, 14, weight="bold"),
-                      _svg.text(cx, tall / 2 + 34, "heads" if coin == "H" else "tails", 10)]
+            parts += [
+                f'<circle cx="{cx}" cy="{tall / 2 + 4:g}" r="16" fill="#ffd54f" stroke="#bf8f00"/>',
+                _svg.text(cx, tall / 2 + 9, coin, 14, weight="bold"),
+                _svg.text(cx, tall / 2 + 34, "heads" if coin == "H" else "tails", 10),
+            ]
         described = ", ".join(map(str, heaps)) or "no heap"
         if pointed:
             described += f"; the arrow at a heap of {pointed}"
@@ -386,7 +404,8 @@ class NimSpace(Space):
         return pa.Table.from_arrays(
             [pa.array(np.arange(len(keys), dtype=np.int64)), text, terminal, heaps, arrow, coin],
             schema=POSITION_COLUMNS.append(pa.field("heaps", pa.list_(pa.int32())))
-            .append(pa.field("arrow", pa.int32())).append(pa.field("coin", pa.string())),
+            .append(pa.field("arrow", pa.int32()))
+            .append(pa.field("coin", pa.string())),
         )
 
     def rank(self) -> np.ndarray:

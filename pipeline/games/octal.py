@@ -8,18 +8,16 @@ code's move patterns.
 
 from __future__ import annotations
 
-
 import re
 
 import pyarrow as pa
 
 from pipeline.core.errors import PositionError
-from pipeline.games.contract import Game, Rules, Size
+from pipeline.core.params import ChoiceParam, TextParam, shortened
 from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, Pattern, size_bound
-from pipeline.core.params import ChoiceParam, TextParam, shortened
-
+from pipeline.games.contract import Game, Rules, Size
 
 CODE = re.compile(r"0\.[0-7]{0,31}[1-7]")
 
@@ -77,13 +75,26 @@ class Octal(Game):
     summary = "take tokens from a heap as an octal code allows, maybe splitting it in two (Kayles 0.77, …)"
     impartial = True
     params = (
-        TextParam("code", "0.77", "the octal code 0.d1d2…: digit dk (a sum of 1, 2, 4) says what taking k "
-                  "tokens may leave: nothing, one heap, two heaps", parser=parse_code, formatter=str,
-                  shape="0. and octal digits"),
-        TextParam("start", "10", "the start's heap sizes", parser=parse_start,
-                  formatter=lambda heaps: "-".join(map(str, heaps)), shape="heap sizes joined by -"),
-        ChoiceParam("play", "normal", "normal: a player who cannot move loses; misere: wins",
-                    choices=("normal", "misere")),
+        TextParam(
+            "code",
+            "0.77",
+            "the octal code 0.d1d2…: digit dk (a sum of 1, 2, 4) says what taking k "
+            "tokens may leave: nothing, one heap, two heaps",
+            parser=parse_code,
+            formatter=str,
+            shape="0. and octal digits",
+        ),
+        TextParam(
+            "start",
+            "10",
+            "the start's heap sizes",
+            parser=parse_start,
+            formatter=lambda heaps: "-".join(map(str, heaps)),
+            shape="heap sizes joined by -",
+        ),
+        ChoiceParam(
+            "play", "normal", "normal: a player who cannot move loses; misere: wins", choices=("normal", "misere")
+        ),
     )
     columns = {"heaps": "the heap sizes, ascending (list of int32, as in nim; empty when no heap is left)"}
 
@@ -96,8 +107,9 @@ class Octal(Game):
 
     def space(self, rules: Rules) -> HeapSpace:
         start = rules["start"]
-        return HeapSpace(start, patterns(rules["code"], max(start)), label, rules["play"] == "misere",
-                         "heaps", pa.list_(pa.int32()))
+        return HeapSpace(
+            start, patterns(rules["code"], max(start)), label, rules["play"] == "misere", "heaps", pa.list_(pa.int32())
+        )
 
     def start(self, rules: Rules) -> str:
         return "-".join(map(str, rules["start"]))

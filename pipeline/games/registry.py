@@ -11,7 +11,6 @@ from typing import Any
 from pipeline.core.errors import RulesetError
 from pipeline.games.contract import Game, failed
 
-
 REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns", "impartial")
 REQUIRED_METHODS = ("space", "start", "canonical_position")
 #: Folder names a game may not take: they sit beside the games in the data folder.
@@ -24,20 +23,21 @@ def check_contract(game: object) -> list[str]:
     label = getattr(game, "name", type(game).__name__)
     if not isinstance(game, Game):
         return [f"game {label!r}: not a pipeline.games.Game"]
-    problems = [f"game {label!r}: no {attribute}" for attribute in REQUIRED_ATTRIBUTES
-                if not hasattr(game, attribute)]
+    problems = [f"game {label!r}: no {attribute}" for attribute in REQUIRED_ATTRIBUTES if not hasattr(game, attribute)]
     from pipeline.games.simple import REQUIRED_SIMPLE, SimpleGame
 
     required, base = (REQUIRED_SIMPLE, SimpleGame) if isinstance(game, SimpleGame) else (REQUIRED_METHODS, Game)
-    problems += [f"game {label!r}: {method}() is required" for method in required
-                 if getattr(type(game), method) is getattr(base, method)]
+    problems += [
+        f"game {label!r}: {method}() is required"
+        for method in required
+        if getattr(type(game), method) is getattr(base, method)
+    ]
     if hasattr(game, "impartial") and not isinstance(game.impartial, bool):
         problems.append(f"game {label!r}: impartial must be True or False")
     name = getattr(game, "name", "")
     if not (isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", name)) or name in RESERVED_NAMES:
         problems.append(f"game {label!r}: its name must be [a-z][a-z0-9_]* and not {' or '.join(RESERVED_NAMES)}")
     return problems
-
 
 
 #: Where plug-ins declare their games: `[project.entry-points."tablebase.games"]`,

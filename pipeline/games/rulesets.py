@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.errors import RulesetError
+from pipeline.core.params import quoted
 from pipeline.games.contract import Game
 from pipeline.games.registry import all_games, broken_plugin, find_game
-from pipeline.core.params import quoted
-
 
 SLUG_KEY = re.compile(r"[a-z][a-z0-9_]*")
 SLUG_VALUE = re.compile(r"[a-z0-9-]+")
@@ -51,11 +50,7 @@ class Ruleset:
     @property
     def changed(self) -> list[tuple[str, str]]:
         """The parameters not at their default, as (key, text), keys in alphabetical order."""
-        return sorted(
-            (p.name, p.format(self[p.name]))
-            for p in self.game.params
-            if p.format(self[p.name]) != p.default
-        )
+        return sorted((p.name, p.format(self[p.name])) for p in self.game.params if p.format(self[p.name]) != p.default)
 
     @property
     def id(self) -> str:
@@ -93,13 +88,15 @@ class Ruleset:
         return self.id
 
     @staticmethod
-    def parse(text: str) -> "Ruleset":
+    def parse(text: str) -> Ruleset:
         """Parse `game` or `game:key=value,…`; RulesetError on anything wrong."""
         if not isinstance(text, str):
             raise RulesetError(f"a ruleset id is text, not {type(text).__name__} ({quoted(repr(text))})")
         if len(text) > MAX_ID:
-            raise RulesetError(f"the ruleset id {quoted(text)} is longer than any ruleset this pipeline builds "
-                               f"(at most {MAX_ID:,} characters)")
+            raise RulesetError(
+                f"the ruleset id {quoted(text)} is longer than any ruleset this pipeline builds "
+                f"(at most {MAX_ID:,} characters)"
+            )
         text = text.strip()
         name, _, rest = text.partition(":")
         game = find_game(name)
@@ -115,9 +112,7 @@ class Ruleset:
         known = {p.name: p for p in game.params}
         for key in given:
             if key not in known:
-                raise RulesetError(
-                    f"unknown parameter {quoted(key)} for game {name!r} (known: {', '.join(known)})"
-                )
+                raise RulesetError(f"unknown parameter {quoted(key)} for game {name!r} (known: {', '.join(known)})")
         values = {p.name: p.parse(given.get(p.name, p.default)) for p in game.params}
         game.validate(values)
         return Ruleset(name, tuple(values.items()))
@@ -191,27 +186,34 @@ def _entries(path: Path, missing_ok: bool) -> list[dict]:
             return []
         raise RulesetError(f"ruleset file {path} does not exist") from None
     except UnicodeDecodeError as error:
-        raise RulesetError(f"ruleset file {path} is not UTF-8 text (byte {error.start}: "
-                           f"{error.object[error.start:error.start + 1]!r})") from None
+        raise RulesetError(
+            f"ruleset file {path} is not UTF-8 text (byte {error.start}: "
+            f"{error.object[error.start : error.start + 1]!r})"
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
     entries = data.get("ruleset", [])
     if not isinstance(entries, list):
-        raise RulesetError(f"ruleset file {path}: `ruleset` is {_kind(entries)}, not a list of tables: "
-                           f"write each ruleset as a [[ruleset]] table")
+        raise RulesetError(
+            f"ruleset file {path}: `ruleset` is {_kind(entries)}, not a list of tables: "
+            f"write each ruleset as a [[ruleset]] table"
+        )
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
-            raise RulesetError(f"ruleset file {path}: ruleset {number} is {_kind(entry)}, not a table: "
-                               f"write each ruleset as a [[ruleset]] table")
+            raise RulesetError(
+                f"ruleset file {path}: ruleset {number} is {_kind(entry)}, not a table: "
+                f"write each ruleset as a [[ruleset]] table"
+            )
         for key in ("id", "comment"):
             if key in entry and not isinstance(entry[key], str):
-                raise RulesetError(f"ruleset file {path}: the {key} of ruleset {number} is {_kind(entry[key])}, "
-                                   f"not a string: write it in quotes, {key} = \"…\"")
+                raise RulesetError(
+                    f"ruleset file {path}: the {key} of ruleset {number} is {_kind(entry[key])}, "
+                    f'not a string: write it in quotes, {key} = "…"'
+                )
     return entries
 
 
 def _kind(value: object) -> str:
     """What a TOML value is, in TOML's words."""
-    kinds = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
-             dict: "a table"}
+    kinds = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
     return next((name for kind, name in kinds.items() if isinstance(value, kind)), "a date or time")

@@ -17,16 +17,16 @@ start, in batches, with progress. Fine up to a few million positions. Moves may 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import DataError, PositionError
+from pipeline.core.values import TERMINAL
 from pipeline.games.contract import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Rules, Space, failed
 from pipeline.storage.progress import log
-from pipeline.core.values import TERMINAL
-
 
 #: Positions between two progress lines, and per batch of transitions.
 STEP = 100_000
@@ -37,38 +37,38 @@ class SimpleGame(Game):
 
     columns: dict[str, str] = {}
 
-    def moves(self, rules: "Rules", position: Hashable) -> list[tuple[str, Hashable]]:
+    def moves(self, rules: Rules, position: Hashable) -> list[tuple[str, Hashable]]:
         raise NotImplementedError
 
-    def outcome(self, rules: "Rules", position: Hashable) -> str:
+    def outcome(self, rules: Rules, position: Hashable) -> str:
         raise NotImplementedError
 
-    def text(self, rules: "Rules", position: Hashable) -> str:
+    def text(self, rules: Rules, position: Hashable) -> str:
         raise NotImplementedError
 
-    def parse(self, rules: "Rules", text: str) -> Hashable:
+    def parse(self, rules: Rules, text: str) -> Hashable:
         raise NotImplementedError
 
-    def initial(self, rules: "Rules") -> Hashable:
+    def initial(self, rules: Rules) -> Hashable:
         """The start position (as the game's value); `start` gives its text."""
         raise NotImplementedError
 
-    def rank(self, rules: "Rules", position: Hashable) -> int | None:
+    def rank(self, rules: Rules, position: Hashable) -> int | None:
         return None
 
     # -- the bulk contract, for the pipeline ------------------------------------------
 
-    def start(self, rules: "Rules") -> str:
+    def start(self, rules: Rules) -> str:
         return self.text(rules, self.initial(rules))
 
-    def canonical_position(self, rules: "Rules", text: str) -> str:
+    def canonical_position(self, rules: Rules, text: str) -> str:
         try:
             position = self.parse(rules, text)
         except ValueError as error:
             raise PositionError(f"malformed {self.name} position {text!r}: {error}") from None
         return self.text(rules, position)
 
-    def space(self, rules: "Rules") -> "SimpleSpace":
+    def space(self, rules: Rules) -> SimpleSpace:
         return SimpleSpace(self, rules)
 
 
@@ -78,7 +78,7 @@ REQUIRED_SIMPLE = ("initial", "moves", "outcome", "text", "parse")
 class SimpleSpace(Space):
     """A SimpleGame's positions, found breadth first; ids in the order found."""
 
-    def __init__(self, game: SimpleGame, rules: "Rules"):
+    def __init__(self, game: SimpleGame, rules: Rules):
         self.game, self.rules = game, rules
         self._found: tuple | None = None
 
@@ -139,8 +139,10 @@ class SimpleSpace(Space):
                 continue
             value = self._ask("outcome", position, lambda: game.outcome(rules, position))  # noqa: B023 - _ask calls it at once
             if value not in TERMINAL:
-                raise DataError(f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
-                                f"not {' or '.join(repr(v.value) for v in TERMINAL)}")
+                raise DataError(
+                    f"game {game.name}: the finished position {texts[-1]!r} has outcome {value!r}, "
+                    f"not {' or '.join(repr(v.value) for v in TERMINAL)}"
+                )
             terminal.append(str(value))
         try:
             text_column = pa.array(texts, pa.string())
@@ -149,8 +151,9 @@ class SimpleSpace(Space):
         if len(set(texts)) != len(texts):
             raise DataError(f"game {game.name}: two positions have the same text: text() must be unique")
         return pa.Table.from_arrays(
-            [pa.array(np.arange(len(order), dtype=np.int64)), text_column,
-             pa.array(terminal, pa.string())], schema=POSITION_COLUMNS)
+            [pa.array(np.arange(len(order), dtype=np.int64)), text_column, pa.array(terminal, pa.string())],
+            schema=POSITION_COLUMNS,
+        )
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
         _, edges = self._explore()
@@ -171,8 +174,10 @@ class SimpleSpace(Space):
             return None
         for position, rank in zip(order, ranks):
             if not isinstance(rank, (int, np.integer)) or isinstance(rank, bool) or not RANKS[0] <= rank <= RANKS[1]:
-                raise DataError(f"game {self.game.name}: rank() of {position!r} is {rank!r}, not an integer "
-                                f"from {RANKS[0]:,} to {RANKS[1]:,}")
+                raise DataError(
+                    f"game {self.game.name}: rank() of {position!r} is {rank!r}, not an integer "
+                    f"from {RANKS[0]:,} to {RANKS[1]:,}"
+                )
         return np.array(ranks, dtype=np.int64)
 
 
@@ -185,14 +190,20 @@ def _bad_text(name: str, order: list, texts: list) -> str:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as error:
-            return (f"game {name}: text() of {position!r} gives {text!r}, which UTF-8 cannot hold "
-                    f"({error.reason}): a position's text is written to Parquet as UTF-8")
+            return (
+                f"game {name}: text() of {position!r} gives {text!r}, which UTF-8 cannot hold "
+                f"({error.reason}): a position's text is written to Parquet as UTF-8"
+            )
     return f"game {name}: text() gives what the positions' column cannot hold"
 
 
 def _batch(src: list[int], dst: list[int], labels: list[str]) -> pa.RecordBatch:
     names = pa.array(labels, pa.string()).dictionary_encode()
     return pa.RecordBatch.from_arrays(
-        [pa.array(src, pa.int64()), pa.array(dst, pa.int64()),
-         pa.DictionaryArray.from_arrays(names.indices.cast(pa.int32()), names.dictionary)],
-        schema=TRANSITION_SCHEMA)
+        [
+            pa.array(src, pa.int64()),
+            pa.array(dst, pa.int64()),
+            pa.DictionaryArray.from_arrays(names.indices.cast(pa.int32()), names.dictionary),
+        ],
+        schema=TRANSITION_SCHEMA,
+    )

@@ -6,15 +6,14 @@ heap engine (pipeline/games/_heaps.py) with sticks' move patterns.
 
 from __future__ import annotations
 
-
 import pyarrow as pa
 
 from pipeline.core.errors import PositionError
-from pipeline.games.contract import Game, Rules, Size
+from pipeline.core.params import ChoiceParam, IntParam
 from pipeline.games import _svg
 from pipeline.games._bulk import parse_numbers
 from pipeline.games._heaps import HeapSpace, require_countable, size_bound
-from pipeline.core.params import ChoiceParam, IntParam
+from pipeline.games.contract import Game, Rules, Size
 
 
 class Sticks(Game):
@@ -24,11 +23,12 @@ class Sticks(Game):
     params = (
         IntParam("rows", "3", "the start has rows of 1, 2, …, rows sticks", minimum=1),
         ChoiceParam(
-            "play", "misere", "misere: whoever takes the last stick loses; normal: whoever takes it wins",
+            "play",
+            "misere",
+            "misere: whoever takes the last stick loses; normal: whoever takes it wins",
             choices=("misere", "normal"),
         ),
-        IntParam("max_take", "none", "most sticks removed in one move (none: a whole row)",
-                 minimum=1, none_ok=True),
+        IntParam("max_take", "none", "most sticks removed in one move (none: a whole row)", minimum=1, none_ok=True),
     )
     columns = {"rows": "the row lengths, ascending (list of int8; empty when no stick is left)"}
 
@@ -70,9 +70,10 @@ def sticks_space(rules: Rules) -> HeapSpace:
     moves only."""
     n = rules["rows"]
     patterns = sticks_patterns(rules)
-    one_stick = {length: [(a, length - 1 - a) for a in range(0, (length + 1) // 2)] for length in range(1, n + 1)}
-    return HeapSpace(tuple(range(1, n + 1)), patterns, label, rules["play"] == "misere", "rows", pa.list_(pa.int8()),
-                     reach=one_stick)
+    one_stick = {length: [(a, length - 1 - a) for a in range((length + 1) // 2)] for length in range(1, n + 1)}
+    return HeapSpace(
+        tuple(range(1, n + 1)), patterns, label, rules["play"] == "misere", "rows", pa.list_(pa.int8()), reach=one_stick
+    )
 
 
 def bound(rules: Rules | dict) -> Size:
@@ -92,8 +93,13 @@ def sticks_patterns(rules: Rules | dict) -> list[tuple[int, int, int]]:
     """(row, a, b): a row of that length leaves rows a and b (a ≤ b, 0 for none)."""
     n = rules["rows"]
     max_take = rules["max_take"] or n
-    return [(length, a, b) for length in range(1, n + 1) for a in range(length)
-            for b in range(a, length - a) if 1 <= length - a - b <= max_take]
+    return [
+        (length, a, b)
+        for length in range(1, n + 1)
+        for a in range(length)
+        for b in range(a, length - a)
+        if 1 <= length - a - b <= max_take
+    ]
 
 
 def label(length: int, a: int, b: int) -> str:

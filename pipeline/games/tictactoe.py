@@ -12,20 +12,19 @@ higher cell, so a position's children come out in ascending key, hence ascending
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from math import comb
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
-from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
-from pipeline.games import _svg
-from pipeline.games._bulk import BATCH_ROWS, Batcher, distinct
 from pipeline.core.params import IntParam
 from pipeline.core.values import Value
-
+from pipeline.games import _svg
+from pipeline.games._bulk import BATCH_ROWS, Batcher, distinct
+from pipeline.games.contract import POSITION_COLUMNS, Game, Rules, Size, Space
 
 #: 4×4 has up to 10.2 million positions and 56 million moves; every cell more multiplies
 #: both by about 3, so 5×5 would have up to 162 billion positions.
@@ -130,8 +129,7 @@ class TicTacToe(Board):
     params = (
         IntParam("rows", "3", "board height", minimum=1),
         IntParam("cols", "3", "board width", minimum=1),
-        IntParam("k", "3", "marks in a line (row, column or diagonal) that win; at most max(rows, cols)",
-                 minimum=1),
+        IntParam("k", "3", "marks in a line (row, column or diagonal) that win; at most max(rows, cols)", minimum=1),
     )
     columns = {
         "board": "the rows top to bottom, each a string of x, o and . (list of strings)",
@@ -157,7 +155,7 @@ class TicTacToe(Board):
         moves = sum(count * (cells - m) for m, count in enumerate(counts[:-1]))
         return Size(sum(counts), moves, exact=rules["k"] > (cells + 1) // 2)
 
-    def space(self, rules: Rules) -> "TicTacToeSpace":
+    def space(self, rules: Rules) -> TicTacToeSpace:
         return TicTacToeSpace(rules["rows"], rules["cols"], rules["k"])
 
     def canonical_position(self, rules: Rules, text: str) -> str:
@@ -188,14 +186,15 @@ class TicTacToe(Board):
             )
         return canonical
 
-
     def draw(self, rules: Rules, text: str) -> str:
         """The board, x in blue and o in orange, whose turn it is beneath."""
         lines = text.split("/")
         cell, pad = 26, 4
         width, height = len(lines[0]) * cell + 2 * pad, len(lines) * cell + 2 * pad + 16
-        parts = [f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad - 16}" '
-                 f'fill="#fff" stroke="{_svg.INK}"/>']
+        parts = [
+            f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad - 16}" '
+            f'fill="#fff" stroke="{_svg.INK}"/>'
+        ]
         grid = [f"M{pad + c * cell} {pad}v{len(lines) * cell}" for c in range(1, len(lines[0]))]
         grid += [f"M{pad} {pad + r * cell}h{len(lines[0]) * cell}" for r in range(1, len(lines))]
         if grid:
@@ -204,11 +203,14 @@ class TicTacToe(Board):
             for c, mark in enumerate(line):
                 x, y = pad + c * cell + cell / 2, pad + r * cell + cell / 2
                 if mark == "x":
-                    parts.append(f'<path d="M{x - 7:g} {y - 7:g}l14 14m0-14l-14 14" stroke="{_svg.MOVER}" '
-                                 'stroke-width="3" stroke-linecap="round"/>')
+                    parts.append(
+                        f'<path d="M{x - 7:g} {y - 7:g}l14 14m0-14l-14 14" stroke="{_svg.MOVER}" '
+                        'stroke-width="3" stroke-linecap="round"/>'
+                    )
                 elif mark == "o":
-                    parts.append(f'<circle cx="{x:g}" cy="{y:g}" r="7.5" fill="none" stroke="{_svg.OTHER}" '
-                                 'stroke-width="3"/>')
+                    parts.append(
+                        f'<circle cx="{x:g}" cy="{y:g}" r="7.5" fill="none" stroke="{_svg.OTHER}" stroke-width="3"/>'
+                    )
         xs, os = text.count("x"), text.count("o")
         parts.append(_svg.text(width / 2, height - 4, f"{'x' if xs == os else 'o'} to move", 10))
         return _svg.svg(width, height, parts, f"board {text}, {'x' if xs == os else 'o'} to move")
@@ -287,11 +289,17 @@ class TicTacToeSpace(Space):
             marks.append(np.full(level_keys.size, level, dtype=np.int8))
         count = sum(level_keys.size for level_keys in keys)
         return pa.Table.from_arrays(
-            [pa.array(np.arange(count, dtype=np.int64)), pa.chunked_array(texts, pa.string()),
-             pa.chunked_array(terminal, pa.string()), pa.chunked_array(board_rows, pa.list_(pa.string())),
-             pa.chunked_array(to_move, pa.string()), pa.array(np.concatenate(marks))],
+            [
+                pa.array(np.arange(count, dtype=np.int64)),
+                pa.chunked_array(texts, pa.string()),
+                pa.chunked_array(terminal, pa.string()),
+                pa.chunked_array(board_rows, pa.list_(pa.string())),
+                pa.chunked_array(to_move, pa.string()),
+                pa.array(np.concatenate(marks)),
+            ],
             schema=POSITION_COLUMNS.append(pa.field("board", pa.list_(pa.string())))
-            .append(pa.field("to_move", pa.string())).append(pa.field("marks", pa.int8())),
+            .append(pa.field("to_move", pa.string()))
+            .append(pa.field("marks", pa.int8())),
         )
 
     def _texts(self, keys: np.ndarray) -> tuple[pa.Array, pa.Array]:
@@ -310,8 +318,9 @@ class TicTacToeSpace(Space):
                 text[:, row * (cols + 1) + col : row * (cols + 1) + col + size] = chars
                 board[:, row * cols + col : row * cols + col + size] = chars
         texts = pa.StringArray.from_buffers(n, pa.py_buffer(self.offsets(n, width)), pa.py_buffer(text))
-        row_strings = pa.StringArray.from_buffers(n * rows, pa.py_buffer(self.offsets(n * rows, cols)),
-                                                  pa.py_buffer(board))
+        row_strings = pa.StringArray.from_buffers(
+            n * rows, pa.py_buffer(self.offsets(n * rows, cols)), pa.py_buffer(board)
+        )
         return texts, pa.ListArray.from_arrays(pa.array(self.offsets(n, rows)), row_strings)
 
     @staticmethod
@@ -321,8 +330,9 @@ class TicTacToeSpace(Space):
     def rank(self) -> np.ndarray:
         """Empty cells: every move fills one."""
         keys, _ = self.levels()
-        return np.concatenate([np.full(level_keys.size, self.cells - level, dtype=np.int64)
-                               for level, level_keys in enumerate(keys)])
+        return np.concatenate(
+            [np.full(level_keys.size, self.cells - level, dtype=np.int64) for level, level_keys in enumerate(keys)]
+        )
 
     # -- moves -----------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -62,9 +62,9 @@ class Counted:
             self._changed.notify_all()
 
 
-
-def in_process(space: Space, numbering: "RankNumbering | None", scratch: Path,
-               generated: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+def in_process(
+    space: Space, numbering: RankNumbering | None, scratch: Path, generated: Callable[[int], None] | None = None
+) -> Iterator[pa.RecordBatch]:
     """The game's transitions generated here, renumbered rank by rank where it has a rank:
     batches of (src, dst, move) in the published order. Where they are reordered (all
     moves are generated before the first is written), `generated(moves so far)` follows

@@ -7,16 +7,17 @@ import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import DataError
-from pipeline.games.contract import RANKS, TRANSITION_SCHEMA, Space
 from pipeline.games._bulk import BATCH_ROWS
+from pipeline.games.contract import RANKS, TRANSITION_SCHEMA, Space
 from pipeline.storage.progress import log
 
 #: At most this many scratch files (groups of consecutive ranks) while reordering moves.
@@ -51,11 +52,20 @@ class RankNumbering:
             raise DataError(f"the game's rank is {rank.dtype}, not integers: the game module is wrong")
         if rank.size and not RANKS[0] <= rank.min() <= rank.max() <= RANKS[1]:
             # held in 32 bits below: a larger rank would wrap round and seem not to fall
-            raise DataError(f"the game's rank goes from {rank.min()} to {rank.max()}, beyond the 32 bits it is "
-                            f"held in ({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong")
+            raise DataError(
+                f"the game's rank goes from {rank.min()} to {rank.max()}, beyond the 32 bits it is "
+                f"held in ({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong"
+            )
         # the game's ids already 0..n-1 by rank (the heap games'): nothing to renumber
-        self.identity = bool(game_ids.size == 0 or (game_ids[0] == 0 and game_ids[-1] == game_ids.size - 1
-                                                    and (np.diff(game_ids) == 1).all() and (np.diff(rank) >= 0).all()))
+        self.identity = bool(
+            game_ids.size == 0
+            or (
+                game_ids[0] == 0
+                and game_ids[-1] == game_ids.size - 1
+                and (np.diff(game_ids) == 1).all()
+                and (np.diff(rank) >= 0).all()
+            )
+        )
         self.order = np.arange(game_ids.size) if self.identity else np.argsort(rank, kind="stable")
         # int32 (positions are capped far below 2^31): half the memory traffic of the gathers
         self.rank = rank[self.order].astype(np.int32)
@@ -85,15 +95,18 @@ class RankNumbering:
                 if not self.identity:
                     src, dst = self._new_ids(src), self._new_ids(dst)
                 if src.size and (src[0] < lo or src[-1] >= hi or (src[1:] < src[:-1]).any()):
-                    raise DataError("the game's transitions_from gave moves out of positions it was not asked "
-                                    "for, or out of order: the game module is wrong")
+                    raise DataError(
+                        "the game's transitions_from gave moves out of positions it was not asked "
+                        "for, or out of order: the game module is wrong"
+                    )
                 if src.size and (dst.min() < 0 or dst.max() >= self.rank.size):
                     raise DataError("the game gave a move to a position it did not list: the game module is wrong")
                 # new ids go up with the rank: a move lowers it iff it lands below this rank's first id
                 if src.size and dst.max() >= lo:
                     check_rank_falls(self.rank, src, dst)
-                yield pa.RecordBatch.from_arrays([pa.array(src), pa.array(dst), batch.column(2)],
-                                                 schema=TRANSITION_SCHEMA)
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array(src), pa.array(dst), batch.column(2)], schema=TRANSITION_SCHEMA
+                )
 
     def _new_ids(self, game_ids: np.ndarray) -> np.ndarray:
         """The new id of each game id, -1 where it is no listed position's."""
@@ -121,34 +134,40 @@ class RankNumbering:
             for group in sorted(files):
                 path = Path(scratch) / f"{group}.bin"
                 if path.stat().st_size != 12 * self.spilled[group]:  # never a silently short graph
-                    raise DataError(f"scratch file {path} holds {path.stat().st_size:,} bytes, not the "
-                                    f"{12 * self.spilled[group]:,} written: was the disk full?")
+                    raise DataError(
+                        f"scratch file {path} holds {path.stat().st_size:,} bytes, not the "
+                        f"{12 * self.spilled[group]:,} written: was the disk full?"
+                    )
                 rows = np.fromfile(path, dtype=np.int32).reshape(-1, 3)
                 if self.per_group > 1:
                     # rows came in the game's source order, which is the new order within a rank
                     within = self.rank[rows[:, 0]] - (self.low + group * self.per_group)
-                    rows = rows[np.argsort(within.astype(np.uint16 if self.per_group <= 1 << 16 else np.int64),
-                                           kind="stable")]
+                    rows = rows[
+                        np.argsort(within.astype(np.uint16 if self.per_group <= 1 << 16 else np.int64), kind="stable")
+                    ]
                 if rows.shape[0] > 1 and (rows[1:, 0] < rows[:-1, 0]).any():
                     # a game that lists its positions out of the order it makes their moves in
                     rows = rows[np.argsort(rows[:, 0], kind="stable")]
                 for lo in range(0, rows.shape[0], BATCH_ROWS):
                     part = rows[lo : lo + BATCH_ROWS]
                     yield pa.RecordBatch.from_arrays(
-                        [pa.array(part[:, 0].astype(np.int64)), pa.array(part[:, 1].astype(np.int64)),
-                         pa.DictionaryArray.from_arrays(pa.array(np.ascontiguousarray(part[:, 2])), dictionary)],
+                        [
+                            pa.array(part[:, 0].astype(np.int64)),
+                            pa.array(part[:, 1].astype(np.int64)),
+                            pa.DictionaryArray.from_arrays(pa.array(np.ascontiguousarray(part[:, 2])), dictionary),
+                        ],
                         schema=TRANSITION_SCHEMA,
                     )
 
-    def _spill(self, batch: pa.RecordBatch, labels: dict[str, int], scratch: Path,
-               files: dict[int, BinaryIO]) -> None:
+    def _spill(self, batch: pa.RecordBatch, labels: dict[str, int], scratch: Path, files: dict[int, BinaryIO]) -> None:
         src = self.new_id[batch.column("src").to_numpy()]
         dst = self.new_id[batch.column("dst").to_numpy()]
         check_rank_falls(self.rank, src, dst)
         src_rank = self.rank[src]
         move = batch.column("move")
-        codes = np.array([labels.setdefault(label, len(labels)) for label in move.dictionary.to_pylist()],
-                         dtype=np.int32)
+        codes = np.array(
+            [labels.setdefault(label, len(labels)) for label in move.dictionary.to_pylist()], dtype=np.int32
+        )
         group = ((src_rank - self.low) // self.per_group).astype(np.uint16)
         order = np.argsort(group, kind="stable")
         group = group[order]

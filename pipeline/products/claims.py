@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.output import write_output
 from pipeline.products.query import QueryError, QueryFile, query_files, run_sql
+from pipeline.storage.output import write_output
 
 #: Parameters for the report's run of queries that take some.
 REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
@@ -25,8 +25,7 @@ SHOWN = 10
 
 def claim_queries(queries: Path | None = None) -> list[QueryFile]:
     """The claim and seed queries, packaged and in the folder `queries`, by name."""
-    return [QueryFile.read(path) for name, path in query_files(queries).items()
-            if name.startswith(("claim_", "seed"))]
+    return [QueryFile.read(path) for name, path in query_files(queries).items() if name.startswith(("claim_", "seed"))]
 
 
 def report(data: Path, queries: Path | None = None) -> str:
@@ -46,8 +45,10 @@ def report(data: Path, queries: Path | None = None) -> str:
         except QueryError as error:
             sections += [f"(not run: {error})", ""]
             continue
-        sections += [f"`tablebase query {query.name}"
-                     + "".join(f" --param {k}={v}" for k, v in params.items()) + "`", ""]
+        sections += [
+            f"`tablebase query {query.name}" + "".join(f" --param {k}={v}" for k, v in params.items()) + "`",
+            "",
+        ]
         if "verdict" in table.column_names:
             rows = table.to_pylist()
             for ruleset in dict.fromkeys(r["ruleset"] for r in rows):

@@ -46,8 +46,10 @@ def type_name(data_type: pa.DataType) -> str:
 
 def _columns(columns: list[tuple[str, pa.DataType | None, bool, str]]) -> list[str]:
     lines = ["| column | type | NULL | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{name}` | {'' if data_type is None else type_name(data_type)} | {'yes' if nullable else 'no'} | {meaning} |"
-              for name, data_type, nullable, meaning in columns]
+    lines += [
+        f"| `{name}` | {'' if data_type is None else type_name(data_type)} | {'yes' if nullable else 'no'} | {meaning} |"
+        for name, data_type, nullable, meaning in columns
+    ]
     return lines
 
 
@@ -69,8 +71,7 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     rows = sorted(CatalogRow.rows(catalog), key=lambda r: (r.game, r.ruleset))
     games = sorted({row.game for row in rows})
     versions = sorted({row.pipeline_version for row in rows})
-    schemas = {game: pq.read_schema(folder / next(r.tablebase_path for r in rows if r.game == game))
-               for game in games}
+    schemas = {game: pq.read_schema(folder / next(r.tablebase_path for r in rows if r.game == game)) for game in games}
     total_positions = sum(r.positions for r in rows)
     total_transitions = sum(r.transitions for r in rows)
     out = [
@@ -106,15 +107,30 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     ]
     for game in games:
         mine = [r for r in rows if r.game == game]
-        out.append(f"| {game} | {len(mine)} | " + " | ".join(
-            f"{sum(r[key] for r in mine):,}" for key in ("positions", "transitions", "wins", "losses", "ties", "draws")) + " |")
-    out += ["", "## Rulesets", "",
-            "| ruleset | folder | positions | start | from the start |", "|---|---|---:|---|---|"]
-    for row in rows:
-        out.append(f"| `{cell(row.ruleset)}` | `{row.folder}/` | {row.positions:,} | `{cell(row.start)}` "
-                   f"| {in_words(row.start_value, row.start_remoteness)} |")
+        out.append(
+            f"| {game} | {len(mine)} | "
+            + " | ".join(
+                f"{sum(r[key] for r in mine):,}"
+                for key in ("positions", "transitions", "wins", "losses", "ties", "draws")
+            )
+            + " |"
+        )
     out += [
-        "", "## Files", "",
+        "",
+        "## Rulesets",
+        "",
+        "| ruleset | folder | positions | start | from the start |",
+        "|---|---|---:|---|---|",
+    ]
+    for row in rows:
+        out.append(
+            f"| `{cell(row.ruleset)}` | `{row.folder}/` | {row.positions:,} | `{cell(row.start)}` "
+            f"| {in_words(row.start_value, row.start_remoteness)} |"
+        )
+    out += [
+        "",
+        "## Files",
+        "",
         "```",
         "catalog.parquet            one row per ruleset: counts, start, checksums, paths",
         "<game>/<slug>/             one folder per ruleset (`folder` in the catalog)",
@@ -141,69 +157,92 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
     for kind in RULESET_FILES:
         if kind.name != "summary":
             out += _file_section(kind)
-    out += ["### Game columns", "",
-            "In `tablebase.parquet` and `positions.parquet`, between the leading and trailing columns:", ""]
+    out += [
+        "### Game columns",
+        "",
+        "In `tablebase.parquet` and `positions.parquet`, between the leading and trailing columns:",
+        "",
+    ]
     for game in games:
         meanings = find_game(game).columns
         fields = game_fields(schemas[game], TABLEBASE)
         if not fields:
             out += [f"**{game}**: none (the position text says it all).", ""]
             continue
-        out += [f"**{game}**", ""] + _columns(
-            [(f.name, f.type, True, meanings.get(f.name, "")) for f in fields]) + [""]
+        out += [f"**{game}**", ""] + _columns([(f.name, f.type, True, meanings.get(f.name, "")) for f in fields]) + [""]
     out += [
-        "## Reading it", "",
-        "Paths are relative to this folder. One file alone:", "",
+        "## Reading it",
+        "",
+        "Paths are relative to this folder. One file alone:",
+        "",
         "```python",
         "import duckdb",
         "duckdb.sql(\"SELECT * FROM 'chopsticks/default/tablebase.parquet'\")",
-        "```", "",
-        "Every tablebase of one game (they share one schema), and everything through the views:", "",
+        "```",
+        "",
+        "Every tablebase of one game (they share one schema), and everything through the views:",
+        "",
         "```python",
         "duckdb.sql(\"SELECT ruleset, value, count(*) FROM 'chopsticks/*/tablebase.parquet' GROUP BY ALL\")",
         "con = duckdb.connect('tablebases.duckdb', read_only=True)   # from this folder (or SET file_search_path)",
         "con.sql('SELECT ruleset, start_value FROM catalog')",
-        "```", "",
+        "```",
+        "",
         "The database holds views over the files beside it, by relative paths; DuckDB 1.1 or newer",
         "opens it. From another working directory, first `SET file_search_path = '<this folder>'`.",
-        "", "Other readers:", "",
+        "",
+        "Other readers:",
+        "",
         "```python",
         "import glob, pyarrow.dataset as ds, polars as pl, pandas as pd",
         "ds.dataset(sorted(glob.glob('chopsticks/*/tablebase.parquet'))).to_table()",
         "pl.scan_parquet('chopsticks/*/tablebase.parquet').group_by('ruleset', 'value').len().collect()",
         "pd.read_parquet('chopsticks/default/tablebase.parquet')",
         "spark.read.parquet('chopsticks/*/tablebase.parquet')",
-        "```", "",
+        "```",
+        "",
         "Every game at once: each game has its own columns, so the schemas differ and a reader must",
-        "merge them by name (columns a game lacks read as NULL); each of these does:", "",
+        "merge them by name (columns a game lacks read as NULL); each of these does:",
+        "",
         "```python",
         *ALL_GAMES,
-        "```", "",
+        "```",
+        "",
         "With Hugging Face `datasets`, one game per config: `datasets.load_dataset('<this folder>', 'chopsticks')`.",
         "`croissant.json` (MLCommons Croissant), `datapackage.json` (Frictionless Data) and",
         "`CITATION.cff` describe the same files for tools that read those.",
         "",
         "Check it: `sha256sum -c SHA256SUMS`, or `tablebase check .`, which also compares every",
         "tablebase with its catalog row and every schema with the one documented here.",
-        "", "## Licence", "",
+        "",
+        "## Licence",
+        "",
         "The data is dedicated to the public domain under Creative Commons CC0 1.0 Universal",
         "(`LICENSE`): use it for anything, no permission needed. The software that built it is",
         f"under the {CODE_LICENCE} licence. A citation is welcome, not required.",
-        "", "## Sources", "",
-        "The games come from these blog posts (Japanese), whose results the dataset checks",
-        "(`claims.md` where the bundle has it):", "",
-        *[f"- seed {number}: {title}, {author}" + (f", <{url}>" if url else " (address not recorded)")
-          for number, title, author, url in SEEDS],
         "",
-        "## How to cite", "",
-        "`CITATION.cff` says it for citation tools; in BibTeX:", "",
+        "## Sources",
+        "",
+        "The games come from these blog posts (Japanese), whose results the dataset checks",
+        "(`claims.md` where the bundle has it):",
+        "",
+        *[
+            f"- seed {number}: {title}, {author}" + (f", <{url}>" if url else " (address not recorded)")
+            for number, title, author, url in SEEDS
+        ],
+        "",
+        "## How to cite",
+        "",
+        "`CITATION.cff` says it for citation tools; in BibTeX:",
+        "",
         "```",
         "@misc{tablebase,",
         "  title  = {tablebase: two-player games solved completely},",
         f"  note   = {{Dataset version {__version__}, {len(rows)} rulesets, built by tablebase {', '.join(versions)}}},",
         "  year   = {2026},",
         "}",
-        "```", "",
+        "```",
+        "",
     ]
     return "\n".join(out)
 
@@ -233,14 +272,20 @@ SEEDS = (
     ("000", "指で数字を増やして5を目指すゲームが後手必勝であることを示す", "the blog ねぇうしくんうしくん", None),
     ("001", "棒消しゲームは先手必勝か後手必勝かどうかについて微考ペガサス", "stackprobe7s_memo", None),
     ("002", "変種石取りゲームの必勝法", "Enjapma (ISer Advent Calendar 2019, day 19)", None),
-    ("003", "「割りばし」が後手必勝であることを確認する", "kaityo256 (Qiita)",
-     "https://qiita.com/kaityo256/items/86562e9ab20ae7bced1d"),
+    (
+        "003",
+        "「割りばし」が後手必勝であることを確認する",
+        "kaityo256 (Qiita)",
+        "https://qiita.com/kaityo256/items/86562e9ab20ae7bced1d",
+    ),
     ("004", "グリーン・ハッケンブッシュとGrundy数", "Qiita", None),
 )
 TITLE = "tablebase: two-player games solved completely"
-DESCRIPTION = ("Every position, every move and the value of every position under perfect play "
-               "(win/loss/tie/draw for the player to move, remoteness in plies, Grundy value) "
-               "of small two-player games and their rule variants, as Parquet.")
+DESCRIPTION = (
+    "Every position, every move and the value of every position under perfect play "
+    "(win/loss/tie/draw for the player to move, remoteness in plies, Grundy value) "
+    "of small two-player games and their rule variants, as Parquet."
+)
 KEYWORDS = ("game-theory", "combinatorial-game-theory", "tablebase", "retrograde-analysis", "parquet")
 #: The files every ruleset's folder holds that carry the ruleset's id in a `ruleset` column.
 WITH_RULESET = tuple(kind.name for kind in RULESET_FILES if any(c.name == "ruleset" for c in kind.columns))
@@ -262,12 +307,23 @@ def card_header(rows: list[dict]) -> str:
     """The YAML front matter Hugging Face reads from a dataset card: licence, size, tags,
     and one config per game (its tablebases) so that `load_dataset(path, game)` reads it."""
     games = sorted({row["game"] for row in rows})
-    lines = ["---", "license: cc0-1.0", "pretty_name: tablebase", "size_categories:",
-             f"- {size_category(sum(r['positions'] for r in rows))}", "tags:"]
+    lines = [
+        "---",
+        "license: cc0-1.0",
+        "pretty_name: tablebase",
+        "size_categories:",
+        f"- {size_category(sum(r['positions'] for r in rows))}",
+        "tags:",
+    ]
     lines += [f"- {tag}" for tag in KEYWORDS]
     lines += ["configs:"]
     for index, game in enumerate(games):
-        lines += [f"- config_name: {game}", "  data_files:", "  - split: train", f"    path: {game}/*/tablebase.parquet"]
+        lines += [
+            f"- config_name: {game}",
+            "  data_files:",
+            "  - split: train",
+            f"    path: {game}/*/tablebase.parquet",
+        ]
         if index == 0:
             lines.append("  default: true")
     return "\n".join(lines + ["---", ""]) + "\n"
@@ -281,53 +337,114 @@ def croissant(rows: list[dict], catalog_sha256: str) -> str:
     games = sorted({row["game"] for row in rows})
     columns = list(TABLEBASE.columns)
     kinds = {"string": "sc:Text", "int64": "sc:Integer", "int32": "sc:Integer", "bool": "sc:Boolean"}
-    distribution: list[dict] = [{
-        "@type": "cr:FileObject", "@id": "catalog.parquet", "name": "catalog.parquet",
-        "description": CATALOG.what, "contentUrl": "catalog.parquet",
-        "encodingFormat": "application/x-parquet", "sha256": catalog_sha256}]
+    distribution: list[dict] = [
+        {
+            "@type": "cr:FileObject",
+            "@id": "catalog.parquet",
+            "name": "catalog.parquet",
+            "description": CATALOG.what,
+            "contentUrl": "catalog.parquet",
+            "encodingFormat": "application/x-parquet",
+            "sha256": catalog_sha256,
+        }
+    ]
     record_sets = []
     for game in games:
-        distribution.append({
-            "@type": "cr:FileSet", "@id": f"{game}-tablebases", "name": f"{game}-tablebases",
-            "description": f"every {game} ruleset's tablebase.parquet",
-            "encodingFormat": "application/x-parquet", "includes": f"{game}/*/tablebase.parquet"})
-        record_sets.append({
-            "@type": "cr:RecordSet", "@id": game, "name": game,
-            "description": f"every position of every {game} ruleset with its value",
-            "field": [{"@type": "cr:Field", "@id": f"{game}/{c.name}", "name": c.name, "description": c.meaning,
-                       "dataType": kinds[str(c.type)],
-                       "source": {"fileSet": {"@id": f"{game}-tablebases"}, "extract": {"column": c.name}}}
-                      for c in columns]})
+        distribution.append(
+            {
+                "@type": "cr:FileSet",
+                "@id": f"{game}-tablebases",
+                "name": f"{game}-tablebases",
+                "description": f"every {game} ruleset's tablebase.parquet",
+                "encodingFormat": "application/x-parquet",
+                "includes": f"{game}/*/tablebase.parquet",
+            }
+        )
+        record_sets.append(
+            {
+                "@type": "cr:RecordSet",
+                "@id": game,
+                "name": game,
+                "description": f"every position of every {game} ruleset with its value",
+                "field": [
+                    {
+                        "@type": "cr:Field",
+                        "@id": f"{game}/{c.name}",
+                        "name": c.name,
+                        "description": c.meaning,
+                        "dataType": kinds[str(c.type)],
+                        "source": {"fileSet": {"@id": f"{game}-tablebases"}, "extract": {"column": c.name}},
+                    }
+                    for c in columns
+                ],
+            }
+        )
     document = {
-        "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": "tablebase", "description": DESCRIPTION, "license": "https://creativecommons.org/publicdomain/zero/1.0/",
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": "tablebase",
+        "description": DESCRIPTION,
+        "license": "https://creativecommons.org/publicdomain/zero/1.0/",
         "url": "DATASET.md",  # the dataset has no address of its own: its card
-        "version": __version__, "keywords": list(KEYWORDS),
-        "citeAs": citation_bibtex(rows), "isBasedOn": [url for *_, url in SEEDS if url],
-        "distribution": distribution, "recordSet": record_sets}
+        "version": __version__,
+        "keywords": list(KEYWORDS),
+        "citeAs": citation_bibtex(rows),
+        "isBasedOn": [url for *_, url in SEEDS if url],
+        "distribution": distribution,
+        "recordSet": record_sets,
+    }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
 #: The JSON-LD context Croissant 1.0's specification gives every document.
 CROISSANT_CONTEXT = {
-    "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
-    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/", "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract", "field": "cr:field", "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject",
-    "fileSet": "cr:fileSet", "format": "cr:format", "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset",
-    "jsonPath": "cr:jsonPath", "key": "cr:key", "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path",
-    "recordSet": "cr:recordSet", "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated",
-    "replace": "cr:replace", "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source",
-    "subField": "cr:subField", "transform": "cr:transform", "samplingRate": "cr:samplingRate",
-    "equivalentProperty": "cr:equivalentProperty"}
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+    "samplingRate": "cr:samplingRate",
+    "equivalentProperty": "cr:equivalentProperty",
+}
 
 
 def citation_bibtex(rows: list[dict]) -> str:
     """The BibTeX entry DATASET.md shows, on one line."""
     versions = sorted({row["pipeline_version"] for row in rows})
-    return (f"@misc{{tablebase, title = {{{TITLE}}}, note = {{Dataset version {__version__}, {len(rows)} rulesets, "
-            f"built by tablebase {', '.join(versions)}}}}}")
+    return (
+        f"@misc{{tablebase, title = {{{TITLE}}}, note = {{Dataset version {__version__}, {len(rows)} rulesets, "
+        f"built by tablebase {', '.join(versions)}}}}}"
+    )
 
 
 def datapackage(rows: list[dict]) -> str:
@@ -338,27 +455,54 @@ def datapackage(rows: list[dict]) -> str:
     kinds = {"string": "string", "int64": "integer", "int32": "integer", "bool": "boolean"}
 
     def schema(columns) -> dict:
-        return {"fields": [{"name": c.name, "type": kinds.get(str(c.type), "any"), "description": c.meaning}
-                           for c in columns]}
+        return {
+            "fields": [
+                {"name": c.name, "type": kinds.get(str(c.type), "any"), "description": c.meaning} for c in columns
+            ]
+        }
 
-    resources = [{"name": "catalog", "path": "catalog.parquet", "format": "parquet",
-                  "mediatype": "application/vnd.apache.parquet", "description": CATALOG.what}]
+    resources = [
+        {
+            "name": "catalog",
+            "path": "catalog.parquet",
+            "format": "parquet",
+            "mediatype": "application/vnd.apache.parquet",
+            "description": CATALOG.what,
+        }
+    ]
     for row in sorted(rows, key=lambda r: r["folder"]):
-        resources.append({
-            "name": f"{row['folder'].replace('/', '.')}.tablebase", "title": row["ruleset"],
-            "path": row["tablebase_path"], "format": "parquet", "mediatype": "application/vnd.apache.parquet",
-            "hash": f"sha256:{row['tablebase_sha256']}",
-            "description": f"{row['ruleset']}: every position with its value (the game's own columns besides)",
-            "schema": schema(TABLEBASE.columns)})
+        resources.append(
+            {
+                "name": f"{row['folder'].replace('/', '.')}.tablebase",
+                "title": row["ruleset"],
+                "path": row["tablebase_path"],
+                "format": "parquet",
+                "mediatype": "application/vnd.apache.parquet",
+                "hash": f"sha256:{row['tablebase_sha256']}",
+                "description": f"{row['ruleset']}: every position with its value (the game's own columns besides)",
+                "schema": schema(TABLEBASE.columns),
+            }
+        )
     document = {
         "$schema": "https://datapackage.org/profiles/2.0/datapackage.json",
-        "name": "tablebase", "title": TITLE, "description": DESCRIPTION, "version": __version__,
-        "licenses": [{"name": "CC0-1.0", "path": "https://creativecommons.org/publicdomain/zero/1.0/",
-                      "title": "Creative Commons Zero v1.0 Universal"}],
+        "name": "tablebase",
+        "title": TITLE,
+        "description": DESCRIPTION,
+        "version": __version__,
+        "licenses": [
+            {
+                "name": "CC0-1.0",
+                "path": "https://creativecommons.org/publicdomain/zero/1.0/",
+                "title": "Creative Commons Zero v1.0 Universal",
+            }
+        ],
         "keywords": list(KEYWORDS),
-        "sources": [{"title": f"seed {number}: {title} ({author})", **({"path": url} if url else {})}
-                    for number, title, author, url in SEEDS],
-        "resources": resources}
+        "sources": [
+            {"title": f"seed {number}: {title} ({author})", **({"path": url} if url else {})}
+            for number, title, author, url in SEEDS
+        ],
+        "resources": resources,
+    }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 

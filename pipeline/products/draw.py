@@ -29,19 +29,19 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, TablebaseError
-from pipeline.games import all_games
+from pipeline.core.values import COLOUR_NAMES, WORDS, Value, in_plies, in_words
+from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
 from pipeline.datadir.layout import DataDir
+from pipeline.games import all_games
+from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
-from pipeline.storage.parquet import atomic_path, require
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
-from pipeline.storage.progress import log
-from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.stages.export import read_catalog, read_summary_row
-from pipeline.core.values import COLOUR_NAMES, WORDS, Value, in_plies, in_words
+from pipeline.storage.parquet import atomic_path, require
+from pipeline.storage.progress import log
 
 GRAPH_LIMIT = 2_000
 PAGE_LIMIT = 20_000
@@ -56,14 +56,17 @@ READABLE_POSITIONS = 120
 READABLE_MOVES = 200
 READABLE_STRATEGY = 200
 #: How to get Graphviz, said once by `draw` where it is missing.
-GRAPHVIZ_HINT = ("Graphviz is not installed, so graphs and strategies are written as DOT files only: install it "
-                 "to draw them as SVG (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)")
+GRAPHVIZ_HINT = (
+    "Graphviz is not installed, so graphs and strategies are written as DOT files only: install it "
+    "to draw them as SVG (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)"
+)
 #: Seconds Graphviz may spend laying out one graph before the SVG is given up.
 DOT_TIMEOUT = 120
 #: Graphs with more edges than this get dot's quicker layout settings.
 FAST_LAYOUT_EDGES = 250
 #: Graphs with more edges than this are laid out by sfdp (force-directed) instead of dot.
 LAYERED_EDGES = 1_000
+
 
 class DrawError(TablebaseError):
     """A ruleset too large to draw, or one that cannot be drawn from the data."""
@@ -97,11 +100,15 @@ def too_large(summary: CatalogRow, graphs: bool) -> str | None:
     """Why the ruleset is too large for the pictures asked for, or None."""
     reachable, ruleset = summary.reachable, summary.ruleset
     if graphs and reachable > GRAPH_LIMIT:
-        return (f"{ruleset} has {reachable:,} positions reachable from the start, too many to draw "
-                f"as a graph (at most {GRAPH_LIMIT:,}); --page-only writes its HTML page alone")
+        return (
+            f"{ruleset} has {reachable:,} positions reachable from the start, too many to draw "
+            f"as a graph (at most {GRAPH_LIMIT:,}); --page-only writes its HTML page alone"
+        )
     if reachable > PAGE_LIMIT:
-        return (f"{ruleset} has {reachable:,} positions reachable from the start, too many for "
-                f"a page (at most {PAGE_LIMIT:,})")
+        return (
+            f"{ruleset} has {reachable:,} positions reachable from the start, too many for "
+            f"a page (at most {PAGE_LIMIT:,})"
+        )
     return None
 
 
@@ -164,8 +171,12 @@ def strategy(graph: RulesetGraph) -> Strategy:
                 seen.add(child)
                 nodes.append(child)
                 queue.append(child)
-    return Strategy("first" if owner_first else "second", Value(start.value).opposite if not owner_first
-                    else Value(start.value), nodes, edges)
+    return Strategy(
+        "first" if owner_first else "second",
+        Value(start.value).opposite if not owner_first else Value(start.value),
+        nodes,
+        edges,
+    )
 
 
 # --- DOT ---------------------------------------------------------------------------------
@@ -185,7 +196,8 @@ def _node_attributes(position: Position, start: bool, *extra: str) -> str:
         f"label={_dot_label(position.text, _value_text(position.value, position.remoteness), *extra)}",
         f'fillcolor="{COLOURS[position.value]}"',
         # Graphviz makes the node a link in the SVG: to the position on the page beside it
-        f'URL="index.html#p{position.id}"', 'target="_top"',
+        f'URL="index.html#p{position.id}"',
+        'target="_top"',
     ]
     if position.over:
         attributes.append("peripheries=2")
@@ -209,9 +221,13 @@ def state_graph_dot(graph: RulesetGraph) -> str:
     title = _dot_label(
         f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary.start}, {len(edges):,} moves",
         f"fill: the value for the side to move ({', '.join(f'{COLOUR_NAMES[v]} {v}' for v in WORDS)})",
-        "double border: game over; thick border: the start")
-    lines = [f"digraph {_dot_label(graph.rules.id)} {{",
-             f"  graph [label={title}, labelloc=t, fontname=\"Helvetica\"];", *_DOT_DEFAULTS]
+        "double border: game over; thick border: the start",
+    )
+    lines = [
+        f"digraph {_dot_label(graph.rules.id)} {{",
+        f'  graph [label={title}, labelloc=t, fontname="Helvetica"];',
+        *_DOT_DEFAULTS,
+    ]
     if len(edges) > FAST_LAYOUT_EDGES:
         # dot's network simplex dominates the layout time of bigger graphs (12 s to 2 s at
         # 550 edges); a few passes give nearly the same picture.
@@ -232,20 +248,27 @@ def strategy_dot(graph: RulesetGraph, plan: Strategy) -> str:
         title = _dot_label(
             f"{graph.rules.id}: the start is a {what}; the first player's {what} strategy ({len(plan.nodes):,} positions)",
             f"at the first player's turns one move that keeps the {what} (or wins fastest after a mistake),",
-            f"at the second player's turns every reply; the second player can hold the {what} too")
+            f"at the second player's turns every reply; the second player can hold the {what} too",
+        )
     else:
         title = _dot_label(
             f"{graph.rules.id}: {in_words(start.value, start.remoteness)} ({len(plan.nodes):,} positions)",
-            f"at the {plan.owner} player's turns one fastest winning move, at the {other} player's turns every reply")
+            f"at the {plan.owner} player's turns one fastest winning move, at the {other} player's turns every reply",
+        )
 
     def name(node: tuple[int, bool]) -> str:
         return f"{'p' if node[1] else 'o'}{node[0]}"
 
-    lines = [f"digraph {_dot_label('strategy ' + graph.rules.id)} {{",
-             f"  graph [label={title}, labelloc=t, fontname=\"Helvetica\"];", *_DOT_DEFAULTS]
+    lines = [
+        f"digraph {_dot_label('strategy ' + graph.rules.id)} {{",
+        f'  graph [label={title}, labelloc=t, fontname="Helvetica"];',
+        *_DOT_DEFAULTS,
+    ]
     for node in plan.nodes:
         mover = plan.owner if node[1] else other
-        lines.append(f"  {name(node)} [{_node_attributes(graph.positions[node[0]], node == plan.nodes[0], f'{mover} to move')}];")
+        lines.append(
+            f"  {name(node)} [{_node_attributes(graph.positions[node[0]], node == plan.nodes[0], f'{mover} to move')}];"
+        )
     lines += [f"  {name(a)} -> {name(b)} [label={_dot_label(move)}];" for a, b, move in plan.edges]
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -262,8 +285,12 @@ def render_svg(dot_file: Path, edges: int) -> Path | None:
     target = dot_file.with_suffix(".svg")
     try:
         with atomic_path(target) as tmp:
-            subprocess.run([program, *layout, "-Tsvg", "-o", str(tmp), str(dot_file)],
-                           check=True, capture_output=True, timeout=DOT_TIMEOUT)
+            subprocess.run(
+                [program, *layout, "-Tsvg", "-o", str(tmp), str(dot_file)],
+                check=True,
+                capture_output=True,
+                timeout=DOT_TIMEOUT,
+            )
     except subprocess.TimeoutExpired:
         log.warning("Graphviz took over %d s on %s: no SVG drawn", DOT_TIMEOUT, dot_file)
         return None
@@ -306,8 +333,9 @@ def pages_dir(data: Path, out: Path | None = None) -> Path:
     return out if out is not None else DataDir(data).pages
 
 
-def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bool = True,
-                 strategies: bool | None = None) -> list[Path]:
+def draw_ruleset(
+    rules: Ruleset, data: Path, out: Path | None = None, graphs: bool = True, strategies: bool | None = None
+) -> list[Path]:
     """Write one ruleset's page; with `graphs` its state graph, with `strategies` (default:
     as `graphs`) its strategy, as DOT, and as SVG where Graphviz is installed and the picture
     stays readable. The files written; DrawError if the ruleset is too large."""
@@ -325,22 +353,34 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
         nodes = graph.reachable()
         edges = sum(len(graph.moves[p.id]) for p in nodes)
         readable = len(nodes) <= READABLE_POSITIONS and edges <= READABLE_MOVES
-        written += _picture(folder, "graph", state_graph_dot(graph), "state graph", edges, graphviz and readable,
-                            pictures)
+        written += _picture(
+            folder, "graph", state_graph_dot(graph), "state graph", edges, graphviz and readable, pictures
+        )
         if graphviz and not readable:
-            notes.append(f"The state graph ({len(nodes):,} positions, {edges:,} moves) is not drawn as a picture: "
-                         f"past {READABLE_POSITIONS} positions or {READABLE_MOVES} moves it is a tangle nobody can "
-                         "follow. The DOT file holds it for tools; the walk above and the table below show every move.")
+            notes.append(
+                f"The state graph ({len(nodes):,} positions, {edges:,} moves) is not drawn as a picture: "
+                f"past {READABLE_POSITIONS} positions or {READABLE_MOVES} moves it is a tangle nobody can "
+                "follow. The DOT file holds it for tools; the walk above and the table below show every move."
+            )
     if graphs if strategies is None else strategies:
         plan = strategy(graph)
         what = {Value.WIN: "winning", Value.TIE: "tying", Value.DRAW: "drawing"}[plan.holds] + " strategy"
         readable = len(plan.nodes) <= READABLE_STRATEGY
         if graphs or readable:
-            written += _picture(folder, "strategy", strategy_dot(graph, plan), f"{what} of the {plan.owner} player",
-                                len(plan.edges), graphviz and readable, pictures)
+            written += _picture(
+                folder,
+                "strategy",
+                strategy_dot(graph, plan),
+                f"{what} of the {plan.owner} player",
+                len(plan.edges),
+                graphviz and readable,
+                pictures,
+            )
         if not readable:
-            notes.append(f"The {what} ({len(plan.nodes):,} positions) is not drawn as a picture: past "
-                         f"{READABLE_STRATEGY} positions it is too large to read.")
+            notes.append(
+                f"The {what} ({len(plan.nodes):,} positions) is not drawn as a picture: past "
+                f"{READABLE_STRATEGY} positions it is too large to read."
+            )
     files = DataDir(data).ruleset(rules)
     counts = remoteness_counts({rules.id: files.tablebase})[rules.id]
     written.append(_write(folder / "positions.csv", positions_csv(graph)))
@@ -349,8 +389,9 @@ def draw_ruleset(rules: Ruleset, data: Path, out: Path | None = None, graphs: bo
     return written
 
 
-def _picture(folder: Path, name: str, dot: str, what: str, edges: int, svg: bool,
-             pictures: list[tuple[str, str]]) -> list[Path]:
+def _picture(
+    folder: Path, name: str, dot: str, what: str, edges: int, svg: bool, pictures: list[tuple[str, str]]
+) -> list[Path]:
     """Write `name`.dot, and `name`.svg with `svg`; add both to `pictures` for the page."""
     dot_file = _write(folder / f"{name}.dot", dot)
     drawn = render_svg(dot_file, edges) if svg else None
@@ -388,8 +429,14 @@ def draw_index(data: Path, out: Path | None = None, comments: dict[str, str] | N
     return _write(pages / "index.html", index_page(catalog, remoteness_counts(files), drawn, comments or {}))
 
 
-def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool = True,
-         every: bool = False, ruleset_file: Path | None = None) -> list[Path]:
+def draw(
+    rulesets: list[str],
+    data: Path,
+    out: Path | None = None,
+    graphs: bool = True,
+    every: bool = False,
+    ruleset_file: Path | None = None,
+) -> list[Path]:
     """Draw each ruleset (every built one that fits with `every`), then the index, with the
     comments of `ruleset_file`.
 
@@ -410,8 +457,13 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
             continue
         with_graph = graphs and too_large(summary, True) is None
         if graphs and not with_graph:
-            log.warning("drawing the page of %s without its state graph: %s reachable positions, too many to draw "
-                        "as a graph (at most %s)", rules.id, f"{summary.reachable:,}", f"{GRAPH_LIMIT:,}")
+            log.warning(
+                "drawing the page of %s without its state graph: %s reachable positions, too many to draw "
+                "as a graph (at most %s)",
+                rules.id,
+                f"{summary.reachable:,}",
+                f"{GRAPH_LIMIT:,}",
+            )
         plans.append((rules, with_graph, graphs))
     if chosen and not plans and not every:
         raise DrawError(skipped[0])
@@ -422,8 +474,12 @@ def draw(rulesets: list[str], data: Path, out: Path | None = None, graphs: bool 
             if row.ruleset in named:
                 continue
             if row.reachable > PAGE_LIMIT or row.transitions > ALL_PAGE_TRANSITIONS:
-                log.info("skipped %s: %s positions, %s moves: too many for --all", row.ruleset,
-                         f"{row.positions:,}", f"{row.transitions:,}")
+                log.info(
+                    "skipped %s: %s positions, %s moves: too many for --all",
+                    row.ruleset,
+                    f"{row.positions:,}",
+                    f"{row.transitions:,}",
+                )
                 continue
             if row.game not in all_games():
                 log.info("skipped %s: its game (a plug-in?) is not installed", row.ruleset)

@@ -22,12 +22,19 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import DataError, TablebaseError
+from pipeline.core.values import TERMINAL
 from pipeline.games import (
-    POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Space, broken_plugin, check_contract, find_game,
-    failed, impartial_problem,
+    POSITION_COLUMNS,
+    RANKS,
+    TRANSITION_SCHEMA,
+    Space,
+    broken_plugin,
+    check_contract,
+    failed,
+    find_game,
+    impartial_problem,
 )
 from pipeline.games.rulesets import Ruleset
-from pipeline.core.values import TERMINAL
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
 LIMIT = 2_000_000
@@ -107,8 +114,9 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     terminal = positions["terminal"].to_pylist()
     others = set(terminal) - {*(value.value for value in TERMINAL), None}
     if others:
-        problems.append(f"{label}: terminal values other than {', '.join(repr(v.value) for v in TERMINAL)}: "
-                        f"{sorted(others)}")
+        problems.append(
+            f"{label}: terminal values other than {', '.join(repr(v.value) for v in TERMINAL)}: {sorted(others)}"
+        )
     finished = {i for i, t in zip(ids, terminal) if t is not None}
 
     table = pa.Table.from_batches(list(space.transitions()), schema=TRANSITION_SCHEMA)
@@ -121,10 +129,14 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         problems.append(f"{label}: a transition leads to or from a position that is not listed")
     sources = set(src.tolist())
     if sources & finished:
-        problems.append(f"{label}: a move leaves a finished position, e.g. {texts[ids.index(min(sources & finished))]!r}")
+        problems.append(
+            f"{label}: a move leaves a finished position, e.g. {texts[ids.index(min(sources & finished))]!r}"
+        )
     if known - finished - sources:
-        problems.append(f"{label}: a position has no move and no outcome, e.g. "
-                        f"{texts[ids.index(min(known - finished - sources))]!r}")
+        problems.append(
+            f"{label}: a position has no move and no outcome, e.g. "
+            f"{texts[ids.index(min(known - finished - sources))]!r}"
+        )
     if not all(table["move"].to_pylist()):
         problems.append(f"{label}: a move has no label")
     if game.impartial:  # the finished positions play reaches (chopsticks lists others too)
@@ -142,8 +154,10 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         elif rank.size and not np.issubdtype(rank.dtype, np.integer):
             problems.append(f"{label}: rank() gives {rank.dtype}, not integers")
         elif rank.size and not RANKS[0] <= rank.min() <= rank.max() <= RANKS[1]:
-            problems.append(f"{label}: rank() goes from {rank.min()} to {rank.max()}, beyond the 32 bits "
-                            f"the pipeline holds it in ({RANKS[0]:,} to {RANKS[1]:,})")
+            problems.append(
+                f"{label}: rank() goes from {rank.min()} to {rank.max()}, beyond the 32 bits "
+                f"the pipeline holds it in ({RANKS[0]:,} to {RANKS[1]:,})"
+            )
         else:
             by_id = dict(zip(ids, rank.tolist()))
             if any(by_id[d] >= by_id[s] for s, d in zip(src.tolist(), dst.tolist()) if s in by_id and d in by_id):
@@ -157,7 +171,9 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         if (size.positions != len(ids)) if size.exact else (size.positions < len(ids)):
             problems.append(f"{label}: size() counts {size.positions:,} positions, the space holds {len(ids):,}")
         if size.transitions < len(table):
-            problems.append(f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}")
+            problems.append(
+                f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}"
+            )
     return problems
 
 

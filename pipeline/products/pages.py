@@ -28,10 +28,10 @@ from urllib.parse import quote
 import jinja2
 from markupsafe import Markup
 
-from pipeline.games._svg import text_picture
-from pipeline.products.probe import Move, best_first
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.values import COLOURS, EDGE_COLOURS, PREFERENCE, WORDS, Value, for_pages, in_plies, in_words
+from pipeline.games._svg import text_picture
+from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Position, RulesetGraph
 
 PLURALS = {"win": "wins", "loss": "losses", "tie": "ties", "draw": "draws"}
@@ -54,12 +54,16 @@ def value_bar(wins: int, losses: int, ties: int, draws: int, width: int = 160, h
     for value, count in (("win", wins), ("loss", losses), ("tie", ties), ("draw", draws)):
         if count:
             w = width * count / total
-            parts.append(f'<rect class="{value}" x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
-                         f'fill="{COLOURS[value]}"><title>{_count(count, value)}</title></rect>')
+            parts.append(
+                f'<rect class="{value}" x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
+                f'fill="{COLOURS[value]}"><title>{_count(count, value)}</title></rect>'
+            )
             x += w
     label = f"{_count(wins, 'win')}, {_count(losses, 'loss')}, {_count(ties, 'tie')}, {_count(draws, 'draw')}"
-    return Markup(f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-                  f'role="img" aria-label="{label}">{"".join(parts)}</svg>')
+    return Markup(
+        f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{label}">{"".join(parts)}</svg>'
+    )
 
 
 def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, height: int = 64) -> Markup:
@@ -68,8 +72,9 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
     if not counts:
         return Markup('<span class="none">no win, loss or tie</span>')
     top = max(r for _, r in counts)
-    peak = max(max(counts.get(("win", r), 0) + counts.get(("tie", r), 0), counts.get(("loss", r), 0))
-               for r in range(top + 1))
+    peak = max(
+        max(counts.get(("win", r), 0) + counts.get(("tie", r), 0), counts.get(("loss", r), 0)) for r in range(top + 1)
+    )
     # bars narrow as remoteness grows, so a histogram keeps to its column's `width`
     bar = min(14.0, width / (top + 1))
     width = int(bar * (top + 1))
@@ -77,22 +82,29 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
     parts = [f'<line x1="0" y1="{half:.1f}" x2="{width}" y2="{half:.1f}" stroke="#90a4ae" stroke-width="0.5"/>']
     for r in range(top + 1):
         wins, losses, ties = counts.get(("win", r), 0), counts.get(("loss", r), 0), counts.get(("tie", r), 0)
-        tip = (f"<title>remoteness {r}: {_count(wins, 'win')}, {_count(losses, 'loss')}"
-               + (f", {_count(ties, 'tie')}" if ties else "") + "</title>")
+        tip = (
+            f"<title>remoteness {r}: {_count(wins, 'win')}, {_count(losses, 'loss')}"
+            + (f", {_count(ties, 'tie')}" if ties else "")
+            + "</title>"
+        )
         above = half
         for value, count, up in (("win", wins, True), ("tie", ties, True), ("loss", losses, False)):
             if count:
                 h = max(0.5, half * count / peak)
                 y = above - h if up else half
                 above = y if up else above
-                parts.append(f'<rect class="{value}" x="{r * bar:.2f}" y="{y:.2f}" width="{bar * 0.9:.2f}" '
-                             f'height="{h:.2f}" fill="{COLOURS[value]}">{tip}</rect>')
+                parts.append(
+                    f'<rect class="{value}" x="{r * bar:.2f}" y="{y:.2f}" width="{bar * 0.9:.2f}" '
+                    f'height="{h:.2f}" fill="{COLOURS[value]}">{tip}</rect>'
+                )
     parts.append(f'<text x="0" y="{height - 2}" font-size="9">0</text>')
     if top:  # a single bar's end label would sit on its start label ("0 0")
         parts.append(f'<text x="{width}" y="{height - 2}" font-size="9" text-anchor="end">{top}</text>')
-    return Markup(f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-                  f'role="img" aria-label="remoteness 0 to {top}: wins and ties above, losses below">'
-                  f'{"".join(parts)}</svg>')
+    return Markup(
+        f'<svg class="histogram" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="remoteness 0 to {top}: wins and ties above, losses below">'
+        f"{''.join(parts)}</svg>"
+    )
 
 
 # --- the document ------------------------------------------------------------------------
@@ -102,14 +114,25 @@ def remoteness_histogram(counts: dict[tuple[str, int], int], width: int = 240, h
 def _templates() -> jinja2.Environment:
     """The pages' templates (templates/*.html), escaping every value they print as HTML
     unless it is Markup (the charts, the games' drawings)."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("pipeline.products", "templates"),
-                             autoescape=jinja2.select_autoescape(["html"]), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline.products", "templates"),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     # tojson: compact, the text as it is (Jinja escapes <, > and & itself, so no text ends a <script>)
     env.policies["json.dumps_kwargs"] = {"separators": (",", ":"), "ensure_ascii": False}
     env.filters["grouped"] = "{:,}".format
-    env.globals.update(inline=_inline, words=WORDS, colours=COLOURS, edge_colours=EDGE_COLOURS, in_words=in_words,
-                       for_the_mover=for_the_mover)
+    env.globals.update(
+        inline=_inline,
+        words=WORDS,
+        colours=COLOURS,
+        edge_colours=EDGE_COLOURS,
+        in_words=in_words,
+        for_the_mover=for_the_mover,
+    )
     return env
 
 
@@ -142,28 +165,32 @@ WALK_BYTES = 2_500_000
 #: Rows of the positions table at a time (the script pages through the rest).
 TABLE_ROWS = 200
 
-def _table_order(graph: "RulesetGraph", listed: set[int]) -> list["Position"]:
+
+def _table_order(graph: RulesetGraph, listed: set[int]) -> list[Position]:
     """The listed positions as the table first shows them: the start, then what play can
     reach, the longest forced results first (draws after them), then the rest."""
-    return sorted((graph.positions[pid] for pid in listed), key=lambda p: (
-        p.id != graph.start, not p.reachable, p.remoteness is None, -(p.remoteness or 0), p.id))
+    return sorted(
+        (graph.positions[pid] for pid in listed),
+        key=lambda p: (p.id != graph.start, not p.reachable, p.remoteness is None, -(p.remoteness or 0), p.id),
+    )
 
 
-def _as_move(graph: "RulesetGraph", dst: int, label: str) -> Move:
+def _as_move(graph: RulesetGraph, dst: int, label: str) -> Move:
     child = graph.positions[dst]
     return Move(label, child.text, child.value, child.remoteness)
 
 
-def _best_count(graph: "RulesetGraph", pid: int) -> int:
+def _best_count(graph: RulesetGraph, pid: int) -> int:
     """How many of a position's moves (best first) are as good as the best."""
     keys = [best_first(_as_move(graph, edge.dst, edge.move))[:2] for edge in graph.moves[pid]]
     return sum(1 for k in keys if keys and k == keys[0])
 
 
-def _held(graph: "RulesetGraph", budget: int) -> tuple[set[int], set[int]]:
+def _held(graph: RulesetGraph, budget: int) -> tuple[set[int], set[int]]:
     """The positions whose moves the page holds, and those it lists (them and where their
     moves lead): every loaded position if they fit in about `budget` bytes of JSON, else
     those nearest the start (as a walk meets them) while the budget lasts."""
+
     def cost(pid: int) -> int:
         return 48 + len(graph.positions[pid].text) + 12 * len(graph.moves[pid])
 
@@ -185,8 +212,9 @@ def _held(graph: "RulesetGraph", budget: int) -> tuple[set[int], set[int]]:
     return held, listed
 
 
-def _walk_data(graph: "RulesetGraph", order: list["Position"], held: set[int],
-               drawings: dict[int, str]) -> tuple[dict, list[str]]:
+def _walk_data(
+    graph: RulesetGraph, order: list[Position], held: set[int], drawings: dict[int, str]
+) -> tuple[dict, list[str]]:
     """The JSON document the page's scripts read, and the distinct drawings it refers to:
     the listed positions in table order (by index), the moves of those held as (index of
     the position it leads to, index of its label), best first, each position's drawing by
@@ -205,16 +233,27 @@ def _walk_data(graph: "RulesetGraph", order: list["Position"], held: set[int],
             moves.append(None)
         pictures.append(pics.setdefault(drawings[p.id], len(pics)) if p.id in drawings else -1)
     return {
-        "ruleset": graph.rules.id, "file": graph.rules.folder.replace("/", "-"), "start": index[graph.start],
-        "held": len(held), "rows": TABLE_ROWS,
-        "id": [p.id for p in order], "t": [p.text for p in order], "v": [Value(p.value).code - 1 for p in order],
-        "r": [p.remoteness for p in order], "g": [p.grundy for p in order],
-        "reach": [int(p.reachable) for p in order], "m": moves, "k": [len(graph.moves[p.id]) for p in order],
-        "l": list(labels), "d": pictures, "box": text_picture("\0", width="@W@"), "values": for_pages(),
+        "ruleset": graph.rules.id,
+        "file": graph.rules.folder.replace("/", "-"),
+        "start": index[graph.start],
+        "held": len(held),
+        "rows": TABLE_ROWS,
+        "id": [p.id for p in order],
+        "t": [p.text for p in order],
+        "v": [Value(p.value).code - 1 for p in order],
+        "r": [p.remoteness for p in order],
+        "g": [p.grundy for p in order],
+        "reach": [int(p.reachable) for p in order],
+        "m": moves,
+        "k": [len(graph.moves[p.id]) for p in order],
+        "l": list(labels),
+        "d": pictures,
+        "box": text_picture("\0", width="@W@"),
+        "values": for_pages(),
     }, list(pics)
 
 
-def _drawings(graph: "RulesetGraph", listed: set[int], budget: int) -> tuple[dict[int, str], bool]:
+def _drawings(graph: RulesetGraph, listed: set[int], budget: int) -> tuple[dict[int, str], bool]:
     """Drawings of the listed positions, nearest the start first (as a walk meets them),
     up to `budget` bytes, the start and its moves always; and whether every one is drawn."""
     rules, positions = graph.rules, graph.positions
@@ -240,8 +279,9 @@ def _drawings(graph: "RulesetGraph", listed: set[int], budget: int) -> tuple[dic
     return drawn, True
 
 
-def for_the_mover(value: str, remoteness: int | None, mover: str = "the player to move",
-                  other: str = "the other player") -> str:
+def for_the_mover(
+    value: str, remoteness: int | None, mover: str = "the player to move", other: str = "the other player"
+) -> str:
     """What a position's value means for `mover`, the player to move, and `other`, with
     its unit: "the first player wins in 8 plies" (pipeline/core/values.py's `in_words`)."""
     return in_words(value, remoteness, mover, other)
@@ -258,7 +298,7 @@ def _legal(n: int) -> str:
     return f"{n:,} legal move{'s' * (n != 1)}" if n else "no legal move"
 
 
-def _position_note(graph: "RulesetGraph", p: "Position") -> str:
+def _position_note(graph: RulesetGraph, p: Position) -> str:
     parts = []
     if p.grundy is not None:
         parts.append(f"Grundy value {p.grundy}")
@@ -268,21 +308,30 @@ def _position_note(graph: "RulesetGraph", p: "Position") -> str:
     return "; ".join(parts)
 
 
-def positions_csv(graph: "RulesetGraph") -> str:
+def positions_csv(graph: RulesetGraph) -> str:
     """Every loaded position as CSV, by id: the full table a page too large lists in part,
     each position's moves as a JSON list of [move, position id], best first."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["id", "position", "value", "remoteness", "grundy", "reachable", "moves"])
     for pid, p in graph.positions.items():
-        writer.writerow([pid, p.text, p.value, "" if p.remoteness is None else p.remoteness,
-                         "" if p.grundy is None else p.grundy, str(p.reachable).lower(),
-                         _json([[edge.move, edge.dst] for edge in graph.moves[pid]])])
+        writer.writerow(
+            [
+                pid,
+                p.text,
+                p.value,
+                "" if p.remoteness is None else p.remoteness,
+                "" if p.grundy is None else p.grundy,
+                str(p.reachable).lower(),
+                _json([[edge.move, edge.dst] for edge in graph.moves[pid]]),
+            ]
+        )
     return out.getvalue()
 
 
-def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: list[str],
-                 counts: dict[tuple[str, int], int]) -> str:
+def ruleset_page(
+    graph: RulesetGraph, pictures: list[tuple[str, str]], notes: list[str], counts: dict[tuple[str, int], int]
+) -> str:
     """A ruleset's HTML page, at most PAGE_BYTES: the walk from the start, its numbers,
     links to `pictures` (file name, description) and `notes` on those not drawn, a
     remoteness histogram and the table of the positions it holds, each linked to its
@@ -295,8 +344,14 @@ def ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: 
         walk, drawing = walk // 2, drawing // 2
 
 
-def _ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes: list[str],
-                  counts: dict[tuple[str, int], int], walk: int, drawing: int) -> str:
+def _ruleset_page(
+    graph: RulesetGraph,
+    pictures: list[tuple[str, str]],
+    notes: list[str],
+    counts: dict[tuple[str, int], int],
+    walk: int,
+    drawing: int,
+) -> str:
     s = graph.summary
     start = graph.positions[graph.start]
     held, listed = _held(graph, walk)
@@ -309,33 +364,53 @@ def _ruleset_page(graph: "RulesetGraph", pictures: list[tuple[str, str]], notes:
     elif len(held) == len(graph.positions):
         listing = f"The {len(order):,} positions reachable from the start (of {s.positions:,})."
     else:
-        listing = (f"The {len(order):,} positions this page holds: the {len(held):,} nearest the start and where "
-                   f"their moves lead (of {s.positions:,}).")
+        listing = (
+            f"The {len(order):,} positions this page holds: the {len(held):,} nearest the start and where "
+            f"their moves lead (of {s.positions:,})."
+        )
     return _render(
-        "ruleset.html", title=f"{graph.rules.id}: tablebase", graph=graph, rules=graph.rules, s=s, start=start,
+        "ruleset.html",
+        title=f"{graph.rules.id}: tablebase",
+        graph=graph,
+        rules=graph.rules,
+        s=s,
+        start=start,
         verdict=for_the_mover(start.value, start.remoteness, "the first player", "the second player"),
-        held=held, order=order, every=every, drawings=drawings, drawn=drawn, pictures=pictures, notes=notes,
-        histogram=remoteness_histogram(counts), listing=listing, table_rows=TABLE_ROWS, data=data,
-        pics=[Markup(pic) for pic in pics], page_bytes=PAGE_BYTES, drawing_bytes=drawing,
+        held=held,
+        order=order,
+        every=every,
+        drawings=drawings,
+        drawn=drawn,
+        pictures=pictures,
+        notes=notes,
+        histogram=remoteness_histogram(counts),
+        listing=listing,
+        table_rows=TABLE_ROWS,
+        data=data,
+        pics=[Markup(pic) for pic in pics],
+        page_bytes=PAGE_BYTES,
+        drawing_bytes=drawing,
         present=[v.value for v in PREFERENCE if any(p.value == v for p in graph.positions.values())],
         all_reachable=all(p.reachable for p in graph.positions.values()),
         # the games' drawings are SVG checked by `tablebase check-game`: markup, not text
         picture=lambda p: Markup(drawings.get(p.id) or text_picture(p.text)),
-        choices=lambda p: _choices(graph, p.id), note=lambda p: _position_note(graph, p),
-        legal=lambda p: _legal(len(graph.moves[p.id])))
+        choices=lambda p: _choices(graph, p.id),
+        note=lambda p: _position_note(graph, p),
+        legal=lambda p: _legal(len(graph.moves[p.id])),
+    )
 
 
 class _Choice(NamedTuple):
     """A move as the page shows it: what it means for the player making it."""
 
     label: str
-    to: "Position"
+    to: Position
     outcome: str
     what: str
     best: bool
 
 
-def _choices(graph: "RulesetGraph", pid: int) -> list[_Choice]:
+def _choices(graph: RulesetGraph, pid: int) -> list[_Choice]:
     best = _best_count(graph, pid)
     choices = []
     for k, edge in enumerate(graph.moves[pid]):
@@ -354,19 +429,29 @@ def page_href(folder: str) -> str:
 
 def natural_key(text: str) -> tuple:
     """Sort key reading the numbers in `text` as numbers: fingers=2 before fingers=10."""
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", text) if part)
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
 
 
 #: The index's histograms, narrower than a page's: beside ten columns they still fit 1400 px.
 INDEX_HISTOGRAM = 140
 
 
-def index_page(catalog: list[CatalogRow], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str],
-               comments: dict[str, str]) -> str:
+def index_page(
+    catalog: list[CatalogRow], counts: dict[str, dict[tuple[str, int], int]], drawn: set[str], comments: dict[str, str]
+) -> str:
     """The index of every built ruleset, in `catalog`'s order: its comment, numbers, who wins
     in words, a win/loss/tie/draw bar and a remoteness histogram each, grouped by game;
     rulesets in `drawn` link to their pages."""
-    return _render("index.html", title="Tablebases", catalog=catalog, games=list(dict.fromkeys(row.game for row in catalog)),
-                   counts=counts, drawn=drawn, comments=comments, page_href=page_href, value_bar=value_bar,
-                   remoteness_histogram=remoteness_histogram, histogram_width=INDEX_HISTOGRAM)
+    return _render(
+        "index.html",
+        title="Tablebases",
+        catalog=catalog,
+        games=list(dict.fromkeys(row.game for row in catalog)),
+        counts=counts,
+        drawn=drawn,
+        comments=comments,
+        page_href=page_href,
+        value_bar=value_bar,
+        remoteness_histogram=remoteness_histogram,
+        histogram_width=INDEX_HISTOGRAM,
+    )

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import TextIO
 
 from pipeline.core.errors import PositionError, TablebaseError
-from pipeline.games import read_position
-from pipeline.products.probe import Move, Probe, probe
 from pipeline.core.params import is_number
+from pipeline.core.values import Value, in_plies, in_words
+from pipeline.core.values import plies as _unit
+from pipeline.games import read_position
 from pipeline.games.rulesets import Ruleset
-from pipeline.core.values import Value, in_plies, in_words, plies as _unit
+from pipeline.products.probe import Move, Probe, probe
 
 #: Plies after which a game stops; longer than any forced win of the rulesets we build.
 MAX_PLIES = 200
@@ -81,7 +82,7 @@ def describe(value: str, remoteness: int | None) -> str:
 
 
 def whose(rules: Ruleset, position: str, human_to_move: bool) -> str | None:
-    """"you 1-2, the computer 1-1" in the order the position writes them, or None where
+    """ "you 1-2, the computer 1-1" in the order the position writes them, or None where
     the game's positions have no sides."""
     sides = rules.game.sides(rules, position)
     if sides is None:
@@ -99,9 +100,10 @@ def hint(rules: Ruleset, result: Probe) -> str:
 
 def listing_order(moves: list[Move]) -> list[Move]:
     """The moves in label order, numbers compared as numbers, so the list gives no hint."""
+
     def key(move: Move) -> list:
-        return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-                for part in re.split(r"(\d+)", move.move)]
+        return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", move.move)]
+
     return sorted(moves, key=key)
 
 
@@ -151,8 +153,10 @@ def play(
     first = "first" if human_first else "second"
     where = "" if position == rules.game.start(rules) else f" from {position}"
     say(f"{rules.id}: you play {first}{where}; the computer plays perfectly.")
-    say("Positions" + (" and values" if show_values else "") + " are from the side to move. Enter a move's "
-        "number, its name")
+    say(
+        "Positions" + (" and values" if show_values else "") + " are from the side to move. Enter a move's "
+        "number, its name"
+    )
     say("or the position it leads to; 'hint' shows the best move, 'quit' ends the game.")
     human_to_move = human_first
     played: list[Played] = []
@@ -163,7 +167,9 @@ def play(
             width = max(len(p.move) for p in played)
             say(f"the moves, from {played[0].before}:")
             for number, p in enumerate(played, 1):
-                say(f"  {number:>3}. {'you' if p.who == 'you' else 'the computer':<12}  {p.move:<{width}}  -> {p.after}")
+                say(
+                    f"  {number:>3}. {'you' if p.who == 'you' else 'the computer':<12}  {p.move:<{width}}  -> {p.after}"
+                )
         return Outcome(winner, len(played), ended, position, tuple(played))
 
     while True:
@@ -171,8 +177,12 @@ def play(
         say()
         line = f"ply {len(played)}  {position}  {who} to move"
         if show_values:
-            words = in_words(result.value, result.remoteness, "you" if human_to_move else "the computer",
-                             "the computer" if human_to_move else "you")
+            words = in_words(
+                result.value,
+                result.remoteness,
+                "you" if human_to_move else "the computer",
+                "the computer" if human_to_move else "you",
+            )
             line += f": {words}"
         say(line)
         sides = whose(rules, position, human_to_move)
@@ -184,12 +194,17 @@ def play(
                 return finish(None, "over", f"game over after {plies}: a tie, nobody wins.")
             other = "computer" if human_to_move else "you"
             winner = who if result.value == Value.WIN else other
-            return finish(winner, "over",
-                          f"game over after {plies}: {'you win' if winner == 'you' else 'the computer wins'}.")
+            return finish(
+                winner, "over", f"game over after {plies}: {'you win' if winner == 'you' else 'the computer wins'}."
+            )
         if len(played) >= max_plies:
             side, other = ("you", "the computer") if human_to_move else ("the computer", "you")
-            return finish(None, "limit", f"stopped after {plies}, the limit, {side} to move: "
-                                         f"{in_words(result.value, result.remoteness, side, other)}.")
+            return finish(
+                None,
+                "limit",
+                f"stopped after {plies}, the limit, {side} to move: "
+                f"{in_words(result.value, result.remoteness, side, other)}.",
+            )
         if human_to_move:
             move = _ask(rules, result, stdin, stdout)
             if move is None:
@@ -202,7 +217,6 @@ def play(
         position = move.position
         result = probe(rules, position, data)
         human_to_move = not human_to_move
-
 
 
 def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move | None:
@@ -233,5 +247,9 @@ def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move |
         move = match_entry(rules, entry, moves)
         if move is not None:
             return move
-        print(f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name, the position "
-              "it leads to, hint or quit)", file=stdout, flush=True)
+        print(
+            f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name, the position "
+            "it leads to, hint or quit)",
+            file=stdout,
+            flush=True,
+        )

@@ -20,12 +20,12 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.errors import PositionError
-from pipeline.datadir.check import trusted
-from pipeline.games import read_position
-from pipeline.datadir.layout import DataDir
-from pipeline.storage.parquet import require
-from pipeline.games.rulesets import Ruleset
 from pipeline.core.values import Value, best_move_first
+from pipeline.datadir.check import trusted
+from pipeline.datadir.layout import DataDir
+from pipeline.games import read_position
+from pipeline.games.rulesets import Ruleset
+from pipeline.storage.parquet import require
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))
     con = duckdb.connect()
     rows = con.execute(
-        "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?", [tablebase, text],
+        "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?",
+        [tablebase, text],
     ).fetchall()
     if not rows:
         raise PositionError(f"{text!r} is not a position of {rules.id}")
@@ -72,7 +73,8 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     moves = con.execute(
         """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
            SELECT t.move, c.position, c.value, c.remoteness
-           FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""", [transitions, row[0], tablebase],
+           FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
+        [transitions, row[0], tablebase],
     ).fetchall()
     con.close()
     return Probe(rules.id, text, row[1], row[2], sorted((Move(*m) for m in moves), key=best_first))

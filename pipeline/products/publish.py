@@ -25,14 +25,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.datadir.check import SUMS, check
-from pipeline.products.datacard import citation_cff, croissant, data_card, data_licence, datapackage
 from pipeline.core.errors import DataError, full_disk
+from pipeline.datadir.check import SUMS, check
 from pipeline.datadir.layout import DataDir
+from pipeline.datadir.views import write_database
+from pipeline.products.datacard import citation_cff, croissant, data_card, data_licence, datapackage
+from pipeline.stages.export import write_catalog_table
 from pipeline.storage.parquet import atomic_path, sha256
 from pipeline.storage.progress import log
-from pipeline.stages.export import write_catalog_table
-from pipeline.datadir.views import write_database
 
 #: Files that zip would not make smaller.
 STORED = (".parquet", ".zip")
@@ -68,8 +68,10 @@ def publish(data: Path, out: Path) -> list[Path]:
     except Exception as error:  # only a full disk is said here, and only --out is written
         if not full_disk(error):
             raise
-        raise DataError(f"no space left on the disk of --out {out}: nothing half-written is left there; "
-                        f"free some space there and publish again, or publish elsewhere") from None
+        raise DataError(
+            f"no space left on the disk of --out {out}: nothing half-written is left there; "
+            f"free some space there and publish again, or publish elsewhere"
+        ) from None
     log.info("published %d rulesets to %s: %s", catalog.num_rows, out, ", ".join(p.name for p in archives))
     return written + archives + [out / SUMS]
 
@@ -104,9 +106,13 @@ def _write_metadata(folder: Path, catalog: pa.Table) -> None:
     Frictionless and citation metadata, all from the catalog written into `folder`."""
     card = data_card(folder, catalog)
     rows = catalog.to_pylist()
-    for name, text in (("DATASET.md", card), ("README.md", card),
-                       ("croissant.json", croissant(rows, sha256(folder / "catalog.parquet"))),
-                       ("datapackage.json", datapackage(rows)), ("CITATION.cff", citation_cff(rows))):
+    for name, text in (
+        ("DATASET.md", card),
+        ("README.md", card),
+        ("croissant.json", croissant(rows, sha256(folder / "catalog.parquet"))),
+        ("datapackage.json", datapackage(rows)),
+        ("CITATION.cff", citation_cff(rows)),
+    ):
         (folder / name).write_text(text, encoding="utf-8")
 
 
@@ -150,7 +156,9 @@ def _zip(folder: Path, archive: Path, root: str) -> Path:
     try:
         with zipfile.ZipFile(tmp, "w") as handle:
             for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-                entry = zipfile.ZipInfo(f"{root}/{path.relative_to(folder).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0))
+                entry = zipfile.ZipInfo(
+                    f"{root}/{path.relative_to(folder).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0)
+                )
                 entry.external_attr = 0o644 << 16
                 entry.compress_type = zipfile.ZIP_STORED if path.suffix in STORED else zipfile.ZIP_DEFLATED
                 with open(path, "rb") as source, handle.open(entry, "w", force_zip64=True) as sink:

@@ -15,23 +15,23 @@ import json
 import re
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.datadir.check import require_built, trusted
 from pipeline.core.errors import PositionError, TablebaseError
-from pipeline.games import read_position
+from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.parquet import read_table, require
-from pipeline.games.rulesets import Ruleset
 from pipeline.datadir.views import connect_views
+from pipeline.games import read_position
+from pipeline.games.rulesets import Ruleset
+from pipeline.storage.parquet import read_table, require
 
 #: A source checkout, recognised by the pyproject.toml beside the package.
 _CHECKOUT = Path(__file__).resolve().parents[2]
@@ -56,11 +56,12 @@ class QueryFile:
 
     @property
     def example(self) -> str | None:
-        return next((line.removeprefix("Example:").strip() for line in self.header
-                     if line.startswith("Example:")), None)
+        return next(
+            (line.removeprefix("Example:").strip() for line in self.header if line.startswith("Example:")), None
+        )
 
     @staticmethod
-    def read(path: Traversable) -> "QueryFile":
+    def read(path: Traversable) -> QueryFile:
         sql = path.read_text()
         header = []
         for line in sql.splitlines():
@@ -87,8 +88,11 @@ def library() -> Traversable:
 def query_files(extra: Path | None = None) -> dict[str, Traversable]:
     """Every query file by name: the packaged library's, then those of the folder `extra`,
     which win over packaged files of the same name."""
-    files = {item.name.removesuffix(".sql"): item for item in library().iterdir()
-             if item.name.endswith(".sql") and item.is_file()}
+    files = {
+        item.name.removesuffix(".sql"): item
+        for item in library().iterdir()
+        if item.name.endswith(".sql") and item.is_file()
+    }
     if extra is not None:
         if not extra.is_dir():
             raise QueryError(f"query folder {extra} does not exist")
@@ -139,8 +143,10 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
                 catalog = require(DataDir(data).catalog, "catalog")
                 built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
             if rules.id not in built:
-                raise QueryError(f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
-                                 "or name the folder it was built in with --data")
+                raise QueryError(
+                    f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
+                    "or name the folder it was built in with --data"
+                )
             result[name] = rules.id
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
@@ -160,20 +166,51 @@ READ_ONLY = {"SELECT", "EXPLAIN", "CALL", "MULTI"}
 #: The table functions a SELECT may call under --read-files: they read files or make rows,
 #: and none writes or runs SQL of its own (as query() and json_execute_serialized_sql() do,
 #: out of the inspection's sight), attaches a database (read_duckdb) or changes a setting.
-READING_FUNCTIONS = frozenset({
-    "read_parquet", "parquet_scan", "parquet_metadata", "parquet_schema", "parquet_file_metadata",
-    "parquet_kv_metadata", "read_csv", "read_csv_auto", "sniff_csv", "read_json", "read_json_auto",
-    "read_ndjson", "read_ndjson_auto", "read_json_objects", "read_json_objects_auto",
-    "read_ndjson_objects", "read_text", "read_blob", "glob", "range", "generate_series", "unnest",
-    "json_each", "json_tree", "repeat", "repeat_row"})
+READING_FUNCTIONS = frozenset(
+    {
+        "read_parquet",
+        "parquet_scan",
+        "parquet_metadata",
+        "parquet_schema",
+        "parquet_file_metadata",
+        "parquet_kv_metadata",
+        "read_csv",
+        "read_csv_auto",
+        "sniff_csv",
+        "read_json",
+        "read_json_auto",
+        "read_ndjson",
+        "read_ndjson_auto",
+        "read_json_objects",
+        "read_json_objects_auto",
+        "read_ndjson_objects",
+        "read_text",
+        "read_blob",
+        "glob",
+        "range",
+        "generate_series",
+        "unnest",
+        "json_each",
+        "json_tree",
+        "repeat",
+        "repeat_row",
+    }
+)
 
 #: The query nodes of a statement that only reads: a CTE's body may be a COPY, INSERT,
 #: UPDATE or DELETE (COPY_QUERY_NODE, …) in a statement DuckDB still classes as a SELECT.
 READING_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
 
 #: The remote file systems an extension could bring (none is loaded, and none can be).
-REMOTE_FILESYSTEMS = ("HTTPFileSystem", "S3FileSystem", "HuggingFaceFileSystem", "GCSFileSystem",
-                      "R2FileSystem", "AzureBlobStorageFileSystem", "AzureDfsStorageFileSystem")
+REMOTE_FILESYSTEMS = (
+    "HTTPFileSystem",
+    "S3FileSystem",
+    "HuggingFaceFileSystem",
+    "GCSFileSystem",
+    "R2FileSystem",
+    "AzureBlobStorageFileSystem",
+    "AzureDfsStorageFileSystem",
+)
 
 #: A path naming a remote file (http://, s3://, hf://, …); file:// is a local one.
 _URL = re.compile(r"(?!file://)[A-Za-z][A-Za-z0-9+.-]*://")
@@ -202,13 +239,16 @@ def reads_files_only(sql: str) -> None:
         kind = node.get("type")
         if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READING_NODES:
             what = kind.removesuffix("_NODE").removesuffix("_QUERY").replace("_", " ")
-            raise QueryError(f"--read-files runs a SELECT that only reads, and this one holds another "
-                             f"statement ({what}); {_WRITES}")
+            raise QueryError(
+                f"--read-files runs a SELECT that only reads, and this one holds another statement ({what}); {_WRITES}"
+            )
         if kind == "TABLE_FUNCTION":
             name = node["function"]["function_name"].lower()
             if name not in READING_FUNCTIONS:
-                raise QueryError(f"--read-files runs no table function {name}(): only those that read files "
-                                 f"or make rows (read_parquet, read_csv, read_json, glob, …); {_WRITES}")
+                raise QueryError(
+                    f"--read-files runs no table function {name}(): only those that read files "
+                    f"or make rows (read_parquet, read_csv, read_json, glob, …); {_WRITES}"
+                )
         texts = [node["table_name"]] if kind in ("BASE_TABLE", "SHOW_REF") else []
         if inside_function and node.get("class") == "CONSTANT":
             texts.append(_text(node))
@@ -249,8 +289,9 @@ def interruptible(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False,
-            read_files: bool = False) -> pa.Table:
+def run_sql(
+    data: Path, sql: str, params: dict[str, str] | None = None, allow_writes: bool = False, read_files: bool = False
+) -> pa.Table:
     """Run one statement over the views of `data` with `params` bound; the result as Arrow.
 
     Unless `allow_writes`, the statement must only read, and runs on a connection that
@@ -266,8 +307,10 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
         raise QueryError(f"one SQL statement at a time, not {len(statements)}")
     kind = statements[0].type.name
     if not allow_writes and kind not in READ_ONLY:
-        raise QueryError(f"{kind} statements can change things: only reading statements run "
-                         "(SELECT, EXPLAIN, …) unless you add --allow-writes")
+        raise QueryError(
+            f"{kind} statements can change things: only reading statements run "
+            "(SELECT, EXPLAIN, …) unless you add --allow-writes"
+        )
     reading = read_files and not allow_writes and kind == "SELECT"
     if reading:
         reads_files_only(sql)
@@ -284,12 +327,16 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
         if allow_writes:
             raise QueryError(one_line(str(error))) from None
         if read_files:  # a statement other than a SELECT (EXPLAIN, CALL, PIVOT): no file opens
-            raise QueryError(f"{one_line(str(error))}: --read-files lets a SELECT read files, a {kind} "
-                             "statement reads the views only; add --allow-writes to run it with DuckDB's "
-                             "full power (it lets DuckDB write files too)") from None
-        raise QueryError(f"{one_line(str(error))}: without --read-files a statement reads the views catalog, "
-                         "tablebase and transitions only, and DuckDB opens no file (read_parquet and its kind "
-                         "included); add --read-files to read other files (it writes none)") from None
+            raise QueryError(
+                f"{one_line(str(error))}: --read-files lets a SELECT read files, a {kind} "
+                "statement reads the views only; add --allow-writes to run it with DuckDB's "
+                "full power (it lets DuckDB write files too)"
+            ) from None
+        raise QueryError(
+            f"{one_line(str(error))}: without --read-files a statement reads the views catalog, "
+            "tablebase and transitions only, and DuckDB opens no file (read_parquet and its kind "
+            "included); add --read-files to read other files (it writes none)"
+        ) from None
     except duckdb.Error as error:
         remote = re.search(r"File (\S+) requires the extension", str(error))
         if reading and remote:  # a remote file named by a parameter or an expression
@@ -302,10 +349,14 @@ def run_sql(data: Path, sql: str, params: dict[str, str] | None = None, allow_wr
 def _read_files_only(con: duckdb.DuckDBPyConnection) -> None:
     """Lock `con` to reading: no extension installed or loaded (none reaches the network),
     no remote file system, no spill file, no Python variable read as a table, no setting changed."""
-    for setting, value in (("temp_directory", ""), ("autoinstall_known_extensions", False),
-                           ("autoload_known_extensions", False), ("allow_community_extensions", False),
-                           ("python_enable_replacements", False),
-                           ("disabled_filesystems", ",".join(REMOTE_FILESYSTEMS))):
+    for setting, value in (
+        ("temp_directory", ""),
+        ("autoinstall_known_extensions", False),
+        ("autoload_known_extensions", False),
+        ("allow_community_extensions", False),
+        ("python_enable_replacements", False),
+        ("disabled_filesystems", ",".join(REMOTE_FILESYSTEMS)),
+    ):
         con.execute(f"SET {setting} = ?", [value])
     con.execute("SET lock_configuration = true")
 
@@ -320,7 +371,7 @@ def one_line(message: str) -> str:
         if not line.strip():
             continue
         if re.fullmatch(r"\s*\^+\s*", line) and index > 0 and out:
-            marked = lines[index - 1][line.index("^"):line.rindex("^") + 1].strip()
+            marked = lines[index - 1][line.index("^") : line.rindex("^") + 1].strip()
             if marked:
                 out[-1] += f" (at {marked})"
             continue

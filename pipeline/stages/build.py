@@ -8,23 +8,24 @@ import shutil
 import duckdb
 
 from pipeline.core.dataset import CatalogRow
-from pipeline.datadir.check import write_sums
 from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
-from pipeline.engines import EngineKind, engine_kind
-from pipeline.stages.estimate import require_fit
+from pipeline.datadir.check import write_sums
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.progress import Stage, log
+from pipeline.datadir.views import write_database
+from pipeline.engines import EngineKind, engine_kind
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.stages.estimate import require_fit
 from pipeline.stages.export import export, write_catalog
 from pipeline.stages.run import open_run
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
-from pipeline.datadir.views import write_database
+from pipeline.storage.progress import Stage, log
 
 
-def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: EngineKind | None = None,
-          database: bool = True) -> CatalogRow:
+def build(
+    rules: Ruleset, data: DataDir, size_check: bool = True, engine: EngineKind | None = None, database: bool = True
+) -> CatalogRow:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
     Nothing under data/<game>/<slug>/ changes unless every stage succeeds; an interrupted or
@@ -45,8 +46,11 @@ def build(rules: Ruleset, data: DataDir, size_check: bool = True, engine: Engine
             recovered = tuple(data.sweep())
             removed = data.remove_old_layout()
         if removed:
-            log.info("removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
-                     removed, data.root)
+            log.info(
+                "removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
+                removed,
+                data.root,
+            )
         stage = data.staging(rules)
         shutil.rmtree(stage.dir, ignore_errors=True)
         stage.dir.mkdir(parents=True)
@@ -88,4 +92,5 @@ def rewrite_database(data: DataDir, published: str = "") -> None:
         then = "free some space, then run" if full_disk(error) else "mend that, then run"
         raise UnfinishedError(
             f"{what} published and in the catalog, but {data.database} could not be rewritten (its views "
-            f"refuse to read until it is): {then} `tablebase export --data {shlex.quote(str(data.root))}`") from error
+            f"refuse to read until it is): {then} `tablebase export --data {shlex.quote(str(data.root))}`"
+        ) from error

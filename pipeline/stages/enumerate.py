@@ -18,31 +18,36 @@ from __future__ import annotations
 
 import queue
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 
 from pipeline.core.dataset import POSITIONS, TRANSITIONS, game_fields
 from pipeline.core.errors import DataError
+from pipeline.datadir.layout import RulesetFiles
 from pipeline.games import RANKS, Space
 from pipeline.games._bulk import BATCH_ROWS
-from pipeline.datadir.layout import RulesetFiles
+from pipeline.games.rulesets import Ruleset
 from pipeline.graph.moves import Counted
 from pipeline.graph.numbering import RankNumbering
+from pipeline.stages.run import Run
 from pipeline.storage.parquet import ROW_GROUP_ROWS, write_batches
 from pipeline.storage.progress import Stage, log
-from pipeline.games.rulesets import Ruleset
-from pipeline.stages.run import Run
 from pipeline.storage.threads import in_order
 
 #: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
-PUBLISHED_TRANSITIONS = pa.schema([
-    field.with_type(pa.dictionary(pa.int8() if field.name == "ruleset" else pa.int32(), pa.string()))
-    if pa.types.is_string(field.type) else field for field in TRANSITIONS.schema()])
+PUBLISHED_TRANSITIONS = pa.schema(
+    [
+        field.with_type(pa.dictionary(pa.int8() if field.name == "ruleset" else pa.int32(), pa.string()))
+        if pa.types.is_string(field.type)
+        else field
+        for field in TRANSITIONS.schema()
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,9 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                     hi = min(lo + ROW_GROUP_ROWS, table.num_rows)
                     counted_upto.wait(hi)
                     count = moves[lo:hi] if ids is None else moves[ids[lo:hi]]
-                    yield from _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
+                    yield from (
+                        _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
+                    )
 
             write_batches(parts(), out.positions, schema, delta=text_delta(rules), unranged=("text",))
 
@@ -120,11 +127,13 @@ def enumerate_ruleset(run: Run) -> Enumerated:
         positions_written = aside.submit(write_positions)
         generated = None
         try:
-            generated = engine_session.transitions(rules, space, numbering, moves.size, scratch,
-                                                   lambda count: stage.count(count, unit="moves generated"))
+            generated = engine_session.transitions(
+                rules, space, numbering, moves.size, scratch, lambda count: stage.count(count, unit="moves generated")
+            )
             # src ascending and dst near it: delta encoding beats dictionaries, in time and size
-            transitions = write_batches(counted(generated), out.transitions, PUBLISHED_TRANSITIONS,
-                                        delta=("src", "dst"))
+            transitions = write_batches(
+                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, delta=("src", "dst")
+            )
             counted_upto.finish()
             positions_written.result()
         finally:
@@ -159,11 +168,15 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             n = positions.num_rows
             ids = positions["id"].to_numpy()
             if n and (ids[0] != next_id or (n > 1 and not (np.diff(ids) == 1).all())):
-                raise DataError("the game's positions_part gave ids that do not follow on from the part before: "
-                                "the game module is wrong")
+                raise DataError(
+                    "the game's positions_part gave ids that do not follow on from the part before: "
+                    "the game module is wrong"
+                )
             if not RANKS[0] <= part_rank <= RANKS[1]:
-                raise DataError(f"the game's rank {part_rank:,} is beyond the 32 bits the positions file holds "
-                                f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong")
+                raise DataError(
+                    f"the game's rank {part_rank:,} is beyond the 32 bits the positions file holds "
+                    f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong"
+                )
             if rank is None or part_rank > rank:
                 rank, rank_first = part_rank, next_id
             elif part_rank < rank:
@@ -174,12 +187,16 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                 if not src.size:
                     continue
                 if src[0] < next_id or src[-1] >= next_id + n or (src[1:] < src[:-1]).any():
-                    raise DataError("the game's transitions_part gave moves out of positions of another part, or "
-                                    "out of order: the game module is wrong")
+                    raise DataError(
+                        "the game's transitions_part gave moves out of positions of another part, or "
+                        "out of order: the game module is wrong"
+                    )
                 if dst.min() < 0 or dst.max() >= rank_first:  # ids go rank by rank: below this rank's first
                     at = int(np.flatnonzero((dst < 0) | (dst >= rank_first))[0])
-                    raise DataError(f"the game's rank does not fall along the move from position {src[at]} to "
-                                    f"{dst[at]}, or it leads to no position: the game module is wrong")
+                    raise DataError(
+                        f"the game's rank does not fall along the move from position {src[at]} to "
+                        f"{dst[at]}, or it leads to no position: the game module is wrong"
+                    )
                 made += np.bincount(src - next_id, minlength=n).astype(np.int32)
                 name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                 yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
@@ -188,8 +205,9 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             table = _with_counts(positions, made, pa.array(np.full(n, part_rank, dtype=np.int32)))
             if schema is None:
                 schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
-                written = writer.submit(write_batches, _until_done(positions_out), out.positions, schema,
-                                        text_delta(rules), ("text",))
+                written = writer.submit(
+                    write_batches, _until_done(positions_out), out.positions, schema, text_delta(rules), ("text",)
+                )
             _hand(positions_out, table.cast(schema), written)
             next_id += n
         if not next_id:

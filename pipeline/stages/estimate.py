@@ -16,12 +16,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size
 from pipeline.core.errors import RulesetError
+from pipeline.core.params import shortened
 from pipeline.engines import EngineKind
 from pipeline.games import Size
-from pipeline.core.params import shortened
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size
 
 MiB = 1 << 20
 #: Python with NumPy, pyarrow and DuckDB loaded.
@@ -81,8 +81,10 @@ class Estimate:
     def describe(self) -> str:
         """One line: the counts and what they need."""
         positions = f"{self.size.positions:,}" if self.size.exact else f"at most {self.size.positions:,}"
-        return (f"{shortened(self.rules.id)}: {positions} positions, at most {self.size.transitions:,} transitions; "
-                f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk")
+        return (
+            f"{shortened(self.rules.id)}: {positions} positions, at most {self.size.transitions:,} transitions; "
+            f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk"
+        )
 
 
 def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | None:
@@ -95,8 +97,12 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     size = rules.game.size(rules)
     if size is None:
         return None
-    enumerating = (BASE + PER_POSITION * size.positions + PER_LISTED * getattr(size, "listed", 0)
-                   + min(MOVE_BATCHES, 64 * size.transitions))
+    enumerating = (
+        BASE
+        + PER_POSITION * size.positions
+        + PER_LISTED * getattr(size, "listed", 0)
+        + min(MOVE_BATCHES, 64 * size.transitions)
+    )
     per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
     disk = per_transition * size.transitions + DISK_PER_POSITION * size.positions
     heap = engine.heap() if engine is not None else None
@@ -125,16 +131,23 @@ def require_fit(rules: Ruleset, data: Path, engine: EngineKind | None = None) ->
     memory = available_memory()
     if memory is not None and found.memory > memory:
         enumerating = BASE + PER_POSITION * found.size.positions + PER_LISTED * getattr(found.size, "listed", 0)
-        hint = ("give DuckDB less memory with TABLEBASE_MEMORY_LIMIT, or use a machine with more"
-                if enumerating < memory else "it needs a machine with more memory")
-        raise RulesetError(f"{shortened(rules.id)} is too big for this machine: it needs up to {gib(found.memory)} "
-                           f"of memory and {gib(memory)} is available ({found.size.positions:,} positions): {hint}")
+        hint = (
+            "give DuckDB less memory with TABLEBASE_MEMORY_LIMIT, or use a machine with more"
+            if enumerating < memory
+            else "it needs a machine with more memory"
+        )
+        raise RulesetError(
+            f"{shortened(rules.id)} is too big for this machine: it needs up to {gib(found.memory)} "
+            f"of memory and {gib(memory)} is available ({found.size.positions:,} positions): {hint}"
+        )
     existing = next(folder for folder in [data, *data.resolve().parents] if folder.exists())
     free = shutil.disk_usage(existing).free
     if found.disk > free:
-        raise RulesetError(f"{shortened(rules.id)} needs up to {gib(found.disk)} of disk while building and {data} has "
-                           f"{gib(free)} free (at most {found.size.transitions:,} transitions): free some, "
-                           f"or build into a --data folder on a larger disk")
+        raise RulesetError(
+            f"{shortened(rules.id)} needs up to {gib(found.disk)} of disk while building and {data} has "
+            f"{gib(free)} free (at most {found.size.transitions:,} transitions): free some, "
+            f"or build into a --data folder on a larger disk"
+        )
     return found
 
 
@@ -176,8 +189,10 @@ def require_address_space(what: str = "tablebase", needs: int | None = None) -> 
     limit = address_space_limit()
     needs = BASE + reserved() if needs is None else needs
     if limit is not None and needs > limit:
-        raise RulesetError(f"{what} needs up to {gib(needs)} of address space and this process may have "
-                           f"{gib(limit)} (ulimit -v): raise the limit, or lift it (ulimit -v unlimited)")
+        raise RulesetError(
+            f"{what} needs up to {gib(needs)} of address space and this process may have "
+            f"{gib(limit)} (ulimit -v): raise the limit, or lift it (ulimit -v unlimited)"
+        )
 
 
 def reserved() -> int:

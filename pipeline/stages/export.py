@@ -17,18 +17,18 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.datadir.check import forget, listed_sums, remember, write_sums
 from pipeline.core.dataset import CATALOG, POSITIONS, TABLEBASE, CatalogRow, game_fields
-from pipeline.engines import literal, run_levels
 from pipeline.core.errors import DataError
-from pipeline.games import impartial_problem, legal_starts
+from pipeline.core.values import Value
+from pipeline.datadir.check import forget, listed_sums, remember, write_sums
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.parquet import read_table, require, sha256, with_dictionaries, write_table
-from pipeline.storage.progress import Stage, log
+from pipeline.datadir.views import write_database
+from pipeline.engines import literal, run_levels
+from pipeline.games import impartial_problem, legal_starts
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
-from pipeline.core.values import Value
-from pipeline.datadir.views import write_database
+from pipeline.storage.parquet import read_table, require, sha256, with_dictionaries, write_table
+from pipeline.storage.progress import Stage, log
 
 
 def export(run: Run) -> CatalogRow:
@@ -39,8 +39,12 @@ def export(run: Run) -> CatalogRow:
     # shares of the time (for the progress bar), as measured on a 2-core machine on
     # sticks:rows=8, rows=10 and chopsticks:fingers=12,hands=3
     moves = pq.read_metadata(files.transitions).num_rows
-    seconds = {"reach": 0.02 + 35e-9 * moves + 0.3e-6 * total, "levels": 0.01 + 30e-9 * moves + 0.3e-6 * total,
-               "write": 0.01 + 20e-9 * moves + 0.5e-6 * total, "count": 0.01}  # counted while written
+    seconds = {
+        "reach": 0.02 + 35e-9 * moves + 0.3e-6 * total,
+        "levels": 0.01 + 30e-9 * moves + 0.3e-6 * total,
+        "write": 0.01 + 20e-9 * moves + 0.5e-6 * total,
+        "count": 0.01,
+    }  # counted while written
     share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
     with Stage(f"export {rules.id}") as stage:
         db = run.engine
@@ -60,19 +64,25 @@ def export(run: Run) -> CatalogRow:
             # breadth first from the starts; the bar jumps at the end past what no start reaches
             run_levels(steps, lambda level, finished, done: stage.count(done, total))
             decoded = "".join(f"p.{name}, " for name in rules.game.columns)
-            schema = with_dictionaries(TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)),
-                                       ("ruleset", "value"))
+            schema = with_dictionaries(
+                TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)), ("ruleset", "value")
+            )
             stage.phase("writing", share["write"])
             with stage.expecting(seconds["write"], f"{total:,} positions"):
                 source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
                 tally = Tally()
-                db.write(f"""
+                db.write(
+                    f"""
                   SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, p.text AS position,
                          {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
                          s.remoteness, s.grundy, r.seen AS reachable
-                  FROM {source} {order}""", files.tablebase, schema,
-                  delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",),
-                  observe=tally.add)
+                  FROM {source} {order}""",
+                    files.tablebase,
+                    schema,
+                    delta=("id",) if rules.game.fixed_texts else ("id", "position"),
+                    unranged=("position",),
+                    observe=tally.add,
+                )
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
             positions, reachable, max_remoteness = tally.rows, tally.reachable, tally.max_remoteness
@@ -184,8 +194,9 @@ def read_catalog(data: DataDir) -> list[CatalogRow]:
     return CatalogRow.rows(read_table(data.catalog))
 
 
-def write_catalog(data: DataDir, database: bool = True, changed: str | None = None,
-                  exported: tuple[str, ...] = ()) -> int:
+def write_catalog(
+    data: DataDir, database: bool = True, changed: str | None = None, exported: tuple[str, ...] = ()
+) -> int:
     """Rewrite data/catalog.parquet from every ruleset's summary, and (with `database`) the
     DuckDB database of views over everything built, then data/SHA256SUMS; return the
     number of rulesets. Under the data directory's publish lock, so that concurrent builds
@@ -210,8 +221,10 @@ def write_catalog(data: DataDir, database: bool = True, changed: str | None = No
                     fresh.add(f"{folder}/summary.parquet")  # brought up to date in place below
                 row = read_summary_row(path)
             except (OSError, pa.ArrowException, KeyError) as error:  # KeyError: a column missing
-                raise DataError(f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
-                                f"delete its folder or rebuild that ruleset") from None
+                raise DataError(
+                    f"{path} is not a catalog row of this version ({str(error).splitlines()[0]}): "
+                    f"delete its folder or rebuild that ruleset"
+                ) from None
             # a copy of a folder under another name (x.bak) is not that ruleset; the id is
             # not parsed, so rows of a game whose plug-in is gone stay
             if row.num_rows == 1 and row["folder"][0].as_py() == folder:
@@ -264,8 +277,13 @@ def _remember(data: DataDir, catalog: pa.Table, folder: str) -> None:
     forget(data, folder)
     for row in catalog.select(["folder", "tablebase_sha256", "transitions_sha256"]).to_pylist():
         if row["folder"] == folder:
-            remember(data, {data.root / folder / f"{kind}.parquet": row[f"{kind}_sha256"]
-                            for kind in ("tablebase", "transitions")})
+            remember(
+                data,
+                {
+                    data.root / folder / f"{kind}.parquet": row[f"{kind}_sha256"]
+                    for kind in ("tablebase", "transitions")
+                },
+            )
 
 
 def _kept_rows(data: DataDir, paths: list[Path], changed: str) -> pa.Table | None:

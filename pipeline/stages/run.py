@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.engines import Engine, EngineKind, open_engine
@@ -35,8 +35,14 @@ class Run:
 
 
 @contextmanager
-def open_run(files: RulesetFiles, scratch: Path, rules: Ruleset | None = None, engine: EngineKind | None = None,
-             label: str = "", impartial: bool | None = None) -> Iterator[Run]:
+def open_run(
+    files: RulesetFiles,
+    scratch: Path,
+    rules: Ruleset | None = None,
+    engine: EngineKind | None = None,
+    label: str = "",
+    impartial: bool | None = None,
+) -> Iterator[Run]:
     """A run of `rules` (or of files alone) on a fresh session of `engine` (None: the one
     --engine or TABLEBASE_ENGINE names), closed at the end. `label` and `impartial` are the
     ruleset's unless given: by default the ruleset's id, else the folder's name; and the

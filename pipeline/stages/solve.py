@@ -27,20 +27,18 @@ never peeled can reach a cycle and has no Grundy value.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pyarrow as pa
 
-from pipeline.core import dataset
-from pipeline.core import values
-from pipeline.engines import Steps, run_levels
+from pipeline.core import dataset, values
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
+from pipeline.engines import Steps, run_levels
 from pipeline.stages.run import Run
 from pipeline.storage.parquet import require, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
-
 
 #: solution.parquet
 #: As written: the value a dictionary, which readers see as SOLUTION's string.
@@ -69,9 +67,12 @@ def solve(run: Run) -> Solved:
             db.register("transitions", files.transitions)
             total, ranked, dead_ends = db.rows(
                 "SELECT count(*), count(*) > 0 AND count(rank) = count(*),"
-                " count(*) FILTER (WHERE moves = 0 AND terminal IS NULL) FROM positions")[0]
+                " count(*) FILTER (WHERE moves = 0 AND terminal IS NULL) FROM positions"
+            )[0]
             if ranked and dead_ends:
-                raise DataError(f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value")
+                raise DataError(
+                    f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value"
+                )
             solver = db.solver(impartial)
             if ranked:
                 ranks = _ranks(solver, files)
@@ -82,8 +83,9 @@ def solve(run: Run) -> Solved:
                 solved = _retrograde(stage, solver, label, total, impartial)
                 stage.phase("writing", 0.05)
                 write_batches(solver.rest(ranked), files.solution, SOLUTION, delta=("id",))
-            stage.summary = (f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}"
-                             + (f", {solved.grundy_known:,} Grundy values" if impartial else ""))
+            stage.summary = f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}" + (
+                f", {solved.grundy_known:,} Grundy values" if impartial else ""
+            )
         finally:
             db.release()
     return solved
@@ -98,12 +100,15 @@ def _ranks(solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
     ):
         raise DataError(f"{files.positions} is not numbered rank by rank")
     if len(ranks) >= values.BAND - 1:  # remoteness < ranks must fit in one band of the packed scores
-        raise DataError(f"{files.positions} has {len(ranks):,} ranks, more than this solver handles ({values.BAND - 2:,})")
+        raise DataError(
+            f"{files.positions} has {len(ranks):,} ranks, more than this solver handles ({values.BAND - 2:,})"
+        )
     return ranks
 
 
-def _by_rank(stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label: str,
-             total: int) -> Iterator[pa.RecordBatch]:
+def _by_rank(
+    stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label: str, total: int
+) -> Iterator[pa.RecordBatch]:
     """Solve rank by rank, giving the solution's rows as they are final, and then the rest."""
     done = 0
     stage.phase("by rank", 0.95)
@@ -118,15 +123,17 @@ def _by_rank(stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label
 def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -> Solved:
     # values and Grundy values take about as long as each other (ties are few and quick)
     stage.phase("values", 0.5 if impartial else 0.95)
-    levels, decided = _by_level(stage, total, solver.values(),
-                                f"solve {label}: depth %d: %s won or lost (%s of {total:,})")
+    levels, decided = _by_level(
+        stage, total, solver.values(), f"solve {label}: depth %d: %s won or lost (%s of {total:,})"
+    )
     tie_levels, tied = _by_level(stage, total, solver.ties(), f"solve {label}: tie depth %d: %s tied (%s tied)")
     log.debug("solve %s: %s positions never decided are draws", label, f"{total - decided - tied:,}")
     grundy_levels = grundy_known = 0
     if impartial:
         stage.phase("Grundy values", 0.45)
         grundy_levels, grundy_known = _by_level(
-            stage, total, solver.grundy(), f"solve {label}: Grundy height %d: %s computed (%s of {total:,})")
+            stage, total, solver.grundy(), f"solve {label}: Grundy height %d: %s computed (%s of {total:,})"
+        )
         log.debug("solve %s: %s positions can reach a cycle: no Grundy value", label, f"{total - grundy_known:,}")
     return Solved(max(levels, tie_levels), decided + tied, total, grundy_levels, grundy_known)
 
@@ -134,6 +141,7 @@ def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -
 def _by_level(stage: Stage, total: int, steps: Steps, progress: str) -> tuple[int, int]:
     """Run `steps`, each level a line with -v; the bar counts the positions finished, of
     `total` (draws and positions that reach a cycle never are: the bar jumps at the end)."""
+
     def on_level(level: int, finished: int, done: int) -> None:
         stage.count(done, total)
         log.debug(progress, level, f"{finished:,}", f"{done:,}")

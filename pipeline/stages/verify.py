@@ -17,46 +17,78 @@ from pipeline.core import values
 from pipeline.core.dataset import VERIFICATION
 from pipeline.core.errors import VerificationError
 from pipeline.datadir.layout import RulesetFiles
+from pipeline.stages.run import Run
 from pipeline.storage.parquet import read_table, require, sha256, write_table
 from pipeline.storage.progress import Stage
-from pipeline.stages.run import Run
 
 #: (check, what it requires, SQL over the view `facts` that is true where it fails). `facts`
 #: is each engine's (Engine.facts); the checks are in the SQL both
 #: engines share. Values are compared by code ({win}, …: pipeline/core/values.py).
 CHECKS: list[tuple[str, str, str]] = [
-    ("solved", "every position has a value, one of win, loss, tie, draw",
-     "NOT solved OR code IS NULL"),
-    ("children_exist", "every transition leads to a position",
-     "children <> known_children"),
-    ("moves_counted", "a position's move count is its number of transitions",
-     "moves <> children"),
-    ("terminal_has_no_moves", "no move leaves a position where the game is over",
-     "terminal IS NOT NULL AND children > 0"),
-    ("dead_end_is_terminal", "a position without moves is one where the game is over",
-     "terminal IS NULL AND children = 0"),
-    ("terminal_known", "a finished game is won, lost or tied",
-     "terminal IS NOT NULL AND (terminal_code IS NULL OR terminal_code = {draw})"),
-    ("terminal_value", "a finished game has the value the rules give it, at remoteness 0",
-     "terminal IS NOT NULL AND (value IS DISTINCT FROM terminal OR remoteness IS DISTINCT FROM 0)"),
-    ("win", "a win has a loss child at remoteness one less, and none nearer",
-     "terminal IS NULL AND code = {win} AND NOT (loss_children > 0 AND remoteness = min_loss + 1)"),
-    ("loss", "a loss has only win children, the farthest at remoteness one less",
-     "terminal IS NULL AND code = {loss} AND NOT (win_children = children AND remoteness = max_win + 1)"),
-    ("tie", "a tie has no loss child and a tie child at remoteness one less, and none nearer",
-     "terminal IS NULL AND code = {tie} AND NOT (loss_children = 0 AND tie_children > 0"
-     " AND remoteness = min_tie + 1)"),
-    ("draw", "a draw has no loss or tie child, some draw child, and no remoteness",
-     "code = {draw} AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0"
-     " AND remoteness IS NULL)"),
-    ("grundy_defined", "in an impartial game, a Grundy value exactly where every child has one; else none",
-     "(grundy IS NOT NULL OR grundy_height IS NOT NULL) <> (impartial AND grundy_children = children)"),
-    ("grundy_mex", "a Grundy value is the least value no child has",
-     "grundy IS NOT NULL AND (grundy_taken OR grundy_below <> grundy)"),
-    ("grundy_acyclic", "a Grundy value's height is one more than its highest child's (no cycle)",
-     "grundy IS NOT NULL AND grundy_height IS DISTINCT FROM coalesce(max_child_height + 1, 0)"),
-    ("grundy_zero_is_loss", "under normal play, Grundy value 0 exactly on lost positions",
-     "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (code = {loss})"),
+    ("solved", "every position has a value, one of win, loss, tie, draw", "NOT solved OR code IS NULL"),
+    ("children_exist", "every transition leads to a position", "children <> known_children"),
+    ("moves_counted", "a position's move count is its number of transitions", "moves <> children"),
+    (
+        "terminal_has_no_moves",
+        "no move leaves a position where the game is over",
+        "terminal IS NOT NULL AND children > 0",
+    ),
+    (
+        "dead_end_is_terminal",
+        "a position without moves is one where the game is over",
+        "terminal IS NULL AND children = 0",
+    ),
+    (
+        "terminal_known",
+        "a finished game is won, lost or tied",
+        "terminal IS NOT NULL AND (terminal_code IS NULL OR terminal_code = {draw})",
+    ),
+    (
+        "terminal_value",
+        "a finished game has the value the rules give it, at remoteness 0",
+        "terminal IS NOT NULL AND (value IS DISTINCT FROM terminal OR remoteness IS DISTINCT FROM 0)",
+    ),
+    (
+        "win",
+        "a win has a loss child at remoteness one less, and none nearer",
+        "terminal IS NULL AND code = {win} AND NOT (loss_children > 0 AND remoteness = min_loss + 1)",
+    ),
+    (
+        "loss",
+        "a loss has only win children, the farthest at remoteness one less",
+        "terminal IS NULL AND code = {loss} AND NOT (win_children = children AND remoteness = max_win + 1)",
+    ),
+    (
+        "tie",
+        "a tie has no loss child and a tie child at remoteness one less, and none nearer",
+        "terminal IS NULL AND code = {tie} AND NOT (loss_children = 0 AND tie_children > 0"
+        " AND remoteness = min_tie + 1)",
+    ),
+    (
+        "draw",
+        "a draw has no loss or tie child, some draw child, and no remoteness",
+        "code = {draw} AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0 AND remoteness IS NULL)",
+    ),
+    (
+        "grundy_defined",
+        "in an impartial game, a Grundy value exactly where every child has one; else none",
+        "(grundy IS NOT NULL OR grundy_height IS NOT NULL) <> (impartial AND grundy_children = children)",
+    ),
+    (
+        "grundy_mex",
+        "a Grundy value is the least value no child has",
+        "grundy IS NOT NULL AND (grundy_taken OR grundy_below <> grundy)",
+    ),
+    (
+        "grundy_acyclic",
+        "a Grundy value's height is one more than its highest child's (no cycle)",
+        "grundy IS NOT NULL AND grundy_height IS DISTINCT FROM coalesce(max_child_height + 1, 0)",
+    ),
+    (
+        "grundy_zero_is_loss",
+        "under normal play, Grundy value 0 exactly on lost positions",
+        "normal_play AND grundy IS NOT NULL AND (grundy = 0) <> (code = {loss})",
+    ),
 ]
 
 VERIFICATION_SCHEMA = VERIFICATION.schema()
@@ -70,8 +102,11 @@ def verify(run: Run) -> pa.Table:
     check fails.
     """
     files, label, impartial = run.files, run.label, run.impartial
-    for path, what in ((files.positions, "positions file"), (files.transitions, "transitions file"),
-                       (files.solution, "solution file")):
+    for path, what in (
+        (files.positions, "positions file"),
+        (files.transitions, "transitions file"),
+        (files.solution, "solution file"),
+    ):
         require(path, what)
     codes = {value.value: value.code for value in values.Value}
     positions = pq.read_metadata(files.positions).num_rows
@@ -98,18 +133,25 @@ def verify(run: Run) -> pa.Table:
                 done += held
                 stage.count(done, positions)
             first = [id_ for id_ in row[1::2] if id_ is not None]
-            texts = dict(db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})")
-                         if first else [])
+            texts = dict(
+                db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})") if first else []
+            )
         finally:
             db.release()
         failures = sum(row[0::2])
-        stage.summary = (f"{len(CHECKS)} checks on {positions:,} positions, "
-                         + (f"{failures:,} failures" if failures else "all passed"))
+        stage.summary = f"{len(CHECKS)} checks on {positions:,} positions, " + (
+            f"{failures:,} failures" if failures else "all passed"
+        )
     digest = sha256(files.solution)
     result = pa.Table.from_pylist(
         [
-            {"check": name, "requirement": requirement, "failures": row[2 * i],
-             "example": texts.get(row[2 * i + 1]), "solution_sha256": digest}
+            {
+                "check": name,
+                "requirement": requirement,
+                "failures": row[2 * i],
+                "example": texts.get(row[2 * i + 1]),
+                "solution_sha256": digest,
+            }
             for i, (name, requirement, _) in enumerate(CHECKS)
         ],
         schema=VERIFICATION_SCHEMA,

@@ -34,8 +34,9 @@ def render(table: pa.Table, form: Format | str) -> str:
     try:
         form = Format(form)
     except ValueError:
-        raise TablebaseError(f"unknown format {form!r} (expected one of "
-                             f"{', '.join(f.value for f in Format if f is not Format.parquet)})") from None
+        raise TablebaseError(
+            f"unknown format {form!r} (expected one of {', '.join(f.value for f in Format if f is not Format.parquet)})"
+        ) from None
     if form is Format.table:
         return _aligned(pa.Table.from_arrays([_times_as_text(c) for c in table.columns], names=table.column_names))
     if form is Format.csv:
@@ -52,8 +53,10 @@ def render(table: pa.Table, form: Format | str) -> str:
 
 def _json_lines(table: pa.Table) -> list[str]:
     """Each row as one line of JSON: an object keyed by column name."""
-    columns = [[_json_value(value, column.type) for value in column.to_pylist()]
-               for column in map(_times_as_text, table.columns)]
+    columns = [
+        [_json_value(value, column.type) for value in column.to_pylist()]
+        for column in map(_times_as_text, table.columns)
+    ]
     rows = zip(*columns) if columns else []
     # allow_nan=False: a value _json_value let through that JSON cannot hold fails here, not in a reader
     return [json.dumps(dict(zip(table.column_names, row)), ensure_ascii=False, allow_nan=False) for row in rows]
@@ -75,8 +78,13 @@ def _flat(table: pa.Table) -> pa.Table:
     for column in table.columns:
         if pa.types.is_nested(column.type):
             column = _times_as_text(column)
-            column = pa.array([None if v is None else json.dumps(_json_value(v, column.type), ensure_ascii=False)
-                               for v in column.to_pylist()], pa.string())
+            column = pa.array(
+                [
+                    None if v is None else json.dumps(_json_value(v, column.type), ensure_ascii=False)
+                    for v in column.to_pylist()
+                ],
+                pa.string(),
+            )
         elif _textual(column.type):
             column = pa.array([None if v is None else value_text(v) for v in column.to_pylist()], pa.string())
         columns.append(column)
@@ -85,9 +93,14 @@ def _flat(table: pa.Table) -> pa.Table:
 
 def _textual(data_type: pa.DataType) -> bool:
     """Types Arrow's CSV writer cannot write as text: bytes (not UTF-8), intervals, extensions."""
-    return (pa.types.is_binary(data_type) or pa.types.is_large_binary(data_type)
-            or pa.types.is_fixed_size_binary(data_type) or pa.types.is_binary_view(data_type)
-            or pa.types.is_interval(data_type) or isinstance(data_type, pa.BaseExtensionType))
+    return (
+        pa.types.is_binary(data_type)
+        or pa.types.is_large_binary(data_type)
+        or pa.types.is_fixed_size_binary(data_type)
+        or pa.types.is_binary_view(data_type)
+        or pa.types.is_interval(data_type)
+        or isinstance(data_type, pa.BaseExtensionType)
+    )
 
 
 def _times_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -120,8 +133,7 @@ def _json_value(value: object, data_type: pa.DataType) -> object:
     if pa.types.is_dictionary(data_type):
         return _json_value(value, data_type.value_type)
     if pa.types.is_map(data_type):
-        return {_json_key(_json_value(k, data_type.key_type)): _json_value(v, data_type.item_type)
-                for k, v in value}
+        return {_json_key(_json_value(k, data_type.key_type)): _json_value(v, data_type.item_type) for k, v in value}
     if pa.types.is_struct(data_type):
         return {field.name: _json_value(value.get(field.name), field.type) for field in data_type}
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
@@ -167,8 +179,11 @@ def interval_text(months: int, days: int, nanoseconds: int) -> str:
     """An INTERVAL as DuckDB writes it: '1 year 2 months 3 days 04:05:06.5'."""
     years = abs(months) // 12 * (-1 if months < 0 else 1)  # each part keeps its sign: -1 year -2 months
     months -= years * 12
-    parts = [f"{n} {unit}{'' if abs(n) == 1 else 's'}"
-             for n, unit in ((years, "year"), (months, "month"), (days, "day")) if n]
+    parts = [
+        f"{n} {unit}{'' if abs(n) == 1 else 's'}"
+        for n, unit in ((years, "year"), (months, "month"), (days, "day"))
+        if n
+    ]
     if nanoseconds or not parts:
         seconds, fraction = divmod(abs(nanoseconds), 10**9)
         clock = f"{'-' if nanoseconds < 0 else ''}{seconds // 3600:02}:{seconds // 60 % 60:02}:{seconds % 60:02}"
@@ -267,5 +282,6 @@ def checked_stdout(stream: TextIO | None) -> TextIO:
     except (AttributeError, OSError, ValueError):
         return stream
     stream.flush()
-    return io.TextIOWrapper(_WholeWrites(fd, "standard output"), encoding=stream.encoding,
-                            errors=stream.errors, write_through=True)
+    return io.TextIOWrapper(
+        _WholeWrites(fd, "standard output"), encoding=stream.encoding, errors=stream.errors, write_through=True
+    )

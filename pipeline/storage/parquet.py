@@ -6,9 +6,9 @@ import hashlib
 import os
 import queue
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -49,12 +49,14 @@ def sync(path: Path) -> None:
         os.close(fd)
 
 
-def with_dictionaries(schema: pa.Schema, names: tuple[str, ...], index: pa.DataType = pa.int8()) -> pa.Schema:
+def with_dictionaries(schema: pa.Schema, names: tuple[str, ...]) -> pa.Schema:
     """`schema` with the string columns `names` written as dictionaries (of at most 127
     strings with int8 codes): stored as every string column is, read as strings, but the
     writer takes the codes it is handed rather than hashing each row's text."""
-    return pa.schema([field.with_type(pa.dictionary(index, field.type)) if field.name in names else field
-                      for field in schema], metadata=schema.metadata)
+    return pa.schema(
+        [field.with_type(pa.dictionary(pa.int8(), field.type)) if field.name in names else field for field in schema],
+        metadata=schema.metadata,
+    )
 
 
 class BatchWriter:
@@ -72,9 +74,13 @@ class BatchWriter:
         self.rows = 0
         options: dict = {}
         if delta:
-            options = {"use_dictionary": [name for name in schema.names if name not in delta],
-                       "column_encoding": {name: "DELTA_BYTE_ARRAY" if pa.types.is_string(schema.field(name).type)
-                                           else "DELTA_BINARY_PACKED" for name in delta}}
+            options = {
+                "use_dictionary": [name for name in schema.names if name not in delta],
+                "column_encoding": {
+                    name: "DELTA_BYTE_ARRAY" if pa.types.is_string(schema.field(name).type) else "DELTA_BINARY_PACKED"
+                    for name in delta
+                },
+            }
         # Dictionary columns are stored dictionary-encoded either way; without the Arrow
         # schema in the file readers see plain strings, which merge across files (pyarrow
         # cannot group differing dictionaries). They are written without min/max: Arrow
@@ -82,10 +88,14 @@ class BatchWriter:
         # of writing the transitions (a move's name and the ruleset's are never filtered
         # by range; a reader filtering on them reads the column, a few KB a row group).
         dictionaries = [field.name for field in schema if pa.types.is_dictionary(field.type)]
-        statistics = ([name for name in schema.names if name not in dictionaries and name not in unranged]
-                      if dictionaries or unranged else True)
-        self._writer = pq.ParquetWriter(path, schema, compression=COMPRESSION, write_statistics=statistics,
-                                        store_schema=not dictionaries, **options)
+        statistics = (
+            [name for name in schema.names if name not in dictionaries and name not in unranged]
+            if dictionaries or unranged
+            else True
+        )
+        self._writer = pq.ParquetWriter(
+            path, schema, compression=COMPRESSION, write_statistics=statistics, store_schema=not dictionaries, **options
+        )
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
@@ -95,16 +105,29 @@ class BatchWriter:
         self._writer.close()
 
 
-def write_select(con, select: str, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
-                 unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
+def write_select(
+    con,
+    select: str,
+    path: Path,
+    schema: pa.Schema,
+    delta: tuple[str, ...] = (),
+    unranged: tuple[str, ...] = (),
+    observe: Callable[[pa.Table], None] | None = None,
+) -> int:
     """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
     with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
     one kind would differ in schema. The number of rows."""
     return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, delta, unranged, observe)
 
 
-def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Schema, delta: tuple[str, ...] = (),
-                  unranged: tuple[str, ...] = (), observe: Callable[[pa.Table], None] | None = None) -> int:
+def write_batches(
+    batches: Iterable[pa.RecordBatch],
+    path: Path,
+    schema: pa.Schema,
+    delta: tuple[str, ...] = (),
+    unranged: tuple[str, ...] = (),
+    observe: Callable[[pa.Table], None] | None = None,
+) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
     `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
     (the last one shorter), each dictionary column with its strings in the order they first
@@ -117,8 +140,12 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
         def put(table: pa.Table) -> None:
             # laid out here, not on the writer's thread, which compresses: the slower of the two
             table = pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
-                [first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
-                 for column in table.columns], schema=schema)
+                [
+                    first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
+                    for column in table.columns
+                ],
+                schema=schema,
+            )
             if observe is not None:
                 observe(table)
             behind.put(table)
@@ -128,8 +155,12 @@ def write_batches(batches: Iterable[pa.RecordBatch], path: Path, schema: pa.Sche
                 pending: list[pa.RecordBatch] = []
                 held = 0
                 for batch in batches:
-                    pending.append(pa.RecordBatch.from_arrays(
-                        [_conform(column, field.type) for column, field in zip(batch.columns, schema)], schema=schema))
+                    pending.append(
+                        pa.RecordBatch.from_arrays(
+                            [_conform(column, field.type) for column, field in zip(batch.columns, schema)],
+                            schema=schema,
+                        )
+                    )
                     held += batch.num_rows
                     while held >= ROW_GROUP_ROWS:
                         table = pa.Table.from_batches(pending, schema)
@@ -173,7 +204,7 @@ class _Behind:
         self.queue.put(item)
         self.puts += 1
 
-    def __enter__(self) -> "_Behind":
+    def __enter__(self) -> _Behind:
         self.thread.start()
         return self
 
@@ -213,8 +244,10 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     position = {string: at for at, string in enumerate(strings.to_pylist())}
     to_string = np.array([position[string] for string in dictionaries.to_pylist()], dtype=np.int64)
     offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
-    parts = [(to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
-             for offset, chunk in zip(offsets, chunks)]
+    parts = [
+        (to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
+        for offset, chunk in zip(offsets, chunks)
+    ]
     rows = sum(codes.size for _, codes in parts)
     first = np.full(len(strings), rows, dtype=np.int64)  # each string's first row
     row = 0
@@ -283,8 +316,10 @@ def table_bytes(table: pa.Table) -> pa.Buffer:
             try:  # the schema alone decides: no rows needed to find the column
                 pq.write_table(table.select([index]).slice(0, 0), pa.BufferOutputStream())
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
-                raise OutputError(f"the result's column {field.name!r} is of type {field.type}, which Parquet "
-                                  "cannot hold: cast it in the SQL (to VARCHAR, say) or choose another --format") from None
+                raise OutputError(
+                    f"the result's column {field.name!r} is of type {field.type}, which Parquet "
+                    "cannot hold: cast it in the SQL (to VARCHAR, say) or choose another --format"
+                ) from None
         raise OutputError(f"the result cannot be written as Parquet: {str(error).splitlines()[0]}") from None
     return sink.getvalue()
 

@@ -22,8 +22,9 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 log = logging.getLogger("tablebase")
 
@@ -94,7 +95,7 @@ class Stage:
         self._beating: threading.Event | None = None
         self._expected: tuple[float, float] | None = None  # (when, seconds) of a statement `expecting` waits on
 
-    def __enter__(self) -> "Stage":
+    def __enter__(self) -> Stage:
         self.start = time.perf_counter()
         failed_in.clear()
         log.debug("%s …", self.what)
@@ -116,8 +117,7 @@ class Stage:
         if exc[0] is None:
             self._end_phase()
             if self._bar is not None:
-                self._bar.update(self._task, description=self.what, total=1, completed=1,
-                                 count=self.summary)
+                self._bar.update(self._task, description=self.what, total=1, completed=1, count=self.summary)
             else:
                 log.info("%s: %s in %.2f s", self.what, self.summary or "done", self.seconds)
         elif not failed_in:
@@ -138,8 +138,13 @@ class Stage:
             done = self._before + self._share * min(0.95, (now - expected[0]) / max(expected[1], 0.01))
         where = ": ".join(part for part in (self._phase, _count_text(self._count)) if part)
         left = _left(elapsed, done)
-        log.info("%s: %s%s so far%s", self.what, f"{where}, " if where else "", _clock(elapsed),
-                 "" if left is None else f", about {_clock(left)} left")
+        log.info(
+            "%s: %s%s so far%s",
+            self.what,
+            f"{where}, " if where else "",
+            _clock(elapsed),
+            "" if left is None else f", about {_clock(left)} left",
+        )
 
     def phase(self, name: str, share: float) -> None:
         """Begin the phase `name`, about `share` (0..1) of the stage's time (the one before
@@ -201,8 +206,9 @@ class Stage:
         if fraction is None:
             self._bar.update(self._task, description=self.what, phase=self._phase, count=count)
         else:
-            self._bar.update(self._task, description=self.what, phase=self._phase, count=count, total=1.0,
-                             completed=self._done)
+            self._bar.update(
+                self._task, description=self.what, phase=self._phase, count=count, total=1.0, completed=self._done
+            )
 
 
 #: What a stage has counted: text, or (done, of or None, unit) for `_count_text` to write.
@@ -237,14 +243,24 @@ BAR_WIDEST, BAR_NARROWEST = 30, 10
 NAME_COLUMNS = 40
 
 
-def _line(width: int, what: str, phase: str, count: Count, done: float | None, elapsed: float,
-          left: float | None, finished: bool) -> list[tuple[str, str]]:
+def _line(
+    width: int,
+    what: str,
+    phase: str,
+    count: Count,
+    done: float | None,
+    elapsed: float,
+    left: float | None,
+    finished: bool,
+) -> list[tuple[str, str]]:
     """A stage's line in `width` columns, as (text, style) pieces. While the stage runs its
     counts and times are kept whole: numbers are shortened (k, M, G) where the exact ones do
     not fit, the bar narrowed to 10 columns, then the stage's name cut before its phase
     (`solve chopsticks:fi…: by rank`). A finished stage's line drops its bar where it does
     not fit, and wraps rather than lose a word of its summary."""
-    times = f"in {_clock(elapsed)}" if finished else _clock(elapsed) + ("" if left is None else f", {_clock(left)} left")
+    times = (
+        f"in {_clock(elapsed)}" if finished else _clock(elapsed) + ("" if left is None else f", {_clock(left)} left")
+    )
     name = what if finished or not phase else f"{what}: {phase}"
     counts = _count_text(count)
     narrowest = 0 if finished else BAR_NARROWEST
@@ -254,7 +270,7 @@ def _line(width: int, what: str, phase: str, count: Count, done: float | None, e
     room = width - fixed - narrowest
     if len(name) > room and not finished:
         keep = f": {phase}" if phase and len(phase) + 3 < room else ""
-        name = what[:max(0, room - len(keep) - 1)] + "…" + keep
+        name = what[: max(0, room - len(keep) - 1)] + "…" + keep
     column = max(len(name), min(NAME_COLUMNS, room))
     bar = max(narrowest, min(BAR_WIDEST, width - fixed - column))
     if finished and bar < BAR_NARROWEST:
@@ -262,8 +278,11 @@ def _line(width: int, what: str, phase: str, count: Count, done: float | None, e
     filled = round(bar * (1.0 if finished else done or 0.0))
     pieces = [(name.ljust(column), "")]
     if bar:
-        pieces += [(" ", ""), ("━" * filled, "bar.finished" if finished else "bar.complete"),
-                   ("━" * (bar - filled), "bar.back")]
+        pieces += [
+            (" ", ""),
+            ("━" * filled, "bar.finished" if finished else "bar.complete"),
+            ("━" * (bar - filled), "bar.back"),
+        ]
     if counts:
         pieces += [(" ", ""), (counts, "progress.download")]
     return pieces + [(" ", ""), (times, "progress.elapsed")]
@@ -280,9 +299,16 @@ def _progress(console: Any) -> Any:
             elapsed = task.finished_time if task.finished else task.elapsed or 0.0
             done = task.completed if task.total else None
             text = Text(no_wrap=not task.finished, overflow="crop")
-            for piece, style in _line(console.width - 1, task.description, task.fields.get("phase", ""),
-                                      task.fields.get("count", ""), done, elapsed, _left(elapsed, done),
-                                      task.finished):
+            for piece, style in _line(
+                console.width - 1,
+                task.description,
+                task.fields.get("phase", ""),
+                task.fields.get("count", ""),
+                done,
+                elapsed,
+                _left(elapsed, done),
+                task.finished,
+            ):
                 text.append(piece, style=style or None)
             return text
 
@@ -291,5 +317,8 @@ def _progress(console: Any) -> Any:
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds + 0.5)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
         else f"{seconds // 60}:{seconds % 60:02d}"
+    )
