@@ -119,8 +119,8 @@ big: $(VENV)/.installed
 
 # connect:cols=5,rows=6, a billion positions, into data/: out of core on 2 cores, about half
 # an hour, 6-7 GiB of memory, 15 GB of disk at the peak and 9 GB kept (BENCHMARKS.md). --no-size-check: the estimate
-# bounds its positions by 3.1 billion, three times the real count (no horizontal or diagonal
-# lines counted), and so asks for 25.5 GiB of memory and 148 GiB of disk.
+# bounds its positions by 2.7 billion, 2.6 times the real count (no horizontal or diagonal
+# lines counted), and its disk by the files unencoded: it asks for 22.2 GiB of memory and 125.5 GiB of disk.
 billion: $(VENV)/.installed
 	$(BIN)/tablebase build connect:cols=5,rows=6 --no-size-check --data $(DATA)
 

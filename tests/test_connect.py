@@ -121,12 +121,52 @@ def test_boards_beyond_the_keys_or_lines_that_cannot_fit_are_refused(ruleset, wh
 
 
 def test_the_size_bounds_what_is_built():
-    for ruleset in ["connect:cols=4,rows=4", "connect:cols=3,k=3,rows=3", "connect:cols=5,k=2,rows=1"]:
+    rulesets = [
+        "connect:cols=4,rows=4",
+        "connect:cols=3,k=3,rows=3",
+        "connect:cols=5,k=2,rows=1",
+        "connect:cols=3,k=1,rows=2",
+    ]
+    for ruleset in rulesets:
         rules = Ruleset.parse(ruleset)
         space = rules.game.space(rules)
         size = rules.game.size(rules)
         moves = sum(batch.num_rows for part in range(space.parts()) for batch in space.transitions_part(part))
         assert size.positions >= sum(space.sizes) and size.transitions >= moves
+        plies, _ = connect.size_bound(rules["cols"], rules["rows"], rules["k"])
+        assert all(bound >= built for bound, built in zip(plies, space.sizes)), ruleset
+
+
+@pytest.mark.parametrize(("cols", "rows", "k"), [(3, 3, 2), (2, 4, 3), (3, 2, 1), (2, 3, 4)])
+def test_the_size_bound_counts_the_boards_its_rules_allow(cols, rows, k):
+    """size_bound against every board listed one by one: columns standing on the ground, x
+    as many discs as o or one more, no k of one player in a column below its top, one
+    column at most topped by a line of k, the last mover's, and no move out of that one."""
+    from itertools import product
+
+    def column(discs: tuple[int, ...]) -> tuple[bool, int | None] | None:
+        """(fine, the owner of a line of k at its top) or None where a line stands below the top."""
+        run, top = 0, None
+        for at, disc in enumerate(discs):
+            run = run + 1 if at and disc == discs[at - 1] else 1
+            if run >= k:
+                if at < len(discs) - 1:
+                    return None
+                top = disc
+        return True, top
+
+    columns = [c for h in range(rows + 1) for c in product((1, 0), repeat=h) if column(c) is not None]
+    plies, transitions = [0] * (cols * rows + 1), 0
+    for board in product(columns, repeat=cols):
+        discs, xs = sum(map(len, board)), sum(map(sum, board))
+        tops = [column(c)[1] for c in board if column(c)[1] is not None]
+        last = 1 if discs % 2 else 0  # x (1) moves first
+        if xs != (discs + 1) // 2 or len(tops) > 1 or (tops and tops[0] != last):
+            continue
+        plies[discs] += 1
+        if not tops:
+            transitions += sum(len(c) < rows for c in board)
+    assert connect.size_bound(cols, rows, k) == (plies, transitions)
 
 
 # -- the stages streaming a ruleset rank by rank ----------------------------------------------

@@ -39,8 +39,10 @@ from pipeline.storage.threads import in_order
 #: Keys are int64 and stay positive: cols * (rows + 1) bits at most.
 KEY_BITS = 63
 #: Boards of more positions than this (by size_bound) keep their plies in the scratch folder
-#: the pipeline gives (Space.scratch), and only HELD plies in memory at a time.
-SPILL = 1 << 27
+#: the pipeline gives (Space.scratch), and only HELD plies in memory at a time. Below it
+#: every ply stays in memory, 9 bytes a position (at most 2.4 GB): 5×5 and 6×4 (bounds of
+#: 123 M and 141 M) build 1.3 s quicker unspilled; 5×6 (2.7 G) spills.
+SPILL = 1 << 28
 HELD = 3
 #: Parts a ply is expanded in, on two threads.
 GENERATE_PARTS = 4
@@ -217,34 +219,46 @@ def _playable(stacks: list[str]) -> bool:
 def size_bound(cols: int, rows: int, k: int) -> tuple[list[int], int]:
     """(positions by ply, transitions) bounds without building: boards whose columns stand
     on the ground, x holding as many discs as o or one more, where no column holds k of one
-    player in a row except at its top (the game stops at the first line), and one move per
-    column that is not full."""
+    player in a row except at its top, and one column at most does that, with the discs of
+    the player who moved last (the game stops at the first line: the move that made it was
+    the last, and a vertical line is made in the column played); one move per column that is
+    not full, none where a column ends in a line."""
     per_column = _column_counts(rows, k)
-    ways: dict[tuple[int, int], tuple[int, int]] = {(0, 0): (1, 0)}  # (discs, x's) -> (boards, open columns)
+    # (discs, x's, whose line tops a column: NO_LINE, X_LINE or O_LINE) -> (boards, open columns)
+    ways: dict[tuple[int, int, int], tuple[int, int]] = {(0, 0, NO_LINE): (1, 0)}
     for _ in range(cols):
-        new: dict[tuple[int, int], tuple[int, int]] = {}
-        for (discs, xs), (boards, moves) in ways.items():
+        new: dict[tuple[int, int, int], tuple[int, int]] = {}
+        for (discs, xs, line), (boards, moves) in ways.items():
             for height in range(rows + 1):
                 open_ = 1 if height < rows else 0
-                for x_here, count in enumerate(per_column[height]):
-                    if count:
-                        key = (discs + height, xs + x_here)
+                for x_here, by_line in enumerate(per_column[height]):
+                    for top, count in enumerate(by_line):
+                        if not count or (top != NO_LINE and line != NO_LINE):
+                            continue
+                        key = (discs + height, xs + x_here, line if top == NO_LINE else top)
                         old = new.get(key, (0, 0))
                         new[key] = (old[0] + boards * count, old[1] + (moves + boards * open_) * count)
         ways = new
     plies = [0] * (cols * rows + 1)
     transitions = 0
-    for (discs, xs), (boards, moves) in ways.items():
-        if xs == (discs + 1) // 2:
+    for (discs, xs, line), (boards, moves) in ways.items():
+        last = X_LINE if discs % 2 else O_LINE  # x moves first
+        if xs == (discs + 1) // 2 and line in (NO_LINE, last):
             plies[discs] += boards
-            transitions += moves
+            if line == NO_LINE:
+                transitions += moves
     return plies, transitions
 
 
-def _column_counts(rows: int, k: int) -> list[list[int]]:
-    """counts[h][j]: columns of h discs, j of them x's, with no k in a row below the top."""
-    counts = [[0] * (rows + 1) for _ in range(rows + 1)]
-    counts[0][0] = 1
+#: Whose line of k, if any, stands at the top of a column (size_bound).
+NO_LINE, X_LINE, O_LINE = 0, 1, 2
+
+
+def _column_counts(rows: int, k: int) -> list[list[list[int]]]:
+    """counts[h][j][top]: columns of h discs, j of them x's, with no k in a row below the
+    top, and at the top a line of k of x's (X_LINE), of o's (O_LINE) or none (NO_LINE)."""
+    counts = [[[0, 0, 0] for _ in range(rows + 1)] for _ in range(rows + 1)]
+    counts[0][0][NO_LINE] = 1
     states: dict[tuple[int, int, int], int] = {(0, -1, 0): 1}  # (x's, last disc, its run) -> columns
     for height in range(1, rows + 1):
         new: dict[tuple[int, int, int], int] = {}
@@ -255,8 +269,8 @@ def _column_counts(rows: int, k: int) -> list[list[int]]:
                 key = (xs + disc, disc, run + 1 if disc == last else 1)
                 new[key] = new.get(key, 0) + count
         states = new
-        for (xs, _, _), count in states.items():
-            counts[height][xs] += count
+        for (xs, last, run), count in states.items():
+            counts[height][xs][NO_LINE if run < k else X_LINE if last == 1 else O_LINE] += count
     return counts
 
 
