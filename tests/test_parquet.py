@@ -29,6 +29,25 @@ def random_chunks(rng: np.random.Generator, strings: list[str]) -> tuple[list[pa
     return chunks, rows
 
 
+def test_first_seen_keeps_nulls_and_orders_the_strings_around_them():
+    """A finished game's value, NULL where play goes on (connect's terminal column)."""
+    rng = np.random.default_rng(11)
+    strings = ["loss", "tie", "win", "draw"]
+    for _ in range(40):
+        chunks, rows = [], []
+        for _ in range(int(rng.integers(1, 4))):
+            dictionary = list(rng.permutation(strings)[: int(rng.integers(1, 5))])
+            codes = rng.integers(0, len(dictionary), int(rng.integers(1, 2000)))
+            nulls = rng.random(codes.size) < rng.random()
+            chunks.append(pa.DictionaryArray.from_arrays(pa.array(codes, pa.int8(), mask=nulls), pa.array(dictionary)))
+            rows += [None if null else dictionary[code] for code, null in zip(codes, nulls)]
+        result = first_seen(pa.chunked_array(chunks))
+        assert result.to_pylist() == rows
+        assert result.dictionary.to_pylist() == [row for row in dict.fromkeys(rows) if row is not None]
+    everything_null = pa.DictionaryArray.from_arrays(pa.array([None, None], pa.int8()), pa.array(["tie"]))
+    assert first_seen(pa.chunked_array([everything_null])).to_pylist() == [None, None]
+
+
 def test_first_seen_orders_each_string_by_its_first_row():
     rng = np.random.default_rng(7)
     strings = [f"take {k}" for k in range(300)]

@@ -25,7 +25,6 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.core.params import IntParam
@@ -445,13 +444,16 @@ class ConnectSpace(Space):
         x, discs = self.split(keys)
         n = keys.size
         code = np.where(won, 0, 1 if ply == self.cells else -1)  # 0 loss, 1 tie, -1 not over
-        terminal = pc.take(pa.array([Value.LOSS.value, Value.TIE.value]), pa.array(code, mask=code < 0))
+        # the words as codes: the positions file's writer takes them as they are
+        terminal = pa.DictionaryArray.from_arrays(
+            pa.array(code.astype(np.int8), mask=code < 0), pa.array([Value.LOSS.value, Value.TIE.value])
+        )
         return pa.Table.from_arrays(
             [
                 pa.array(np.arange(first, first + n, dtype=np.int64)),
                 self._texts(x, discs),
                 terminal,
-                pa.repeat(pa.scalar(MARKS[ply % 2]), n),
+                pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int8), pa.array([MARKS[ply % 2]])),
                 pa.array(np.full(n, ply, dtype=np.int8)),
             ],
             schema=self.schema,
@@ -459,7 +461,11 @@ class ConnectSpace(Space):
 
     @functools.cached_property
     def schema(self) -> pa.Schema:
-        return POSITION_COLUMNS.append(pa.field("to_move", pa.string())).append(pa.field("discs", pa.int8()))
+        words = pa.dictionary(pa.int8(), pa.string())
+        head = POSITION_COLUMNS.set(
+            POSITION_COLUMNS.get_field_index("terminal"), POSITION_COLUMNS.field("terminal").with_type(words)
+        )
+        return head.append(pa.field("to_move", words)).append(pa.field("discs", pa.int8()))
 
     def _texts(self, x: np.ndarray, discs: np.ndarray) -> pa.Array:
         """The position texts: rows top to bottom joined by '/', written as bytes cell by

@@ -35,7 +35,7 @@ from pipeline.games.rulesets import Ruleset
 from pipeline.graph.moves import Counted
 from pipeline.graph.numbering import RankNumbering
 from pipeline.stages.run import Run
-from pipeline.storage.parquet import ROW_GROUP_ROWS, write_batches
+from pipeline.storage.parquet import ROW_GROUP_ROWS, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
 from pipeline.storage.threads import in_order
 
@@ -109,7 +109,7 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                 table, ids, rank_column = numbering.renumber(positions), None, pa.array(numbering.rank, pa.int32())
             # one schema for every ruleset of a game, whichever columns happen to hold no NULL
             empty = _with_counts(table.slice(0, 0), np.zeros(0), rank_column[:0])
-            schema = POSITIONS.schema(game_fields(empty.schema, POSITIONS))
+            schema = with_dictionaries(POSITIONS.schema(game_fields(empty.schema, POSITIONS)), ("terminal",))
 
             def parts() -> Iterator[pa.RecordBatch]:
                 for lo in range(0, table.num_rows, ROW_GROUP_ROWS):
@@ -204,7 +204,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                 stage.count(counts["transitions"])
             table = _with_counts(positions, made, pa.array(np.full(n, part_rank, dtype=np.int32)))
             if schema is None:
-                schema = POSITIONS.schema(game_fields(table.schema, POSITIONS))
+                schema = with_dictionaries(POSITIONS.schema(game_fields(table.schema, POSITIONS)), ("terminal",))
                 written = writer.submit(
                     write_batches, _until_done(positions_out), out.positions, schema, text_delta(rules), ("text",)
                 )

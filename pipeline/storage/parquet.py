@@ -227,16 +227,17 @@ def _conform(column: pa.Array, data_type: pa.DataType) -> pa.Array:
 
 
 def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
-    """A dictionary column (without NULLs) as one array whose dictionary holds the strings
-    used, in the order they first occur: the same strings give the same array, whatever
+    """A dictionary column as one array whose dictionary holds the strings used, in the
+    order they first occur, NULLs kept: the same strings give the same array, whatever
     dictionaries the chunks came with."""
     chunks = [chunk for chunk in column.chunks if len(chunk)]
     if not chunks:
         return pa.array([], column.type)
-    if len(chunks) == 1 and len(chunks[0].dictionary) == 1:
-        return chunks[0]  # one string (the ruleset's name): as the steps below would give it
-    if len(chunks[0].dictionary) == 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks):
-        return pa.concat_arrays(chunks)  # one string in every chunk: as the steps below would give it
+    if all(chunk.null_count == 0 for chunk in chunks):
+        if len(chunks) == 1 and len(chunks[0].dictionary) == 1:
+            return chunks[0]  # one string (the ruleset's name): as the steps below would give it
+        if len(chunks[0].dictionary) == 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks):
+            return pa.concat_arrays(chunks)  # one string in every chunk: as the steps below would give it
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
     # each chunk's codes as positions in `strings` (a dict: pc.index_in spends ~9 ms a call
@@ -244,15 +245,19 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     position = {string: at for at, string in enumerate(strings.to_pylist())}
     to_string = np.array([position[string] for string in dictionaries.to_pylist()], dtype=np.int64)
     offsets = np.cumsum([0] + [len(chunk.dictionary) for chunk in chunks])
+    # a NULL as the code one past the chunk's dictionary
     parts = [
-        (to_string[offset : offset + len(chunk.dictionary)], chunk.indices.to_numpy(zero_copy_only=False))
+        (
+            to_string[offset : offset + len(chunk.dictionary)],
+            chunk.indices.fill_null(len(chunk.dictionary)).to_numpy(zero_copy_only=False),
+        )
         for offset, chunk in zip(offsets, chunks)
     ]
     rows = sum(codes.size for _, codes in parts)
     first = np.full(len(strings), rows, dtype=np.int64)  # each string's first row
     row = 0
     for strings_of, codes in parts:
-        seen = _first_rows(codes, strings_of.size)
+        seen = _first_rows(codes, strings_of.size + 1)[:-1]
         np.minimum.at(first, strings_of, np.where(seen < codes.size, seen + row, rows))
         row += codes.size
     used = np.flatnonzero(first < rows)
@@ -262,8 +267,11 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
     index_type = column.type.index_type
     # one gather a chunk: its own codes straight to their numbers in the new dictionary
     dtype = np.dtype(f"int{index_type.bit_width}")
-    codes = np.concatenate([renumber[strings_of].astype(dtype)[codes] for strings_of, codes in parts])
-    return pa.DictionaryArray.from_arrays(pa.array(codes, index_type), strings.take(pa.array(order)))
+    codes = np.concatenate([np.append(renumber[strings_of], 0).astype(dtype)[codes] for strings_of, codes in parts])
+    nulls = np.concatenate([codes_of == strings_of.size for strings_of, codes_of in parts])
+    return pa.DictionaryArray.from_arrays(
+        pa.array(codes, index_type, mask=nulls if nulls.any() else None), strings.take(pa.array(order))
+    )
 
 
 #: Rows looked through at a time for codes not seen yet.
