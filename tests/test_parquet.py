@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.storage.parquet import first_seen, write_batches
+from pipeline.storage.parquet import Encoding, first_seen, write_batches
 
 SCHEMA = pa.schema(
     [
@@ -67,8 +67,8 @@ def test_same_rows_give_the_same_bytes_however_batched(tmp_path):
         for offset, chunk in zip(np.cumsum([0] + [len(c) for c in chunks]), chunks)
     ]
     whole = pa.record_batch([numbers, pa.array(rows).dictionary_encode()], schema=SCHEMA)
-    write_batches(iter(as_chunks), tmp_path / "a.parquet", SCHEMA, delta=("n",))
-    write_batches(iter([whole]), tmp_path / "b.parquet", SCHEMA, delta=("n",))
+    write_batches(iter(as_chunks), tmp_path / "a.parquet", SCHEMA, Encoding(delta=("n",)))
+    write_batches(iter([whole]), tmp_path / "b.parquet", SCHEMA, Encoding(delta=("n",)))
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
     assert pq.read_table(tmp_path / "a.parquet")["name"].to_pylist() == rows
 

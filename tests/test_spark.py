@@ -176,7 +176,10 @@ def test_the_same_rows_give_the_same_bytes_however_they_are_batched(tmp_path, mo
     written = []
     for size in (2500, 1000, 333, 7):
         path = tmp_path / f"{size}.parquet"
-        assert parquet.write_batches(table.to_batches(max_chunksize=size), path, schema, delta=("id",)) == 2500
+        assert (
+            parquet.write_batches(table.to_batches(max_chunksize=size), path, schema, parquet.Encoding(delta=("id",)))
+            == 2500
+        )
         written.append(path.read_bytes())
     assert len(set(written)) == 1
     assert [pq.ParquetFile(tmp_path / "7.parquet").metadata.row_group(i).num_rows for i in range(3)] == [
@@ -213,7 +216,7 @@ def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypat
                 )
             batches.append(pa.RecordBatch.from_arrays([pa.array(ids[lo : lo + size]), move], names=["id", "move"]))
         path = tmp_path / f"{encode}.parquet"
-        parquet.write_batches(batches, path, schema, delta=("id",))
+        parquet.write_batches(batches, path, schema, parquet.Encoding(delta=("id",)))
         written.append(path.read_bytes())
     assert len(set(written)) == 1
     assert pq.read_table(tmp_path / "whole.parquet")["move"].to_pylist() == labels

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import pyarrow as pa
 
+from pipeline.storage.parquet import AS_TYPED, Encoding
+
 if TYPE_CHECKING:
     from pipeline.games.contract import Space
     from pipeline.games.rulesets import Ruleset
@@ -92,8 +94,7 @@ class Engine(Protocol):
         sql: str,
         path: Path,
         schema: pa.Schema,
-        delta: tuple[str, ...] = (),
-        unranged: tuple[str, ...] = (),
+        encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
     ) -> int:
         """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically

@@ -23,7 +23,7 @@ from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors
 from pipeline.engines.base import by_id_join, literal
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
-from pipeline.storage.parquet import read_table, write_select
+from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
 
 
 class DuckDBEngine:
@@ -73,11 +73,10 @@ class DuckDBEngine:
         sql: str,
         path: Path,
         schema: pa.Schema,
-        delta: tuple[str, ...] = (),
-        unranged: tuple[str, ...] = (),
+        encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
     ) -> int:
-        return write_select(self.con, sql, path, schema, delta=delta, unranged=unranged, observe=observe)
+        return write_select(self.con, sql, path, schema, encoding, observe)
 
     def transitions(
         self,

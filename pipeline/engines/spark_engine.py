@@ -46,7 +46,7 @@ from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.base import by_id_join
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
-from pipeline.storage.parquet import write_batches
+from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
 from pipeline.storage.progress import log
 
 show_pandas()  # the command line hides it (pipeline/storage/imports.py); pyspark's driver checks it is there
@@ -240,13 +240,12 @@ class SparkEngine:
         sql: str,
         path: Path,
         schema: pa.Schema,
-        delta: tuple[str, ...] = (),
-        unranged: tuple[str, ...] = (),
+        encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
     ) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
-        return write_batches(self.batches(sql, path.stem), path, schema, delta, unranged, observe)
+        return write_batches(self.batches(sql, path.stem), path, schema, encoding, observe)
 
     def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
         """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into

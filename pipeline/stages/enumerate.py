@@ -35,7 +35,7 @@ from pipeline.games.rulesets import Ruleset
 from pipeline.graph.moves import Counted
 from pipeline.graph.numbering import RankNumbering
 from pipeline.stages.run import Run
-from pipeline.storage.parquet import ROW_GROUP_ROWS, with_dictionaries, write_batches
+from pipeline.storage.parquet import ROW_GROUP_ROWS, Encoding, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
 from pipeline.storage.threads import in_order
 
@@ -120,7 +120,7 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                         _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
                     )
 
-            write_batches(parts(), out.positions, schema, delta=text_delta(rules), unranged=("text",))
+            write_batches(parts(), out.positions, schema, positions_encoding(rules))
 
         engine_session = run.engine
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -130,9 +130,8 @@ def enumerate_ruleset(run: Run) -> Enumerated:
             generated = engine_session.transitions(
                 rules, space, numbering, moves.size, scratch, lambda count: stage.count(count, unit="moves generated")
             )
-            # src ascending and dst near it: delta encoding beats dictionaries, in time and size
             transitions = write_batches(
-                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, delta=("src", "dst")
+                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, TRANSITIONS_ENCODING
             )
             counted_upto.finish()
             positions_written.result()
@@ -206,7 +205,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             if schema is None:
                 schema = with_dictionaries(POSITIONS.schema(game_fields(table.schema, POSITIONS)), ("terminal",))
                 written = writer.submit(
-                    write_batches, _until_done(positions_out), out.positions, schema, text_delta(rules), ("text",)
+                    write_batches, _until_done(positions_out), out.positions, schema, positions_encoding(rules)
                 )
             _hand(positions_out, table.cast(schema), written)
             next_id += n
@@ -215,7 +214,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
         counts["positions"] = next_id
 
     try:
-        write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, delta=("src", "dst"))
+        write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, TRANSITIONS_ENCODING)
         assert written is not None
         _hand(positions_out, _DONE, written)
         written.result()
@@ -257,10 +256,14 @@ def _until_done(items: queue.Queue) -> Iterator[pa.Table]:
         yield from item.to_batches()
 
 
-def text_delta(rules: Ruleset) -> tuple[str, ...]:
-    """The positions file's delta-encoded columns: the ids, and the texts unless the game's
-    are all of one length (Game.fixed_texts)."""
-    return ("id",) if rules.game.fixed_texts else ("id", "text")
+def positions_encoding(rules: Ruleset) -> Encoding:
+    """The positions file's delta-encoded columns (the ids, and the texts unless the game's
+    are all of one length: Game.fixed_texts), and its texts without min/max."""
+    return Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "text"), unranged=("text",))
+
+
+#: src ascending and dst near it: delta encoding beats dictionaries, in time and size.
+TRANSITIONS_ENCODING = Encoding(delta=("src", "dst"))
 
 
 def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.Table:

@@ -27,7 +27,7 @@ from pipeline.engines import literal, run_levels
 from pipeline.games import impartial_problem, legal_starts
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
-from pipeline.storage.parquet import read_table, require, sha256, with_dictionaries, write_table
+from pipeline.storage.parquet import Encoding, read_table, require, sha256, with_dictionaries, write_table
 from pipeline.storage.progress import Stage, log
 
 
@@ -79,8 +79,7 @@ def export(run: Run) -> CatalogRow:
                   FROM {source} {order}""",
                     files.tablebase,
                     schema,
-                    delta=("id",) if rules.game.fixed_texts else ("id", "position"),
-                    unranged=("position",),
+                    Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",)),
                     observe=tally.add,
                 )
             db.register("tablebase", files.tablebase)

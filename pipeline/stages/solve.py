@@ -37,7 +37,7 @@ from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.engines import Steps, run_levels
 from pipeline.stages.run import Run
-from pipeline.storage.parquet import require, with_dictionaries, write_batches
+from pipeline.storage.parquet import Encoding, require, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
 
 #: solution.parquet
@@ -77,12 +77,14 @@ def solve(run: Run) -> Solved:
             if ranked:
                 ranks = _ranks(solver, files)
                 # each rank's rows are written as soon as it is solved
-                write_batches(_by_rank(stage, solver, ranks, label, total), files.solution, SOLUTION, delta=("id",))
+                write_batches(
+                    _by_rank(stage, solver, ranks, label, total), files.solution, SOLUTION, Encoding(delta=("id",))
+                )
                 solved = Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
             else:
                 solved = _retrograde(stage, solver, label, total, impartial)
                 stage.phase("writing", 0.05)
-                write_batches(solver.rest(ranked), files.solution, SOLUTION, delta=("id",))
+                write_batches(solver.rest(ranked), files.solution, SOLUTION, Encoding(delta=("id",)))
             stage.summary = f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}" + (
                 f", {solved.grundy_known:,} Grundy values" if impartial else ""
             )

@@ -8,6 +8,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -59,19 +60,32 @@ def with_dictionaries(schema: pa.Schema, names: tuple[str, ...]) -> pa.Schema:
     )
 
 
+@dataclass(frozen=True)
+class Encoding:
+    """How a file's columns are written, beyond what their types say.
+
+    `delta`: columns written delta-encoded, not with dictionaries: integers that mostly go
+    up by little (ids: DELTA_BINARY_PACKED) and strings that share prefixes with the one
+    before (position texts in id order: DELTA_BYTE_ARRAY). Both are smaller and quicker to
+    write than dictionaries that overflow to plain pages. `unranged`: columns written
+    without min/max, whose values are in no order a reader could skip row groups by
+    (position texts: numbered by rank, each row group's texts run from nearly the least to
+    nearly the greatest); comparing every text cost a sixth of writing a tablebase."""
+
+    delta: tuple[str, ...] = ()
+    unranged: tuple[str, ...] = ()
+
+
+#: Every column as its type says: dictionaries where Arrow chooses them, min/max on each.
+AS_TYPED = Encoding()
+
+
 class BatchWriter:
     """Streams record batches into one Parquet file (use inside `atomic_path`)."""
 
-    def __init__(self, path: Path, schema: pa.Schema, delta: tuple[str, ...] = (), unranged: tuple[str, ...] = ()):
-        """`delta`: columns written delta-encoded, not with dictionaries: integers that
-        mostly go up by little (ids: DELTA_BINARY_PACKED) and strings that share prefixes
-        with the one before (position texts in id order: DELTA_BYTE_ARRAY). Both are
-        smaller and quicker to write than dictionaries that overflow to plain pages.
-        `unranged`: columns written without min/max, whose values are in no order a reader
-        could skip row groups by (position texts: numbered by rank, each row group's texts
-        run from nearly the least to nearly the greatest); comparing every text cost a
-        sixth of writing a tablebase."""
+    def __init__(self, path: Path, schema: pa.Schema, encoding: Encoding = AS_TYPED):
         self.rows = 0
+        delta, unranged = encoding.delta, encoding.unranged
         options: dict = {}
         if delta:
             options = {
@@ -110,22 +124,20 @@ def write_select(
     select: str,
     path: Path,
     schema: pa.Schema,
-    delta: tuple[str, ...] = (),
-    unranged: tuple[str, ...] = (),
+    encoding: Encoding = AS_TYPED,
     observe: Callable[[pa.Table], None] | None = None,
 ) -> int:
     """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
     with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
     one kind would differ in schema. The number of rows."""
-    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, delta, unranged, observe)
+    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, encoding, observe)
 
 
 def write_batches(
     batches: Iterable[pa.RecordBatch],
     path: Path,
     schema: pa.Schema,
-    delta: tuple[str, ...] = (),
-    unranged: tuple[str, ...] = (),
+    encoding: Encoding = AS_TYPED,
     observe: Callable[[pa.Table], None] | None = None,
 ) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
@@ -135,7 +147,7 @@ def write_batches(
     Spark's part files, the same rows give the same bytes. `observe` sees each row group as
     written (to count while writing). The number of rows."""
     with atomic_path(path) as tmp:
-        writer = BatchWriter(tmp, schema, delta=delta, unranged=unranged)
+        writer = BatchWriter(tmp, schema, encoding)
 
         def put(table: pa.Table) -> None:
             # laid out here, not on the writer's thread, which compresses: the slower of the two
