@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -506,7 +506,13 @@ def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.array(src_max, dtype=np.int64), floor
 
 
-def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: bool) -> Iterator[pa.Table]:
+def verify_parts(
+    positions: Path,
+    transitions: Path,
+    solution: Path,
+    impartial: bool,
+    each: Callable[[pa.Table], Any] = lambda facts: facts,
+) -> Iterator[Any]:
     """verify_facts' table part by part (one row group of positions each), in id order,
     without ever holding every position: where the files are as the stages write them
     (ids 0..n-1 in both files, moves by ascending source), each part's moves are read
@@ -514,9 +520,10 @@ def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: 
     looked up in a window of the solution, from the least child any later move may lead
     to (the transitions' statistics) to the greatest child met so far. Moves that all lead
     one rank down (Connect-Four) keep two ranks in the window. Files not in that order are
-    checked whole (verify_facts)."""
+    checked whole (verify_facts). `each(part's facts)` is what is given, made on the thread
+    that made the facts (the checks, side by side with the next parts)."""
     if not _streamable(positions, transitions, solution):
-        yield verify_facts(positions, transitions, solution, impartial)
+        yield each(verify_facts(positions, transitions, solution, impartial))
         return
     normal_play = _normal_play(positions)
     window = _Window(solution, impartial)
@@ -546,7 +553,7 @@ def verify_parts(positions: Path, transitions: Path, solution: Path, impartial: 
             yield part, own, src - lo, children
 
     # the facts of a part are made on two threads while the next parts are read
-    yield from in_order(lambda args: _part_facts(*args, impartial, normal_play), gathered())
+    yield from in_order(lambda args: each(_part_facts(*args, impartial, normal_play)), gathered())
 
 
 def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
@@ -751,13 +758,9 @@ def _part_facts(
     has_grundy = children_.get("grundy")
     starts = np.flatnonzero(np.concatenate(([True], src[1:] != src[:-1]))) if src.size else np.zeros(0, np.int64)
     here = src[starts]
-    kinds = missing + 1
-    tally = np.zeros((n, kinds), dtype=np.int32)
-    if src.size:
-        tally[here] = np.bincount(
-            np.repeat(np.arange(starts.size), np.diff(np.append(starts, src.size))) * kinds + code,
-            minlength=starts.size * kinds,
-        ).reshape(starts.size, kinds)
+    # children by the code of their value, a row a code (each row one position a column):
+    # src indexes the part, so code * n + src counts them all in one pass
+    tally = np.bincount(code.astype(np.int64) * n + src, minlength=(missing + 1) * n).reshape(missing + 1, n)
 
     def reduce(kind: int, reducer, empty: int) -> np.ndarray:
         out = np.full(n, empty, dtype=np.int32)
@@ -770,8 +773,8 @@ def _part_facts(
     max_win = np.full(n, NO_MAX, dtype=np.int32)
     if src.size:
         max_win[here] = np.maximum.reduceat(np.where(code == win, win_rem, NO_MAX), starts)
-    children = tally.sum(axis=1)
-    unknown = tally[:, missing]
+    children = np.bincount(src, minlength=n)
+    unknown = tally[missing]
 
     own_code = _codes(own["value"])
     solved = np.ones(n, dtype=bool)
@@ -800,7 +803,7 @@ def _part_facts(
                 pairs = np.unique(src[lower].astype(np.int64) * width + child_grundy[lower])
                 below += np.bincount(pairs // width, minlength=n).astype(np.int32)
 
-    by_kind = {c: tally[:, c] for c in (loss, win, tie, draw)}
+    by_kind = {c: tally[c] for c in (loss, win, tie, draw)}
     return _facts_table(
         part["id"],
         terminal,
