@@ -117,10 +117,10 @@ class Engine(Protocol):
 
     def solver(self, impartial: bool) -> Solver: ...
 
-    def facts(self, impartial: bool) -> Iterator[int]:
-        """The view `facts` (pipeline/stages/verify.py's checks read it), a part of the
-        positions each time the iterator gives how many it holds: the checks run on each
-        part in turn."""
+    def check_facts(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
+        """The row `query` (a SELECT over the view `facts`, pipeline/stages/verify.py's
+        checks) gives on each part of the positions' facts, with the number of positions
+        in the part: the checks' counts add up over the parts."""
 
     def reach(self, starts: list[int]) -> Steps: ...
 

@@ -9,6 +9,7 @@ an id is an index there, where SQL hash-joins every move.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -95,15 +96,32 @@ class DuckDBEngine:
     def solver(self, impartial: bool) -> DuckDBSolver:
         return DuckDBSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> Iterator[int]:
+    def check_facts(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
         """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
-        positions at a time: ids are indexes."""
-        for part in arrays.verify_parts(
-            self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial
-        ):
-            self.con.register("facts", part)
-            yield part.num_rows
-            self.con.unregister("facts")
+        positions at a time (ids are indexes), each checked by `query` on the thread that
+        made it, with a cursor of its own: the checks run beside the reading of the next
+        parts, not after them on this one."""
+        local = threading.local()
+        cursors: list[Any] = []
+
+        def check(facts: pa.Table) -> tuple[int, tuple]:
+            if not hasattr(local, "con"):
+                local.con = self.con.cursor()
+                cursors.append(local.con)
+            local.con.register("facts", facts)
+            try:
+                row = local.con.execute(query).fetchall()[0]
+            finally:
+                local.con.unregister("facts")
+            return facts.num_rows, row
+
+        try:
+            yield from arrays.verify_parts(
+                self.paths["positions"], self.paths["transitions"], self.paths["solution"], impartial, check
+            )
+        finally:
+            for cursor in cursors:
+                cursor.close()
 
     def reach(self, starts: list[int]) -> Reached:
         """The view `reach` (id, seen) by a NumPy pass (pipeline/engines/arrays.py). Where

@@ -302,10 +302,10 @@ class SparkEngine:
     def solver(self, impartial: bool) -> SparkSolver:
         return SparkSolver(self, impartial)
 
-    def facts(self, impartial: bool) -> Iterator[int]:
+    def check_facts(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
         """Every position's facts at once: Spark spreads the work itself."""
         self.view("facts", self.sql("verify", impartial=impartial))
-        yield self.rows("SELECT count(*) FROM positions")[0][0]
+        yield self.rows("SELECT count(*) FROM positions")[0][0], self.rows(query)[0]
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         return by_id_join(views)

@@ -124,8 +124,7 @@ def verify(run: Run) -> pa.Table:
             row: list = [0, None] * len(CHECKS)
             done = 0
             stage.phase("checking", 1.0)  # the bar counts the positions checked, part by part
-            for held in db.facts(impartial):
-                part = db.rows(f"SELECT {columns} FROM facts WHERE {failing}")[0]
+            for held, part in db.check_facts(impartial, f"SELECT {columns} FROM facts WHERE {failing}"):
                 for i in range(len(CHECKS)):
                     row[2 * i] += part[2 * i]
                     least = [id_ for id_ in (row[2 * i + 1], part[2 * i + 1]) if id_ is not None]
