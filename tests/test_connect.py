@@ -8,18 +8,23 @@ The boards above 10^7 positions (4×6, 5×5, 6×4, 5×6) are measured by `make b
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.errors import PositionError, RulesetError
+from pipeline.core.errors import PositionError, RulesetError, VerificationError
 from pipeline.datadir.layout import DataDir
 from pipeline.engines import duckdb_engine
 from pipeline.games import connect
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.stages.solve import solve
+from pipeline.stages.verify import verify
 from pipeline.storage import parquet
 from tests import reference
 from tests.staged import staged
@@ -261,3 +266,43 @@ def test_a_full_disk_under_either_file_stops_the_streamed_enumerate(tmp_path, mo
     with pytest.raises(OSError, match="No space left"):
         staged(enumerate_ruleset, files, tmp_path / "scratch", rules=rules)
     assert not list(files.dir.glob("*.parquet")) and not list(files.dir.glob(".*"))
+
+
+# -- positions stored by key, their texts made once for the tablebase ------------------------
+
+
+def test_positions_hold_keys_and_the_tablebase_their_texts(tromp):
+    """positions.parquet holds Tromp's keys (Space.keyed); each tablebase text is the one
+    its key makes, and reads back as the board it names."""
+    rules = Ruleset.parse("connect:cols=4,rows=4")
+    files = DataDir(tromp).ruleset(rules)
+    positions = pq.read_table(files.positions)
+    assert positions.column_names[:3] == ["id", "key", "terminal"]
+    assert positions.schema.field("key").type == pa.int64()
+    tablebase = pq.read_table(files.tablebase, columns=["id", "position"])
+    assert tablebase["id"].equals(positions["id"])
+    space = rules.game.space(rules)
+    assert tablebase["position"].combine_chunks().equals(space.texts(positions["key"].to_numpy()))
+    sample = tablebase["position"].to_pylist()[::997]
+    assert [rules.game.canonical_position(rules, text) for text in sample] == sample
+    assert "key" not in pq.read_schema(files.tablebase).names
+
+
+@pytest.mark.parametrize("with_rules", [True, False])
+def test_a_failing_check_names_the_board_its_key_makes(tmp_path, with_rules):
+    """A wrong value is reported with its position's text, made from the key it is stored
+    by; with the files alone (no ruleset to make texts), as the key."""
+    rules = Ruleset.parse("connect:cols=3,k=3,rows=3")
+    files = DataDir(tmp_path).ruleset(rules)
+    staged(enumerate_ruleset, files, rules=rules)
+    staged(solve, files, tmp_path / ".tmp")
+    solution = pq.read_table(files.solution)
+    rows = solution.to_pylist()
+    wrong = next(row for row in rows if row["value"] == "win" and row["remoteness"] > 2)
+    wrong["remoteness"] = 1
+    pq.write_table(pa.Table.from_pylist(rows, schema=solution.schema), files.solution)
+    key = pq.read_table(files.positions).filter(pc.equal(pq.read_table(files.positions)["id"], wrong["id"]))["key"]
+    text = rules.game.space(rules).texts(key.to_numpy())[0].as_py()
+    named = text if with_rules else f"key {key[0].as_py()}"
+    with pytest.raises(VerificationError, match=f"win: 1 positions, e.g. {re.escape(named)}"):
+        staged(verify, files, tmp_path / ".tmp", rules=rules if with_rules else None, impartial=False)

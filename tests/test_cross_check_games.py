@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.datadir.layout import DataDir
-from pipeline.games import TRANSITION_SCHEMA
+from pipeline.games import TRANSITION_SCHEMA, position_texts
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
@@ -129,7 +129,7 @@ def test_space_is_the_references_move_graph(ruleset):
     rules = Ruleset.parse(ruleset)
     space = rules.game.space(rules)
     positions = space.positions()
-    text_of = dict(zip(positions["id"].to_pylist(), positions["text"].to_pylist()))
+    text_of = dict(zip(positions["id"].to_pylist(), position_texts(space, positions).to_pylist()))
     transitions = pa.Table.from_batches(list(space.transitions()), schema=TRANSITION_SCHEMA)
     graph: dict[str, set[str]] = {text: set() for text in text_of.values()}
     for src, dst in zip(transitions["src"].to_pylist(), transitions["dst"].to_pylist()):

@@ -265,6 +265,24 @@ RULESET_FILES = (
 )
 
 
+#: positions.parquet's second column where the game makes its texts from keys (Space.keyed).
+KEY = Column(
+    "key",
+    pa.int64(),
+    "in place of `text` where the game makes its texts from keys (connect: John Tromp's key): "
+    "the text is tablebase.parquet's `position`",
+)
+
+
+def documented_schema(kind: FileKind, schema: pa.Schema) -> pa.Schema:
+    """The documented schema of a file of `kind` with the game columns of `schema`; a
+    positions file holding keys has `key` in place of `text`."""
+    documented = kind.schema(game_fields(schema, kind))
+    if kind is POSITIONS and schema.names[1:2] == [KEY.name]:
+        documented = documented.set(1, KEY.field)
+    return documented
+
+
 def game_fields(schema: pa.Schema, kind: FileKind) -> list[pa.Field]:
     """The fields of `schema` between `kind`'s leading and trailing columns."""
     return list(schema)[len(kind.head) : len(schema) - len(kind.tail)]

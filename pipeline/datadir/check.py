@@ -40,7 +40,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, game_fields
+from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
@@ -435,7 +435,7 @@ def check_ruleset(
             report.add(path, f"not a readable Parquet file ({error})")
             ok = False
             continue
-        if schema.remove_metadata() != kind.schema(game_fields(schema, kind)):
+        if schema.remove_metadata() != documented_schema(kind, schema):
             report.add(path, f"its schema is not the documented one for {kind.name}.parquet")
             ok = False
             continue

@@ -96,10 +96,12 @@ class Engine(Protocol):
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
+        convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     ) -> int:
         """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
         and deterministically (the same rows give the same bytes on every engine); the
-        number of rows. `observe` sees each row group as written."""
+        number of rows. `observe` sees each row group as written; `convert` makes each batch
+        of the query's rows into the file's (export: keys into texts)."""
 
     def transitions(
         self,

@@ -76,8 +76,9 @@ class DuckDBEngine:
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
+        convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     ) -> int:
-        return write_select(self.con, sql, path, schema, encoding, observe)
+        return write_select(self.con, sql, path, schema, encoding, observe, convert)
 
     def transitions(
         self,

@@ -242,10 +242,11 @@ class SparkEngine:
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
         observe: Callable[[pa.Table], None] | None = None,
+        convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     ) -> int:
         """Spark writes part files, in order, into the scratch folder; they are copied into
         `path` in that order, batch by batch, so no process holds the whole result."""
-        return write_batches(self.batches(sql, path.stem), path, schema, encoding, observe)
+        return write_batches(self.batches(sql, path.stem), path, schema, encoding, observe, convert)
 
     def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
         """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into

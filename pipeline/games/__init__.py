@@ -6,6 +6,7 @@ Plug-ins and the rest of the pipeline take the contract's names from here
 
 from pipeline.games.contract import (
     POSITION_COLUMNS,
+    POSITION_KEY,
     RANKS,
     START,
     TRANSITION_SCHEMA,
@@ -16,6 +17,7 @@ from pipeline.games.contract import (
     first_line,
     impartial_problem,
     legal_starts,
+    position_texts,
     read_position,
 )
 from pipeline.games.registry import (
@@ -31,6 +33,7 @@ from pipeline.games.registry import (
 __all__ = [
     "ENTRY_POINTS",
     "POSITION_COLUMNS",
+    "POSITION_KEY",
     "RANKS",
     "START",
     "TRANSITION_SCHEMA",
@@ -47,5 +50,6 @@ __all__ = [
     "impartial_problem",
     "legal_starts",
     "plugin_failure",
+    "position_texts",
     "read_position",
 ]

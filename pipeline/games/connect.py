@@ -31,7 +31,7 @@ from pipeline.core.params import IntParam
 from pipeline.core.values import Value
 from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher
-from pipeline.games.contract import POSITION_COLUMNS, Rules, Size, Space
+from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Rules, Size, Space
 from pipeline.games.tictactoe import Board
 from pipeline.storage.threads import in_order
 
@@ -274,6 +274,8 @@ def _column_counts(rows: int, k: int) -> list[list[list[int]]]:
 
 
 class ConnectSpace(Space):
+    keyed = True  # positions hold Tromp's key; the tablebase's texts are made from it
+
     def __init__(self, cols: int, rows: int, k: int):
         self.cols, self.rows, self.k = cols, rows, k
         self.cells = cols * rows
@@ -441,7 +443,6 @@ class ConnectSpace(Space):
         return self._positions(keys[lo:hi], won[lo:hi], ply, self._first[ply] + lo)
 
     def _positions(self, keys: np.ndarray, won: np.ndarray, ply: int, first: int) -> pa.Table:
-        x, discs = self.split(keys)
         n = keys.size
         code = np.where(won, 0, 1 if ply == self.cells else -1)  # 0 loss, 1 tie, -1 not over
         # the words as codes: the positions file's writer takes them as they are
@@ -451,7 +452,7 @@ class ConnectSpace(Space):
         return pa.Table.from_arrays(
             [
                 pa.array(np.arange(first, first + n, dtype=np.int64)),
-                self._texts(x, discs),
+                pa.array(keys, pa.int64()),  # the texts are made from them for the tablebase (texts)
                 terminal,
                 pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int8), pa.array([MARKS[ply % 2]])),
                 pa.array(np.full(n, ply, dtype=np.int8)),
@@ -464,8 +465,11 @@ class ConnectSpace(Space):
         words = pa.dictionary(pa.int8(), pa.string())
         head = POSITION_COLUMNS.set(
             POSITION_COLUMNS.get_field_index("terminal"), POSITION_COLUMNS.field("terminal").with_type(words)
-        )
+        ).set(POSITION_COLUMNS.get_field_index("text"), POSITION_KEY)
         return head.append(pa.field("to_move", words)).append(pa.field("discs", pa.int8()))
+
+    def texts(self, keys: np.ndarray) -> pa.Array:
+        return self._texts(*self.split(np.asarray(keys, dtype=np.int64)))
 
     def _texts(self, x: np.ndarray, discs: np.ndarray) -> pa.Array:
         """The position texts: rows top to bottom joined by '/', written as bytes cell by

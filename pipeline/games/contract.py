@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pyarrow as pa
 
+from pipeline.core.dataset import KEY
 from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ POSITION_COLUMNS = pa.schema(
         pa.field("terminal", pa.string()),
     ]
 )
+
+#: The column a keyed space's positions hold in place of `text` (Space.keyed).
+POSITION_KEY = KEY.field
 
 #: The schema of every batch of transitions.
 TRANSITION_SCHEMA = pa.schema(
@@ -120,6 +124,14 @@ class Space:
                   holding one part's positions and moves at a time, never every position
                   (connect:cols=5,rows=6 has a billion). positions() and rank() default to
                   every part's, for check-game and the Spark engine's driver.
+      keyed and texts(keys)
+                  False: positions() gives each position's text. A space whose texts are
+                  made from a 64-bit key (connect: John Tromp's key) may set keyed = True:
+                  its positions then hold `key` (POSITION_KEY, int64) where the others
+                  hold `text`, and texts(keys) makes the texts of any keys (an int64 NumPy
+                  array) as a pyarrow string array. positions.parquet then stores the keys,
+                  which cost a byte or two each, and each text is made and compressed once,
+                  for the tablebase (twice was a fifth of a Connect-Four build).
       transitions_from(ids)
                   None: not offered. A game with a rank that can generate the moves of
                   any positions it is given (ids: an ascending array of ids) yields the
@@ -132,6 +144,10 @@ class Space:
     #: A folder for the space's own scratch files, set by enumerate before it asks for
     #: anything (None: keep everything in memory); removed when enumerate ends.
     scratch: Path | None = None
+    keyed = False
+
+    def texts(self, keys: Any) -> pa.Array:
+        raise NotImplementedError
 
     def positions(self) -> pa.Table:
         if type(self).positions_part is Space.positions_part:
@@ -174,6 +190,14 @@ class Space:
 
     def transitions_from(self, ids: Any) -> Iterator[pa.RecordBatch] | None:
         return None
+
+
+def position_texts(space: Space, positions: pa.Table) -> pa.Array:
+    """The texts of a positions table of `space`: its `text`, or the texts of its keys
+    where the space is keyed."""
+    if space.keyed:
+        return space.texts(positions[POSITION_KEY.name].to_numpy())
+    return positions["text"].combine_chunks()
 
 
 class Game:

@@ -25,6 +25,7 @@ from pipeline.core.errors import DataError, TablebaseError
 from pipeline.core.values import TERMINAL
 from pipeline.games import (
     POSITION_COLUMNS,
+    POSITION_KEY,
     RANKS,
     TRANSITION_SCHEMA,
     Space,
@@ -33,6 +34,7 @@ from pipeline.games import (
     failed,
     find_game,
     impartial_problem,
+    position_texts,
 )
 from pipeline.games.rulesets import Ruleset
 
@@ -90,10 +92,12 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     space = game.space(rules)
     positions = space.positions()
     expected = POSITION_COLUMNS.names + list(game.columns)
+    if space.keyed:  # the key in place of the text (Space.keyed)
+        expected[POSITION_COLUMNS.get_field_index("text")] = POSITION_KEY.name
     if positions.schema.names != expected:
         return [f"{label}: positions() has columns {positions.schema.names}, not {expected}"]
     ids = positions["id"].to_pylist()
-    texts = positions["text"].to_pylist()
+    texts = position_texts(space, positions).to_pylist()
     if len(set(ids)) != len(ids):
         problems.append(f"{label}: position ids are not unique")
     if len(set(texts)) != len(texts):

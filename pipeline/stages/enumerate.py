@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pipeline.core.dataset import POSITIONS, TRANSITIONS, game_fields
+from pipeline.core.dataset import POSITIONS, TRANSITIONS, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
-from pipeline.games import RANKS, Space
+from pipeline.games import POSITION_KEY, RANKS, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.games.rulesets import Ruleset
 from pipeline.graph.moves import Counted
@@ -109,7 +109,7 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                 table, ids, rank_column = numbering.renumber(positions), None, pa.array(numbering.rank, pa.int32())
             # one schema for every ruleset of a game, whichever columns happen to hold no NULL
             empty = _with_counts(table.slice(0, 0), np.zeros(0), rank_column[:0])
-            schema = with_dictionaries(POSITIONS.schema(game_fields(empty.schema, POSITIONS)), ("terminal",))
+            schema = positions_schema(empty.schema)
 
             def parts() -> Iterator[pa.RecordBatch]:
                 for lo in range(0, table.num_rows, ROW_GROUP_ROWS):
@@ -120,7 +120,7 @@ def enumerate_ruleset(run: Run) -> Enumerated:
                         _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
                     )
 
-            write_batches(parts(), out.positions, schema, positions_encoding(rules))
+            write_batches(parts(), out.positions, schema, positions_encoding(rules, schema))
 
         engine_session = run.engine
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -203,9 +203,9 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                 stage.count(counts["transitions"])
             table = _with_counts(positions, made, pa.array(np.full(n, part_rank, dtype=np.int32)))
             if schema is None:
-                schema = with_dictionaries(POSITIONS.schema(game_fields(table.schema, POSITIONS)), ("terminal",))
+                schema = positions_schema(table.schema)
                 written = writer.submit(
-                    write_batches, _until_done(positions_out), out.positions, schema, positions_encoding(rules)
+                    write_batches, _until_done(positions_out), out.positions, schema, positions_encoding(rules, schema)
                 )
             _hand(positions_out, table.cast(schema), written)
             next_id += n
@@ -256,9 +256,18 @@ def _until_done(items: queue.Queue) -> Iterator[pa.Table]:
         yield from item.to_batches()
 
 
-def positions_encoding(rules: Ruleset) -> Encoding:
-    """The positions file's delta-encoded columns (the ids, and the texts unless the game's
-    are all of one length: Game.fixed_texts), and its texts without min/max."""
+def positions_schema(table: pa.Schema) -> pa.Schema:
+    """The positions file's schema for a game's positions table: POSITIONS with the game's
+    columns, `key` in place of `text` where the space is keyed (Space.keyed), the terminal
+    words a dictionary."""
+    return with_dictionaries(documented_schema(POSITIONS, table), ("terminal",))
+
+
+def positions_encoding(rules: Ruleset, schema: pa.Schema) -> Encoding:
+    """The positions file's delta-encoded columns (the ids, the keys, and the texts unless
+    the game's are all of one length: Game.fixed_texts), and its texts without min/max."""
+    if POSITION_KEY.name in schema.names:
+        return Encoding(delta=("id", POSITION_KEY.name))  # keys ascend ply by ply
     return Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "text"), unranged=("text",))
 
 

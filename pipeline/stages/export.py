@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -24,7 +26,8 @@ from pipeline.datadir.check import forget, listed_sums, remember, write_sums
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import write_database
 from pipeline.engines import literal, run_levels
-from pipeline.games import impartial_problem, legal_starts
+from pipeline.games import POSITION_KEY, impartial_problem, legal_starts
+from pipeline.games.rulesets import Ruleset
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
 from pipeline.storage.parquet import Encoding, read_table, require, sha256, with_dictionaries, write_table
@@ -53,7 +56,9 @@ def export(run: Run) -> CatalogRow:
                 db.register(view, getattr(files, view))
             start_text = rules.game.start(rules)
             starts = legal_starts(rules)
-            ids = find_texts(files.positions, [*starts, start_text])  # a legal start, unless a plug-in says not
+            # a keyed space's positions hold keys, its texts made from them (Space.keyed)
+            texts = text_maker(rules, files.positions)
+            ids = find_texts(files.positions, [*starts, start_text], texts)  # a legal start, unless a plug-in says not
             missing = {*starts, start_text} - set(ids)
             if missing:
                 raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
@@ -67,13 +72,14 @@ def export(run: Run) -> CatalogRow:
             schema = with_dictionaries(
                 TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)), ("ruleset", "value")
             )
+            text = "p.text" if texts is None else f"p.{POSITION_KEY.name}"
             stage.phase("writing", share["write"])
             with stage.expecting(seconds["write"], f"{total:,} positions"):
                 source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
                 tally = Tally()
                 db.write(
                     f"""
-                  SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, p.text AS position,
+                  SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, {text} AS position,
                          {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
                          s.remoteness, s.grundy, r.seen AS reachable
                   FROM {source} {order}""",
@@ -81,6 +87,7 @@ def export(run: Run) -> CatalogRow:
                     schema,
                     Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",)),
                     observe=tally.add,
+                    convert=None if texts is None else _with_texts(texts),
                 )
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
@@ -153,15 +160,43 @@ def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
     return {row["values"]: row["counts"] for row in pc.value_counts(column).to_pylist()}
 
 
-def find_texts(positions: Path, texts: list[str]) -> dict[str, int]:
+def text_maker(rules: Ruleset, positions: Path) -> Callable[[np.ndarray], pa.Array] | None:
+    """Where the positions file holds keys rather than texts (Space.keyed), what makes the
+    texts of keys: the ruleset's space's `texts`; else None."""
+    if POSITION_KEY.name not in pq.read_schema(positions).names:
+        return None
+    space = rules.game.space(rules)
+    if not space.keyed:
+        raise DataError(f"{positions} holds keys, but game {rules.game_name} makes no texts from keys: rebuild it")
+    return space.texts
+
+
+def _with_texts(texts: Callable[[np.ndarray], pa.Array]) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
+    """A batch of the tablebase with its third column, the positions' keys, as their texts."""
+
+    def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
+        keys = batch.column(2).to_numpy(zero_copy_only=False)
+        return batch.set_column(2, batch.schema.field(2).with_type(pa.string()), texts(keys))
+
+    return convert
+
+
+def find_texts(
+    positions: Path, texts: list[str], text_of: Callable[[np.ndarray], pa.Array] | None = None
+) -> dict[str, int]:
     """The ids of the positions with these texts (those found), read row group by row
     group from the last: numbered rank by rank, the positions play begins from are in the
-    highest rank, the file's last rows, so the rest of the texts are never read."""
+    highest rank, the file's last rows, so the rest of the texts are never read. `text_of`:
+    where the file holds keys, what makes their texts (text_maker)."""
     wanted = pa.array(sorted(set(texts)), pa.string())
     found: dict[str, int] = {}
     source = pq.ParquetFile(positions)
     for group in reversed(range(source.metadata.num_row_groups)):
-        rows = source.read_row_group(group, columns=["text", "id"])
+        if text_of is None:
+            rows = source.read_row_group(group, columns=["text", "id"])
+        else:
+            rows = source.read_row_group(group, columns=[POSITION_KEY.name, "id"])
+            rows = pa.table({"text": text_of(rows[POSITION_KEY.name].to_numpy()), "id": rows["id"]})
         hits = rows.filter(pc.is_in(rows["text"], value_set=wanted))
         found.update(zip(hits["text"].to_pylist(), hits["id"].to_pylist()))
         if len(found) == len(wanted):

@@ -10,6 +10,7 @@ the build before anything is published.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -17,6 +18,7 @@ from pipeline.core import values
 from pipeline.core.dataset import VERIFICATION
 from pipeline.core.errors import VerificationError
 from pipeline.datadir.layout import RulesetFiles
+from pipeline.games import POSITION_KEY
 from pipeline.stages.run import Run
 from pipeline.storage.parquet import read_table, require, sha256, write_table
 from pipeline.storage.progress import Stage
@@ -94,6 +96,17 @@ CHECKS: list[tuple[str, str, str]] = [
 VERIFICATION_SCHEMA = VERIFICATION.schema()
 
 
+def _examples(run: Run, rows: list[tuple]) -> dict[int, str]:
+    """The texts of failing positions (rows of the positions file: id, then text or key):
+    a keyed space's made from their keys (Space.keyed), or for files alone `key <key>`."""
+    if not rows or pq.read_schema(run.files.positions).names[1] != POSITION_KEY.name:
+        return {row[0]: row[1] for row in rows}
+    if run.rules is None or not (space := run.rules.game.space(run.rules)).keyed:
+        return {row[0]: f"key {row[1]}" for row in rows}
+    made = space.texts(np.array([row[1] for row in rows], dtype=np.int64)).to_pylist()
+    return {row[0]: text for row, text in zip(rows, made)}
+
+
 def verify(run: Run) -> pa.Table:
     """Check the run's solution against its positions and transitions (and, where the game
     is not `run.impartial`, that it has no Grundy value).
@@ -132,9 +145,8 @@ def verify(run: Run) -> pa.Table:
                 done += held
                 stage.count(done, positions)
             first = [id_ for id_ in row[1::2] if id_ is not None]
-            texts = dict(
-                db.rows(f"SELECT id, text FROM positions WHERE id IN ({', '.join(map(str, first))})") if first else []
-            )
+            examples = f"SELECT * FROM positions WHERE id IN ({', '.join(map(str, first))})"
+            texts = _examples(run, db.rows(examples) if first else [])
         finally:
             db.release()
         failures = sum(row[0::2])

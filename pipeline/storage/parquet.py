@@ -126,11 +126,12 @@ def write_select(
     schema: pa.Schema,
     encoding: Encoding = AS_TYPED,
     observe: Callable[[pa.Table], None] | None = None,
+    convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> int:
     """Write the rows of a DuckDB `select` (columns in `schema`'s order) to `path` atomically,
     with exactly `schema`: DuckDB would mark columns without NULLs required, so files of
     one kind would differ in schema. The number of rows."""
-    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, encoding, observe)
+    return write_batches(con.sql(select).to_arrow_reader(ROW_GROUP_ROWS), path, schema, encoding, observe, convert)
 
 
 def write_batches(
@@ -139,13 +140,15 @@ def write_batches(
     schema: pa.Schema,
     encoding: Encoding = AS_TYPED,
     observe: Callable[[pa.Table], None] | None = None,
+    convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
     `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
     (the last one shorter), each dictionary column with its strings in the order they first
     occur in the row group: however the rows arrive, from a game's batches, DuckDB or
     Spark's part files, the same rows give the same bytes. `observe` sees each row group as
-    written (to count while writing). The number of rows."""
+    written (to count while writing); `convert` makes each batch given into the file's
+    (export: keys into their texts). The number of rows."""
     with atomic_path(path) as tmp:
         writer = BatchWriter(tmp, schema, encoding)
 
@@ -166,7 +169,8 @@ def write_batches(
             with _Behind(writer.write) as behind:  # encoding and compressing overlap making the next rows
                 pending: list[pa.RecordBatch] = []
                 held = 0
-                for batch in batches:
+                for given in batches:
+                    batch = given if convert is None else convert(given)
                     pending.append(
                         pa.RecordBatch.from_arrays(
                             [_conform(column, field.type) for column, field in zip(batch.columns, schema)],

@@ -31,7 +31,7 @@ WITH s AS (
     -- normal play: every finished position is lost by the mover
     SELECT bool_and(terminal = :loss_word) AS normal_play FROM positions WHERE terminal IS NOT NULL
 )
-SELECT p.id, p.text, p.terminal,
+SELECT p.id, p.terminal,
        CASE p.terminal WHEN :win_word THEN :win WHEN :loss_word THEN :loss WHEN :tie_word THEN :tie
                        WHEN :draw_word THEN :draw END AS terminal_code,
        p.moves, s.value, s.code, s.remoteness, s.id IS NOT NULL AS solved,
