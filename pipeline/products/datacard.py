@@ -13,7 +13,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, Column, FileKind, game_fields
+from pipeline.core.dataset import (
+    CATALOG,
+    KEY,
+    POSITIONS,
+    RULESET_FILES,
+    TABLEBASE,
+    CatalogRow,
+    Column,
+    FileKind,
+    game_fields,
+)
 from pipeline.core.values import in_words
 from pipeline.games import find_game
 
@@ -60,6 +70,8 @@ def _fixed(columns: tuple[Column, ...]) -> list[tuple[str, pa.DataType, bool, st
 def _file_section(kind: FileKind) -> list[str]:
     lines = [f"### `{kind.name}.parquet`", "", kind.what[0].upper() + kind.what[1:] + ".", ""]
     columns = _fixed(kind.head)
+    if kind is POSITIONS:  # a game that makes its texts from keys stores the keys instead
+        columns[2:2] = _fixed((KEY,))
     if kind.game_columns:
         columns.append(("(game columns)", None, True, "the position decoded; per game, below"))
     columns += _fixed(kind.tail)
