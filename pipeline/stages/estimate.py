@@ -54,12 +54,24 @@ ARRAYS_PER_TRANSITION = 4
 WINDOW_GAME = 32
 WINDOW_ARRAYS = 16
 REACH_PER_POSITION = 1
-#: Disk while building: the moves spilled in rank order (12 B, not where the game makes
-#: them rank by rank), transitions.parquet (measured 1.2-1.7 B) and DuckDB's spill files,
-#: per transition; the position files.
+#: Disk while building. Per transition: the moves spilled in rank order
+#: (12 B, not where the game makes them rank by rank), transitions.parquet and DuckDB's
+#: spill files. The data folder peaked 8.9-10.4 B a move above its finished files while
+#: nim and hackenbush spilled theirs (nim:start=10-20-30-40 and its coin variant,
+#: hackenbush:fib=7), whose transitions.parquet took 1.7-3.1 B; 1.0-3.5 B a move where the
+#: moves come rank by rank (sticks, octal, chopsticks). Per position: its texts in
+#: positions.parquet and tablebase.parquet and its value in solution.parquet, texts of any
+#: length: measured 3.5-7.3 B on chopsticks and nim, 10-19 B on tictactoe, octal, sticks
+#: and hackenbush:fib=7, 60 B on a hackenbush path of 500 edges (texts of 250 edges on
+#: average, each edge also a move, counted 16 B).
 DISK_PER_TRANSITION = 16
 SPILL_PER_TRANSITION = 12
 DISK_PER_POSITION = 40
+#: The data folder's own files beside a ruleset's: tablebases.duckdb (0.5 MB, the same for
+#: 1 or 19 rulesets) written aside before the old one goes, the catalog, SHA256SUMS and the
+#: ruleset's summaries: tictactoe's whole data folder took 0.67 MB, its positions and
+#: transitions counted at 0.5 MiB.
+DISK_BASE = 4 * MiB
 #: Address space a build reserves beyond the memory it uses, counted only against an
 #: address-space limit (ulimit -v, RLIMIT_AS): the threads' stacks and malloc arenas,
 #: DuckDB's above all, reserved whole and mostly never touched. Measured on 2 cores:
@@ -104,7 +116,7 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
         + min(MOVE_BATCHES, 64 * size.transitions)
     )
     per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
-    disk = per_transition * size.transitions + DISK_PER_POSITION * size.positions
+    disk = DISK_BASE + per_transition * size.transitions + DISK_PER_POSITION * size.positions
     heap = engine.heap() if engine is not None else None
     if heap is not None:
         return Estimate(rules, size, enumerating + heap, disk)
