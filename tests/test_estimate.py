@@ -70,6 +70,41 @@ def test_the_disk_estimate_holds_a_built_ruleset_and_its_data_folder(tmp_path, r
     assert taken <= estimate(rules).disk, ruleset
 
 
+#: What connect's data folder took at its peak, sampled with `du -sb` (BENCHMARKS.md, "The
+#: disk a build takes"), its positions.parquet then holding the boards' texts.
+CONNECT_PEAKS = {
+    "connect:cols=4,rows=6": 147_605_175,
+    "connect:cols=5,rows=5": 621_502_057,
+    "connect:cols=6,rows=4": 868_576_791,
+    "connect:cols=5,rows=6": 14_668_387_521,
+}
+
+
+@pytest.mark.parametrize("ruleset, peak", CONNECT_PEAKS.items())
+def test_connect_is_estimated_above_the_disk_its_builds_took(ruleset, peak):
+    assert estimate(Ruleset.parse(ruleset)).disk > peak
+
+
+def test_connect_5x6_fits_a_disk_of_60_GB():
+    """The figures for any game (40 B a position, 4 B a move rank by rank) asked 125.5 GiB
+    for the 14.7 GB 5×6 took, so `make billion` needed --no-size-check; connect's own ask
+    a third of that, on a bound of 2.6 times its positions."""
+    assert estimate(Ruleset.parse("connect:cols=5,rows=6")).disk < 60 * 10**9
+
+
+@pytest.mark.parametrize(
+    "ruleset", ["chopsticks:fingers=12,hands=3", "sticks:rows=10", SMALL[5]], ids=lambda ruleset: ruleset[:30]
+)
+def test_a_game_without_disk_figures_of_its_own_is_counted_for_texts_of_any_length(ruleset):
+    """40 B a position and 16 B a move, 4 B rank by rank: hackenbush's texts list every
+    edge left (a path of 500 edges took 60 B a position in its files), beside each move."""
+    rules = Ruleset.parse(ruleset)
+    size = rules.game.size(rules)
+    assert size.disk_per_position is None and size.disk_per_transition is None
+    per_transition = 4 if size.by_rank else 16
+    assert estimate(rules).disk >= 40 * size.positions + per_transition * size.transitions
+
+
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *args],

@@ -43,6 +43,18 @@ KEY_BITS = 63
 #: 123 M and 141 M) build 1.3 s quicker unspilled; 5×6 (2.7 G) spills.
 SPILL = 1 << 28
 HELD = 3
+#: What a position and a move take on disk at a build's peak (Size.disk_per_position and
+#: disk_per_transition, pipeline/stages/estimate.py), measured on 4×6, 5×5, 6×4 and 5×6: a
+#: board takes 2.8-3.4 B in positions.parquet as a text (0.7 B as a key, since), 3.1-3.7 B
+#: in tablebase.parquet, 0.4 B in solution.parquet, a move 1.0-1.1 B in transitions.parquet.
+#: Plies kept in scratch (past SPILL) take 9 B a position until enumerate ends, beside the
+#: positions and transitions files: 5×6's data folder peaked there, at 14.7 GB, 12.0 B a
+#: position and 1.0 B a move (solve's scratch added under 0.9 GB to its files later); the
+#: boards that keep their plies in memory peak as they end, at 6.3-7.4 B and 1.0-1.1 B
+#: (4.2 B and 1.1 B on 6×4 with keys). Hence 13 B, the plies' 9 B beside the longest text
+#: measured, and 2 B; the figures for any game (40 B and 4 B) asked 125.5 GiB for 5×6.
+DISK_PER_POSITION = 13
+DISK_PER_MOVE = 2
 #: Parts a ply is expanded in, on two threads.
 GENERATE_PARTS = 4
 #: A column's cells are written by one table lookup of its bits while the table (2**F
@@ -92,7 +104,15 @@ class Connect(Board):
         plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
         # every move leads to the next ply: a stage holds two plies at a time
         window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
-        return Size(sum(plies), transitions, ranked=True, by_rank=True, window=window)
+        return Size(
+            sum(plies),
+            transitions,
+            ranked=True,
+            by_rank=True,
+            window=window,
+            disk_per_position=DISK_PER_POSITION,
+            disk_per_transition=DISK_PER_MOVE,
+        )
 
     def space(self, rules: Rules) -> ConnectSpace:
         return ConnectSpace(rules["cols"], rules["rows"], rules["k"])

@@ -76,7 +76,8 @@ class Size:
     where the game has a rank (Space.rank), `by_rank` where it also generates its moves
     rank by rank (Space.transitions_from): what the build holds in memory and on disk
     depends on both (pipeline/stages/estimate.py); unsure, leave them False. `window` for a space
-    streamed part by part."""
+    streamed part by part; `disk_per_position` and `disk_per_transition` for a game whose
+    files take far less than the estimate's figures for any game."""
 
     positions: int
     transitions: int
@@ -86,6 +87,12 @@ class Size:
     #: Where the space lists its positions part by part (Space.positions_part): a bound on
     #: the positions a stage holds at once, the widest rank and the ranks its moves lead to.
     window: int | None = None
+    #: Bytes a position and a transition (of those counted above) take on disk at the
+    #: build's peak, files and scratch, where the game has measured its own (connect's
+    #: boards). None: the estimate's figures for any game (pipeline/stages/estimate.py:
+    #: 40 B a position, whatever its texts' length; 16 B a transition, 4 B where `by_rank`).
+    disk_per_position: int | None = None
+    disk_per_transition: int | None = None
 
 
 class Space:

@@ -54,7 +54,8 @@ ARRAYS_PER_TRANSITION = 4
 WINDOW_GAME = 32
 WINDOW_ARRAYS = 16
 REACH_PER_POSITION = 1
-#: Disk while building. Per transition: the moves spilled in rank order
+#: Disk while building, for a game whose Size does not give its own (disk_per_position,
+#: disk_per_transition: connect's boards). Per transition: the moves spilled in rank order
 #: (12 B, not where the game makes them rank by rank), transitions.parquet and DuckDB's
 #: spill files. The data folder peaked 8.9-10.4 B a move above its finished files while
 #: nim and hackenbush spilled theirs (nim:start=10-20-30-40 and its coin variant,
@@ -115,8 +116,11 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
         + PER_LISTED * getattr(size, "listed", 0)
         + min(MOVE_BATCHES, 64 * size.transitions)
     )
-    per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
-    disk = DISK_BASE + per_transition * size.transitions + DISK_PER_POSITION * size.positions
+    per_transition = size.disk_per_transition
+    if per_transition is None:
+        per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
+    per_position = DISK_PER_POSITION if size.disk_per_position is None else size.disk_per_position
+    disk = DISK_BASE + per_transition * size.transitions + per_position * size.positions
     heap = engine.heap() if engine is not None else None
     if heap is not None:
         return Estimate(rules, size, enumerating + heap, disk)
