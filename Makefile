@@ -118,11 +118,12 @@ big: $(VENV)/.installed
 	$(BIN)/tablebase build --all --rulesets rulesets-big.toml --data $(DATA)
 
 # connect:cols=5,rows=6, a billion positions, into data/: out of core on 2 cores, about half
-# an hour, 6-7 GiB of memory, 15 GB of disk at the peak and 9 GB kept (BENCHMARKS.md). --no-size-check: the estimate
-# bounds its positions by 2.7 billion, 2.6 times the real count (no horizontal or diagonal
-# lines counted), and its disk by the files unencoded: it asks for 22.2 GiB of memory and 125.5 GiB of disk.
+# an hour, 6-7 GiB of memory, 15 GB of disk at the peak and 9 GB kept (BENCHMARKS.md). The
+# estimate asks for 22.2 GiB of memory and 45 GiB of disk: it bounds the positions by 2.7
+# billion, 2.6 times the real count (no horizontal or diagonal lines counted). With less
+# memory or disk free, it is refused before any work.
 billion: $(VENV)/.installed
-	$(BIN)/tablebase build connect:cols=5,rows=6 --no-size-check --data $(DATA)
+	$(BIN)/tablebase build connect:cols=5,rows=6 --data $(DATA)
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

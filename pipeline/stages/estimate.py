@@ -57,14 +57,13 @@ REACH_PER_POSITION = 1
 #: Disk while building, for a game whose Size does not give its own (disk_per_position,
 #: disk_per_transition: connect's boards). Per transition: the moves spilled in rank order
 #: (12 B, not where the game makes them rank by rank), transitions.parquet and DuckDB's
-#: spill files. The data folder peaked 8.9-10.4 B a move above its finished files while
-#: nim and hackenbush spilled theirs (nim:start=10-20-30-40 and its coin variant,
-#: hackenbush:fib=7), whose transitions.parquet took 1.7-3.1 B; 1.0-3.5 B a move where the
-#: moves come rank by rank (sticks, octal, chopsticks). Per position: its texts in
-#: positions.parquet and tablebase.parquet and its value in solution.parquet, texts of any
-#: length: measured 3.5-7.3 B on chopsticks and nim, 10-19 B on tictactoe, octal, sticks
-#: and hackenbush:fib=7, 60 B on a hackenbush path of 500 edges (texts of 250 edges on
-#: average, each edge also a move, counted 16 B).
+#: spill files (BENCHMARKS.md, "The disk a build takes"). The data folder peaked 8.9-10.4 B
+#: a move above its finished files where nim, hackenbush and tictactoe spilled theirs, whose
+#: transitions.parquet took 1.4-3.1 B; 1.0-3.5 B a move where nothing is spilled (sticks,
+#: octal, chopsticks). Per position: its texts in positions.parquet and tablebase.parquet
+#: and its value in solution.parquet, texts of any length: measured 3.5-7.3 B on chopsticks
+#: and nim, 9-19 B on tictactoe, octal, sticks and hackenbush:fib=7, 60 B on a hackenbush
+#: path of 500 edges (texts of 250 edges on average, each edge also a move, counted 16 B).
 DISK_PER_TRANSITION = 16
 SPILL_PER_TRANSITION = 12
 DISK_PER_POSITION = 40
