@@ -60,6 +60,8 @@ GENERATE_PARTS = 4
 #: A column's cells are written by one table lookup of its bits while the table (2**F
 #: rows of `rows` characters) stays small; taller columns are written cell by cell.
 TABLE_BITS = 16
+#: Positions whose texts are made at a time (ConnectSpace.texts).
+TEXT_ROWS = 1 << 16
 MARKS = "xo"
 
 
@@ -489,7 +491,14 @@ class ConnectSpace(Space):
         return head.append(pa.field("to_move", words)).append(pa.field("discs", pa.int8()))
 
     def texts(self, keys: np.ndarray) -> pa.Array:
-        return self._texts(*self.split(np.asarray(keys, dtype=np.int64)))
+        """The texts of any keys, made TEXT_ROWS at a time (what each step writes stays in
+        the cache: a quarter quicker than a million at once)."""
+        keys = np.asarray(keys, dtype=np.int64)
+        if keys.size <= TEXT_ROWS:
+            return self._texts(*self.split(keys))
+        return pa.concat_arrays(
+            [self._texts(*self.split(keys[lo : lo + TEXT_ROWS])) for lo in range(0, keys.size, TEXT_ROWS)]
+        )
 
     def _texts(self, x: np.ndarray, discs: np.ndarray) -> pa.Array:
         """The position texts: rows top to bottom joined by '/', written as bytes cell by

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError, OutputError
+from pipeline.storage.threads import in_order
 
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 1 << 20
@@ -169,8 +170,8 @@ def write_batches(
             with _Behind(writer.write) as behind:  # encoding and compressing overlap making the next rows
                 pending: list[pa.RecordBatch] = []
                 held = 0
-                for given in batches:
-                    batch = given if convert is None else convert(given)
+                # converted on two threads, ahead of the rows laid out here
+                for batch in batches if convert is None else in_order(convert, batches, ahead=3):
                     pending.append(
                         pa.RecordBatch.from_arrays(
                             [_conform(column, field.type) for column, field in zip(batch.columns, schema)],
