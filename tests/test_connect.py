@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.errors import PositionError, RulesetError, VerificationError
+from pipeline.core.errors import DataError, PositionError, RulesetError, VerificationError
 from pipeline.datadir.layout import DataDir
 from pipeline.engines import duckdb_engine
 from pipeline.games import connect
@@ -306,3 +306,22 @@ def test_a_failing_check_names_the_board_its_key_makes(tmp_path, with_rules):
     named = text if with_rules else f"key {key[0].as_py()}"
     with pytest.raises(VerificationError, match=f"win: 1 positions, e.g. {re.escape(named)}"):
         staged(verify, files, tmp_path / ".tmp", rules=rules if with_rules else None, impartial=False)
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        lambda keys: pa.array(["x"] * (len(keys) - 1)),  # a text short
+        lambda keys: pa.array(keys),  # numbers
+        lambda keys: pa.array([None] * len(keys), pa.string()),  # no texts
+        lambda keys: ["x"] * len(keys),  # not an Arrow array
+    ],
+)
+def test_texts_that_are_not_one_a_key_stop_the_export(tmp_path, monkeypatch, made):
+    """A game's texts(keys) that gives anything but one string a key stops export in one
+    line, before a tablebase is written."""
+    monkeypatch.setattr(connect.ConnectSpace, "texts", lambda self, keys: made(keys))
+    rules = Ruleset.parse("connect:cols=3,k=3,rows=2")
+    with pytest.raises(DataError, match=r"texts\(\) gave .*the game module is wrong"):
+        build(rules, DataDir(tmp_path))
+    assert not DataDir(tmp_path).ruleset(rules).tablebase.exists()

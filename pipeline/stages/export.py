@@ -168,7 +168,20 @@ def text_maker(rules: Ruleset, positions: Path) -> Callable[[np.ndarray], pa.Arr
     space = rules.game.space(rules)
     if not space.keyed:
         raise DataError(f"{positions} holds keys, but game {rules.game_name} makes no texts from keys: rebuild it")
-    return space.texts
+
+    def texts(keys: np.ndarray) -> pa.Array:
+        made = space.texts(keys)
+        if not isinstance(made, pa.Array) or not pa.types.is_string(made.type) or len(made) != keys.size:
+            raise DataError(
+                f"game {rules.game_name}'s texts() gave {type(made).__name__} {getattr(made, 'type', '')} of "
+                f"{len(made) if hasattr(made, '__len__') else '?'} for {keys.size:,} keys, not a string array of "
+                f"one text a key: the game module is wrong"
+            )
+        if made.null_count:
+            raise DataError(f"game {rules.game_name}'s texts() gave no text for some key: the game module is wrong")
+        return made
+
+    return texts
 
 
 def _with_texts(texts: Callable[[np.ndarray], pa.Array]) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
