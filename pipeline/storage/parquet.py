@@ -255,6 +255,9 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
             return chunks[0]  # one string (the ruleset's name): as the steps below would give it
         if len(chunks[0].dictionary) == 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks):
             return pa.concat_arrays(chunks)  # one string in every chunk: as the steps below would give it
+    if len(chunks) > 1 and all(chunk.dictionary.equals(chunks[0].dictionary) for chunk in chunks[1:]):
+        # one dictionary (a game's move names): one pass over the rows, not one a chunk
+        chunks = [pa.concat_arrays(chunks)]
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
     strings = pc.unique(dictionaries)
     # each chunk's codes as positions in `strings` (a dict: pc.index_in spends ~9 ms a call
