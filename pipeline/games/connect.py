@@ -51,8 +51,9 @@ HELD = 3
 #: positions and transitions files: 5×6's data folder peaked there, at 14.7 GB, 12.0 B a
 #: position and 1.0 B a move (solve's scratch added under 0.9 GB to its files later); the
 #: boards that keep their plies in memory peak as they end, at 6.3-7.4 B and 1.0-1.1 B
-#: (4.2 B and 1.1 B on 6×4 with keys). Hence 13 B, the plies' 9 B beside the longest text
-#: measured, and 2 B; the figures for any game (40 B and 4 B) asked 125.5 GiB for 5×6.
+#: (4.2 B and 1.1 B on 6×4 with keys; 5×6 with keys peaked at 12.3 GB). Hence 13 B, the
+#: plies' 9 B beside the longest text measured, and 2 B; the figures for any game (40 B and
+#: 4 B) asked 125.5 GiB for 5×6.
 DISK_PER_POSITION = 13
 DISK_PER_MOVE = 2
 #: Parts a ply is expanded in, on two threads.
