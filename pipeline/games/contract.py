@@ -125,12 +125,16 @@ class Space:
                   not offered: positions() gives every position at once. A space too big
                   for that lists them part by part, in the parts of transitions_part:
                   part i's positions are the sources of part i's moves (it may have none),
-                  ids ascending and consecutive from 0 across the parts, each part all of
-                  one rank, part_rank(i), and the ranks never falling from one part to the
-                  next: numbered rank by rank already. Enumerate then streams the parts,
-                  holding one part's positions and moves at a time, never every position
-                  (connect:cols=5,rows=6 has a billion). positions() and rank() default to
-                  every part's, for check-game and the Spark engine's driver.
+                  ids ascending and consecutive from 0 across the parts. Where the game
+                  has a rank, each part is all of one rank, part_rank(i), the ranks never
+                  falling from one part to the next: numbered rank by rank already. Where
+                  moves can cycle (dobutsu), part_rank(i) is None for every part and the
+                  ids are the space's own order; a move may then lead to any id, before
+                  or after its source's part, below the number of positions. Enumerate
+                  streams the parts, holding one part's positions and moves at a time,
+                  never every position (connect:cols=5,rows=6 has a billion). positions()
+                  and rank() default to every part's, for check-game and the Spark
+                  engine's driver.
       keyed and texts(keys)
                   False: positions() gives each position's text. A space whose texts are
                   made from a 64-bit key (connect: John Tromp's key) may set keyed = True:
@@ -168,7 +172,7 @@ class Space:
     def positions_part(self, part: int) -> pa.Table:
         raise NotImplementedError
 
-    def part_rank(self, part: int) -> int:
+    def part_rank(self, part: int) -> int | None:
         raise NotImplementedError
 
     def transitions(self) -> Iterator[pa.RecordBatch]:
@@ -179,11 +183,11 @@ class Space:
 
     def rank(self) -> Any:
         if type(self).positions_part is not Space.positions_part:
+            ranks = [self.part_rank(part) for part in range(self.parts())]
+            if any(rank is None for rank in ranks):  # moves can cycle: no rank
+                return None
             return np.concatenate(
-                [
-                    np.full(self.positions_part(part).num_rows, self.part_rank(part), dtype=np.int64)
-                    for part in range(self.parts())
-                ]
+                [np.full(self.positions_part(part).num_rows, rank, dtype=np.int64) for part, rank in enumerate(ranks)]
             )
         return None
 

@@ -146,11 +146,13 @@ def enumerate_ruleset(run: Run) -> Enumerated:
 
 
 def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> Enumerated:
-    """Enumerate a space that lists its positions part by part, numbered rank by rank
-    (Space.positions_part): two threads make the parts, in order, each part's positions
-    and moves; the moves are counted per position and checked to leave the part's
-    positions for a lower rank; the positions and the moves go to their files, each
-    written by a thread of its own. One part at a time is held, never every position."""
+    """Enumerate a space that lists its positions part by part (Space.positions_part),
+    numbered rank by rank, or in its own order where moves can cycle (part_rank None):
+    two threads make the parts, in order, each part's positions and moves; the moves are
+    counted per position and checked to leave the part's positions for a lower rank (for
+    some position, where moves can cycle); the positions and the moves go to their
+    files, each written by a thread of its own. One part at a time is held, never every
+    position."""
     ruleset = pa.array([rules.id])
     positions_out: queue.Queue = queue.Queue(maxsize=2)
     writer = ThreadPoolExecutor(max_workers=1)
@@ -163,6 +165,8 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
     def moves() -> Iterator[pa.RecordBatch]:
         nonlocal written
         next_id, rank, rank_first, schema = 0, None, 0, None
+        ranked: bool | None = None  # whether the parts have ranks, as the first part says
+        furthest = -1  # the greatest child where moves can cycle: checked once every id is known
         for positions, part_rank, batches in in_order(make, range(space.parts())):
             n = positions.num_rows
             ids = positions["id"].to_numpy()
@@ -171,12 +175,20 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                     "the game's positions_part gave ids that do not follow on from the part before: "
                     "the game module is wrong"
                 )
-            if not RANKS[0] <= part_rank <= RANKS[1]:
+            if ranked is None:
+                ranked = part_rank is not None
+            elif ranked != (part_rank is not None):
+                raise DataError(
+                    "the game's part_rank gave a rank for some parts and None for others: the game module is wrong"
+                )
+            if part_rank is None:
+                rank_first = np.iinfo(np.int64).max  # any child id; the greatest is checked at the end
+            elif not RANKS[0] <= part_rank <= RANKS[1]:
                 raise DataError(
                     f"the game's rank {part_rank:,} is beyond the 32 bits the positions file holds "
                     f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong"
                 )
-            if rank is None or part_rank > rank:
+            elif rank is None or part_rank > rank:
                 rank, rank_first = part_rank, next_id
             elif part_rank < rank:
                 raise DataError("the game's part_rank fell from one part to the next: the game module is wrong")
@@ -195,13 +207,19 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                     raise DataError(
                         f"the game's rank does not fall along the move from position {src[at]} to "
                         f"{dst[at]}, or it leads to no position: the game module is wrong"
+                        if ranked
+                        else f"the game's move from position {src[at]} leads to no position ({dst[at]}): "
+                        f"the game module is wrong"
                     )
+                if not ranked:
+                    furthest = max(furthest, int(dst.max()))
                 made += np.bincount(src - next_id, minlength=n).astype(np.int32)
                 name = pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)
                 yield pa.RecordBatch.from_arrays([name, *batch.columns[:3]], schema=PUBLISHED_TRANSITIONS)
                 counts["transitions"] += batch.num_rows
                 stage.count(counts["transitions"])
-            table = _with_counts(positions, made, pa.array(np.full(n, part_rank, dtype=np.int32)))
+            rank_column = pa.nulls(n, pa.int32()) if part_rank is None else pa.array(np.full(n, part_rank, np.int32))
+            table = _with_counts(positions, made, rank_column)
             if schema is None:
                 schema = positions_schema(table.schema)
                 written = writer.submit(
@@ -211,6 +229,11 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             next_id += n
         if not next_id:
             raise DataError("the game listed no position, not even the start: the game module is wrong")
+        if furthest >= next_id:
+            raise DataError(
+                f"the game's transitions_part gave a move to position {furthest:,}, but it listed "
+                f"{next_id:,} positions: the game module is wrong"
+            )
         counts["positions"] = next_id
 
     try:
