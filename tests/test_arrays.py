@@ -195,6 +195,38 @@ def test_reachable_matches_breadth_first_search(tmp_path, seed, ranked, sparse, 
     assert {i for i, s in zip(positions["id"], seen) if s} == _reachable(positions, moves, starts)
 
 
+@pytest.mark.parametrize("seed, ranked, sparse, shuffled, group", [case for case in CASES if not case[2]])
+def test_reachable_by_sweeps_matches_breadth_first_search(tmp_path, monkeypatch, seed, ranked, sparse, shuffled, group):
+    """Sweeps over the moves file in id order (many moves, ids 0..n-1) find what a breadth
+    first search finds, in as many passes as the numbering needs (shuffled ids: several)."""
+    monkeypatch.setattr(arrays, "SWEEP_MOVES", 0)
+    positions, solution, moves = _graph(seed, 300, ranked, sparse, shuffled)
+    paths = _write(tmp_path, positions, solution, moves, group)
+    starts = [positions["id"][-1], positions["id"][len(positions["id"]) // 2]]
+    passes = []
+    sweeps = arrays._sweeps
+    monkeypatch.setattr(arrays, "_sweeps", lambda *args: passes.append(1) or sweeps(*args))
+    monkeypatch.setattr(arrays, "rank_starts", lambda path: None)  # as where moves cycle
+    seen = arrays.reachable(paths[0], paths[1], np.array(starts))
+    assert passes
+    assert {i for i, s in zip(positions["id"], seen) if s} == _reachable(positions, moves, starts)
+
+
+def test_one_sweep_marks_what_ids_breadth_first_from_the_start_reach(tmp_path, monkeypatch):
+    """Ids going breadth first from the start (dobutsu's): one pass marks everything, moves
+    back to earlier positions included; no second pass is needed to know it."""
+    moves = [(0, 1), (0, 2), (1, 0), (1, 3), (2, 4), (3, 1), (3, 5), (4, 2), (5, 0)]
+    path = tmp_path / "transitions.parquet"
+    pq.write_table(pa.table({"src": [m[0] for m in moves], "dst": [m[1] for m in moves]}), path, row_group_size=2)
+    passes = []
+    row_groups = arrays._row_groups
+    monkeypatch.setattr(arrays, "_row_groups", lambda *args, **kw: passes.append(1) or row_groups(*args, **kw))
+    seen = np.zeros(8, dtype=bool)
+    seen[0] = True
+    arrays._sweeps(path, 7, seen)
+    assert seen[:7].tolist() == [True] * 6 + [False] and len(passes) == 1
+
+
 @pytest.mark.parametrize("seed, ranked", [(seed, ranked) for seed in range(4) for ranked in (True, False)])
 def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
     """Where the files are as the stages write them (ids 0..n-1, a value for each, moves

@@ -356,12 +356,20 @@ def rank_starts(positions: Path) -> np.ndarray | None:
     return np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
 
 
+#: Where moves can cycle and there are more of them than this, the reachable positions are
+#: found by sweeps over the moves file rather than breadth first over the moves held in
+#: memory (4 bytes a move: dobutsu's 1.9 billion would take 7.5 GB).
+SWEEP_MOVES = 1 << 26
+
+
 def reachable(positions: Path, transitions: Path, starts: np.ndarray) -> np.ndarray:
     """Whether play from the positions with ids `starts` reaches each position (in the
     positions file's order). Where every position has a rank and every move lowers it,
     one pass over the moves from the highest rank down (a position's parents all come
-    before it): one byte a position, a row group of moves at a time. Otherwise breadth
-    first over the moves held in memory (4 bytes a move)."""
+    before it): one byte a position, a row group of moves at a time. Otherwise, with many
+    moves and ids 0..n-1, sweeps over the moves in id order (one, where ids go breadth
+    first from the starts); with few, breadth first over the moves held in memory (4 bytes
+    a move)."""
     first = rank_starts(positions)
     if first is not None:
         n = pq.read_metadata(positions).num_rows
@@ -370,6 +378,11 @@ def reachable(positions: Path, transitions: Path, starts: np.ndarray) -> np.ndar
         seen[starts[(starts >= 0) & (starts < n)]] = True
         if n and _by_rank_downwards(transitions, n, first, seen):
             return seen[:-1]
+    if pq.read_metadata(transitions).num_rows > SWEEP_MOVES and (n := dense_ids(positions)) is not None:
+        seen = np.zeros(n + 1, dtype=bool)
+        starts = np.asarray(starts, dtype=np.int64)
+        seen[starts[(starts >= 0) & (starts < n)]] = True
+        return _sweeps(transitions, n, seen)[:-1]
     pos = read_table(positions, columns=["id", "rank"])
     ids = Ids(pos["id"].to_numpy())
     seen = np.zeros(ids.n + 1, dtype=bool)  # the last: "no position"
@@ -436,6 +449,36 @@ def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.nd
         for lo, hi in zip(np.concatenate(([0], bounds))[::-1], np.concatenate((bounds, [src.size]))[::-1]):
             seen[dst[lo:hi][seen[src[lo:hi]]]] = True
     return True
+
+
+def _sweeps(transitions: Path, n: int, seen: np.ndarray) -> np.ndarray:
+    """Mark in `seen` (ids 0..n-1, then "no position") what its marked positions reach:
+    passes over the moves row group by row group, a group's moves marked again while they
+    mark one of its own sources, until a pass marks nothing behind it (a position whose
+    moves it may have passed: up to the greatest source of the groups before). Where ids go
+    breadth first from the starts (dobutsu), every position's parent comes before it: one
+    pass."""
+    while True:
+        behind, passed = False, -1
+        for src, dst in _row_groups(transitions, lambda table: (table["src"].to_numpy(), table["dst"].to_numpy())):
+            if not src.size:
+                continue
+            if src.min() < 0 or src.max() >= n:
+                raise DataError(f"{transitions}: a move out of no position")
+            dst = np.where((dst >= 0) & (dst < n), dst, n)  # a move to no position (verify says so) reaches none
+            low, high = int(src.min()), int(src.max())
+            while True:
+                new = dst[seen[src]]
+                new = new[~seen[new]]
+                if not new.size:
+                    break
+                seen[new] = True
+                behind |= bool((new <= passed).any())
+                if not ((new >= low) & (new <= high)).any():
+                    break
+            passed = max(passed, high)
+        if not behind:
+            return seen
 
 
 def _breadth_first(transitions: Path, ids: Ids, seen: np.ndarray) -> np.ndarray:

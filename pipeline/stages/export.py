@@ -198,13 +198,15 @@ def find_texts(
     positions: Path, texts: list[str], text_of: Callable[[np.ndarray], pa.Array] | None = None
 ) -> dict[str, int]:
     """The ids of the positions with these texts (those found), read row group by row
-    group from the last: numbered rank by rank, the positions play begins from are in the
-    highest rank, the file's last rows, so the rest of the texts are never read. `text_of`:
-    where the file holds keys, what makes their texts (text_maker)."""
+    group, the first, then from the last: numbered rank by rank, the positions play begins
+    from are in the highest rank, the file's last rows; numbered breadth first from the
+    start (dobutsu), the first. So the rest of the texts are never read. `text_of`: where
+    the file holds keys, what makes their texts (text_maker)."""
     wanted = pa.array(sorted(set(texts)), pa.string())
     found: dict[str, int] = {}
     source = pq.ParquetFile(positions)
-    for group in reversed(range(source.metadata.num_row_groups)):
+    groups = source.metadata.num_row_groups
+    for group in [0, *reversed(range(1, groups))] if groups else []:
         if text_of is None:
             rows = source.read_row_group(group, columns=["text", "id"])
         else:
