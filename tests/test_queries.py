@@ -80,9 +80,47 @@ def test_compare_rulesets_counts_every_difference(built):
     for position in sorted(a):
         if a[position] != b[position]:
             expected.setdefault((a[position], b[position]), []).append(position)
-    assert {(r["value_a"], r["value_b"]): r["positions"] for r in rows} == {k: len(v) for k, v in expected.items()}
-    for r in rows:
+    start, *changed = rows
+    assert (start["kind"], start["value_a"], start["plies_a"], start["value_b"]) == ("start", "loss", 8, "loss")
+    assert start["examples"] == ["1-1|1-1"]
+    assert {r["kind"] for r in changed} == {"changed"}
+    assert {(r["value_a"], r["value_b"]): r["positions"] for r in changed} == {k: len(v) for k, v in expected.items()}
+    for r in changed:
         assert r["examples"] == expected[(r["value_a"], r["value_b"])][:3]
+
+
+def test_variants_say_who_wins_each_ruleset_of_a_game(built):
+    rows = {r["ruleset"]: r for r in run(built, "variants", game="chopsticks")}
+    catalog = {r["ruleset"]: r for r in pq.read_table(built / "catalog.parquet").to_pylist()}
+    assert set(rows) == {ruleset for ruleset, row in catalog.items() if row["game"] == "chopsticks"}
+    assert (rows["chopsticks"]["rules"], rows["chopsticks"]["winner"], rows["chopsticks"]["plies"]) == (
+        "the defaults",
+        "second player",
+        8,
+    )
+    rollover = rows["chopsticks:overflow=rollover"]
+    assert (rollover["rules"], rollover["winner"], rollover["plies"]) == ("overflow = rollover", "nobody (draw)", None)
+    assert rollover["draws"] == catalog["chopsticks:overflow=rollover"]["draws"] > 0
+    with pytest.raises(QueryError, match="no built ruleset of game tictactoe"):
+        run(built, "variants", game="tictactoe")
+
+
+def test_mirror_classes_pair_each_board_with_its_mirror_image(tmp_path):
+    from pipeline.datadir.layout import DataDir
+    from pipeline.games.rulesets import Ruleset
+    from pipeline.stages.build import build
+
+    build(Ruleset.parse("tictactoe"), DataDir(tmp_path))
+    rows = {r["value"]: r for r in run(tmp_path, "mirror_classes", ruleset="tictactoe")}
+    texts = pq.read_table(tmp_path / "tictactoe" / "default" / "tablebase.parquet").to_pylist()
+    boards = {r["position"]: r["value"] for r in texts}
+    mirrored = {p: "/".join(row[::-1] for row in p.split("/")) for p in boards}
+    classes = {min(p, m) for p, m in mirrored.items()}
+    assert rows["all"]["positions"] == len(boards) == 5478
+    assert rows["all"]["classes"] == len(classes)
+    assert rows["all"]["symmetric"] == sum(p == m for p, m in mirrored.items())
+    assert rows["all"]["alone"] == rows["all"]["values_differ"] == 0
+    assert sum(rows[v]["classes"] for v in ("win", "loss", "tie")) == len(classes)
 
 
 def test_compare_rulesets_refuses_two_games(built):
