@@ -546,9 +546,12 @@ LIMIT = Path(os.environ.get("TABLEBASE_LIMIT", ROOT.parent / "shared" / "limit")
 
 def limit_argv(rules) -> list[str] | None:
     """The compiled limit's command for `rules`, or None where it does not have that game
-    or variant (it knows chopsticks with attacks only, sticks with whole rows taken and
-    connect)."""
+    or variant (it knows chopsticks with attacks only, sticks with whole rows taken,
+    connect, and dobutsu with its default rules)."""
     changed = dict(rules.changed)
+    if rules.game_name == "dobutsu" and not changed:
+        binary = limit_bin() / "dobutsu" / "bin" / "dobutsu"  # a program of its own folder (limit/dobutsu/)
+        return [str(binary)] if binary.exists() else None
     if rules.game_name == "chopsticks" and set(changed) <= {"fingers", "hands"}:
         program, args = "chopsticks", [str(rules["fingers"]), str(rules["hands"])]
     elif rules.game_name == "sticks" and set(changed) <= {"rows", "play"}:
@@ -584,6 +587,16 @@ def build_limit() -> str:
         done = subprocess.run(["sh", str(where / "build.sh")], cwd=where, capture_output=True, text=True)
         if done.returncode:
             return f"the compiled limit did not build ({(done.stderr or done.stdout).strip().splitlines()[-1:]})"
+    dobutsu = LIMIT / "dobutsu"
+    if (dobutsu / "build.sh").exists() and not (where / "dobutsu" / "bin" / "dobutsu").exists():
+        if where != LIMIT:
+            (where / "dobutsu").mkdir(parents=True, exist_ok=True)
+            for source in dobutsu.iterdir():
+                if source.is_file():
+                    shutil.copyfile(source, where / "dobutsu" / source.name)
+        done = subprocess.run(["sh", "build.sh"], cwd=where / "dobutsu", capture_output=True, text=True)
+        if done.returncode:
+            return f"the compiled limit of dobutsu did not build ({(done.stderr or done.stdout).strip()[-200:]})"
     return f"compiled limit: {where / 'bin'}"
 
 
