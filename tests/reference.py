@@ -10,9 +10,11 @@ parameters take their default values):
 
 - ``solve(game, params)``: position text -> (value, remoteness, grundy); value 'win',
   'loss', 'tie' or 'draw' for the player to move; grundy None where a cycle is reachable
-  and everywhere in a game that is not impartial (tictactoe, connect)
+  and everywhere in a game that is not impartial (tictactoe, connect, dobutsu)
 - ``moves(game, params)``: position text -> set of child position texts
 - ``start(game, params)``: start position text
+- ``rules(game, params)``: the ruleset's rules (start, children, the value of a position
+  without moves), for walking a space too big to build whole
 """
 
 from itertools import combinations_with_replacement
@@ -32,6 +34,7 @@ DEFAULTS = {
     "octal": {"code": "0.77", "start": "10", "play": "normal"},
     "tictactoe": {"rows": "3", "cols": "3", "k": "3"},
     "connect": {"cols": "7", "rows": "6", "k": "4"},
+    "dobutsu": {"try": "on", "pieces": "gec"},
 }
 
 
@@ -487,6 +490,98 @@ def _connect(p):
     return _Game([start], children, no_move, text, start, impartial=False)
 
 
+# --------------------------------------------------------------------------- dobutsu
+# position = (board, mover's hand, opponent's hand), turned to the mover.  board: 12
+# characters, row by row from the far row to the mover's back row, each row left to
+# right as the mover sees it; upper case the mover's pieces, lower case the opponent's,
+# '.' an empty square.  A hand is a string of upper-case letters in the order G, E, C.
+# Turning the board to the other player is reversing the string and swapping case.
+
+_DOBUTSU_STEPS = {  # (rows, columns); forward is up the board, towards row 0
+    "L": ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)),
+    "G": ((-1, 0), (1, 0), (0, -1), (0, 1)),
+    "E": ((-1, -1), (-1, 1), (1, -1), (1, 1)),
+    "C": ((-1, 0),),
+    "H": ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1)),
+}
+# piece -> square -> the squares it reaches from there
+_DOBUTSU_REACH = {
+    piece: [
+        tuple((r + dr) * 3 + c + dc for dr, dc in steps if 0 <= r + dr < 4 and 0 <= c + dc < 3)
+        for r in range(4)
+        for c in range(3)
+    ]
+    for piece, steps in _DOBUTSU_STEPS.items()
+}
+# every piece on its square (second player: giraffe a1, lion b1, elephant c1, chick b2)
+_DOBUTSU_START = "gle.c..C.ELG"
+_DOBUTSU_BACK_ROW = (9, 10, 11)
+
+
+def _dobutsu_hand(pieces):
+    return "".join(sorted(pieces, key="GEC".index))
+
+
+def _dobutsu(p):
+    try_rule = _choice(p["try"], "try", ("on", "off")) == "on"
+    pieces = _choice(p["pieces"], "pieces", ("gec", "ge", "gc", "ec", "g", "e", "c"))
+    kept = "l" + pieces
+    start = "".join(square if square.lower() in kept else "." for square in _DOBUTSU_START)
+
+    def over(board):
+        """'win' if the mover can take the opponent's lion (catch), 'loss' if that lion
+        stands on the mover's back row (try), None if the game goes on."""
+        lion = board.index("l")
+        if any(piece.isupper() and lion in _DOBUTSU_REACH[piece][i] for i, piece in enumerate(board)):
+            return "win"
+        if try_rule and lion in _DOBUTSU_BACK_ROW:
+            return "loss"
+        return None
+
+    def children(pos):
+        board, mine, yours = pos
+        if over(board):
+            return []  # the catch is not played out: a lion is never taken below
+        result = []
+        for i, piece in enumerate(board):
+            if not piece.isupper():
+                continue
+            for j in _DOBUTSU_REACH[piece][i]:
+                taken = board[j]
+                if taken.isupper():
+                    continue
+                new = list(board)
+                new[i], new[j] = ".", "H" if piece == "C" and j < 3 else piece
+                hand = mine if taken == "." else _dobutsu_hand(mine + ("C" if taken == "h" else taken.upper()))
+                result.append(("".join(new)[::-1].swapcase(), yours, hand))
+        for piece in set(mine):  # a drop on any empty square; a chick stays a chick
+            rest = mine.replace(piece, "", 1)
+            for j, square in enumerate(board):
+                if square == ".":
+                    new = board[:j] + piece + board[j + 1 :]
+                    result.append((new[::-1].swapcase(), yours, rest))
+        return result
+
+    def no_move(pos):
+        value = over(pos[0])
+        # RULES.md gives no value to a mover without moves who is neither caught nor tried:
+        # none is reachable with try=on, and with try=off only with all three kinds of
+        # pieces (the lion cornered on the far row among its own), beyond this solver
+        if value is None:
+            raise AssertionError(f"dobutsu position without moves, neither catch nor try: {pos}")
+        return value
+
+    def text(pos):
+        board, mine, yours = pos
+        rows = "/".join(board[3 * r : 3 * r + 3] for r in range(4))
+        for run in ("...", "..", "."):  # the longest runs of empty squares first
+            rows = rows.replace(run, str(len(run)))
+        return rows + " b " + ((mine + yours.lower()) or "-")
+
+    first = (start, "", "")
+    return _Game([first], children, no_move, text, first, impartial=False)
+
+
 _GAMES = {
     "chopsticks": _chopsticks,
     "sticks": _sticks,
@@ -495,6 +590,7 @@ _GAMES = {
     "octal": _octal,
     "tictactoe": _tictactoe,
     "connect": _connect,
+    "dobutsu": _dobutsu,
 }
 
 
@@ -522,6 +618,11 @@ def _texts(g, graph):
     text = {pos: g.text(pos) for pos in graph}
     assert len(set(text.values())) == len(text), "position texts are not unique"
     return text
+
+
+def rules(game, params=None):
+    """The ruleset's _Game: start, children and no_move, to walk a space too big to build."""
+    return _build(game, params or {})
 
 
 def start(game, params=None):

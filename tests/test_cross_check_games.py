@@ -1,4 +1,4 @@
-"""sticks, nim, hackenbush, octal, tictactoe and connect against the independent reference solver (tests/reference.py).
+"""sticks, nim, hackenbush, octal, tictactoe, connect and dobutsu against the independent reference solver (tests/reference.py).
 
 Every ruleset below is compared on its spaces (position texts, the move graph, the start);
 a few are also built by the pipeline and compared position by position on value,
@@ -17,9 +17,24 @@ import pytest
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.datadir.layout import DataDir
 from pipeline.games import TRANSITION_SCHEMA, position_texts
+from pipeline.games.registry import all_games
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
+
+#: dobutsu's cases wait for the pipeline's game (being written on another branch); the
+#: guard goes when the game is merged.
+WAITING_FOR_DOBUTSU = pytest.mark.skipif(
+    "dobutsu" not in all_games(), reason="waiting for the pipeline's dobutsu game, not registered yet"
+)
+
+#: dobutsu's rulesets small enough for the reference (a few seconds each): lions and
+#: chicks (promotion, drops), giraffes alone, elephants alone, and no try.  The full game
+#: and pieces=ge, gc, ec (1.9 to 6.4 million positions) are far beyond it.
+DOBUTSU = [
+    pytest.param(ruleset, marks=WAITING_FOR_DOBUTSU)
+    for ruleset in ("dobutsu:pieces=c", "dobutsu:pieces=g", "dobutsu:pieces=e", "dobutsu:pieces=c,try=off")
+]
 
 SPACES = [
     # sticks: every play and max_take, the smallest and a few larger starts
@@ -88,6 +103,8 @@ SPACES = [
     "connect:cols=1,k=3,rows=5",
     "connect:cols=5,k=3,rows=1",
     "connect:cols=2,k=3,rows=4",
+    # dobutsu: catch and try terminals, drops, promotion, draws
+    *DOBUTSU,
 ]
 
 BUILT = [
@@ -116,6 +133,8 @@ BUILT = [
     "connect:cols=3,k=2,rows=2",
     "connect:cols=1,k=3,rows=5",
     "connect:cols=2,k=3,rows=4",
+    # dobutsu: catch and try terminals, drops, promotion, draws
+    *DOBUTSU,
 ]
 
 

@@ -265,9 +265,11 @@ ALL_RULESETS = NORMAL_PLAY_RULESETS + [
     ("tictactoe", {"rows": "2", "cols": "3", "k": "2"}),
     ("connect", {"rows": "3", "cols": "3", "k": "3"}),
     ("connect", {"rows": "2", "cols": "4", "k": "2"}),
+    # not impartial, and draws by repetition
+    ("dobutsu", {"pieces": "g"}),
 ]
 #: Games without Grundy values: the reference gives None everywhere.
-PARTISAN = {"tictactoe", "connect"}
+PARTISAN = {"tictactoe", "connect", "dobutsu"}
 
 
 def _id(ruleset):
