@@ -26,8 +26,9 @@ a try (with try=on, the opponent's lion on the mover's back row, safe: lost) or 
 only the last are expanded. Ids go depth by depth from the start (id 0); within a depth the
 positions play goes on from, then the catches, then the tries, each in index order. So a
 depth's frontier is a run of ids and the terminal positions come in runs. A child's id is
-perm[rank of its index among the positions found]: the marks packed to a bitmap with a
-count of the set bits before each 64-bit word (`Found`).
+then looked up by the rank of its index among the positions found: the marks packed to a
+bitmap with a count of the set bits before each 64-bit word, and the ids by rank (`Found`),
+2.3 GB for the full game.
 """
 
 from __future__ import annotations
@@ -491,6 +492,18 @@ class Depth:
         return sum(self.counts)
 
 
+@dataclass
+class Level:
+    """The positions first reached after `depth` plies, found by expanding the `expanded`
+    positions played on of the depth before, which have `children` moves: `layers` of
+    those played on, the catches and the tries, each by key."""
+
+    depth: int
+    layers: list[np.ndarray]
+    expanded: int
+    children: int
+
+
 class Found:
     """The positions found, by index (Tables.rank_of): each one's rank among them, from
     the marks packed to a bitmap with the count of marks before each 64-bit word; and the
@@ -533,60 +546,65 @@ class DobutsuSpace(Space):
     # -- the search
 
     def _search(self) -> None:
-        """Every position reachable from the start, depth by depth (module docstring),
-        then the ids of the positions found by their rank."""
+        """Every position reachable from the start, depth by depth, then the ids of the
+        positions found by their rank."""
         with self._lock:
             if self._depths is not None:
                 return
             began = time.perf_counter()
             spill = self.scratch is not None and self.tables.count > SPILL
             marks = np.zeros(self.tables.count, dtype=np.uint8)
-            start = np.array([start_key(self.pieces)], dtype=np.int64)
-            marks[self.tables.rank_of(start)] = 1
-            terminal = classify(start, self.tries)
-            depths = [self._keep(0, 0, [start[terminal == code] for code in (OPEN, CATCH, TRY)], spill)]
-            frontier = start[terminal == OPEN]
-            while frontier.size:
-                found: list[list[np.ndarray]] = [[], [], []]
-                made = 0
-                for index, keys, codes, children in in_order(
-                    lambda lo: self._expand(frontier[lo : lo + CHUNK], marks),  # noqa: B023
-                    range(0, frontier.size, CHUNK),
-                ):
-                    new = marks[index] == 0  # the threads saw only what was marked before
-                    marks[index[new]] = 1
-                    keys, codes = keys[new], codes[new]
-                    for code in (OPEN, CATCH, TRY):
-                        found[code].append(keys[codes == code])
-                    made += children
-                # each chunk's keys ascend: a merging sort takes the runs as they are
-                layers = [np.sort(np.concatenate(part), kind="stable") for part in found]
-                del found
-                previous = depths[-1]
-                log.info(
-                    "dobutsu %s depth %d: %s expanded, %s new catch, %s new try, %s children",
-                    self.pieces,
-                    previous.depth,
-                    f"{frontier.size:,}",
-                    f"{layers[CATCH].size:,}",
-                    f"{layers[TRY].size:,}",
-                    f"{made:,}",
-                )
-                if not sum(layer.size for layer in layers):
-                    break
-                depths.append(self._keep(previous.depth + 1, previous.first + previous.size, layers, spill))
-                frontier = layers[OPEN]
-                del layers
+            depths: list[Depth] = []
+            for level in self.levels(marks):
+                if level.depth:  # as the compiled solver's table (/work/shared/limit/dobutsu) has it
+                    log.info(
+                        "dobutsu %s depth %d: %s expanded, %s new catch, %s new try, %s children",
+                        self.pieces,
+                        level.depth - 1,
+                        f"{level.expanded:,}",
+                        f"{level.layers[CATCH].size:,}",
+                        f"{level.layers[TRY].size:,}",
+                        f"{level.children:,}",
+                    )
+                if sum(layer.size for layer in level.layers):
+                    first = depths[-1].first + depths[-1].size if depths else 0
+                    depths.append(self._keep(level.depth, first, level.layers, spill))
             searched = time.perf_counter()
-            log.info(
-                "dobutsu %s: %s positions found in %.1f s",
-                self.pieces,
-                f"{depths[-1].first + depths[-1].size:,}",
-                searched - began,
-            )
+            total = depths[-1].first + depths[-1].size
+            log.info("dobutsu %s: %s positions found in %.1f s", self.pieces, f"{total:,}", searched - began)
             self._found = self._number(marks, depths)
             self._depths = depths
             log.info("dobutsu %s: numbered in %.1f s", self.pieces, time.perf_counter() - searched)
+
+    def levels(self, marks: np.ndarray) -> Iterator[Level]:
+        """The positions first reached at each depth from the start, in turn, as the
+        positions of the depth before are expanded; `marks` (a byte a placement, zero)
+        marks those found. The last level finds none."""
+        start = np.array([start_key(self.pieces)], dtype=np.int64)
+        marks[self.tables.rank_of(start)] = 1
+        terminal = classify(start, self.tries)
+        level = Level(0, [start[terminal == code] for code in (OPEN, CATCH, TRY)], 0, 0)
+        yield level
+        while level.layers[OPEN].size:
+            frontier = level.layers[OPEN]
+            found: list[list[np.ndarray]] = [[], [], []]
+            made = 0
+            for index, keys, codes, children in in_order(
+                lambda lo: self._expand(frontier[lo : lo + CHUNK], marks),  # noqa: B023
+                range(0, frontier.size, CHUNK),
+            ):
+                new = marks[index] == 0  # the threads saw only what was marked before
+                marks[index[new]] = 1
+                keys, codes = keys[new], codes[new]
+                for code in (OPEN, CATCH, TRY):
+                    found[code].append(keys[codes == code])
+                made += children
+            # each chunk's keys ascend: a merging sort takes the runs as they are
+            level = Level(
+                level.depth + 1, [np.sort(np.concatenate(part), kind="stable") for part in found], frontier.size, made
+            )
+            del found, frontier
+            yield level
 
     def _keep(self, depth: int, first: int, layers: list[np.ndarray], spill: bool) -> Depth:
         keys = np.concatenate(layers)
@@ -704,9 +722,10 @@ class DobutsuSpace(Space):
         packed = []
         for at in range(lo, hi, 2 * STRIDE):
             rows, moves, kids = self.tables.children(np.ascontiguousarray(keys[at : min(hi, at + 2 * STRIDE)]))
-            packed.append(((rows + (at - lo)) << (ID_BITS + MOVE_BITS)) | (self.ids(kids) << MOVE_BITS) | moves)
+            part_moves = ((rows + (at - lo)) << (ID_BITS + MOVE_BITS)) | (self.ids(kids) << MOVE_BITS) | moves
+            part_moves.sort()  # by source, then child: each run of sources follows the one before
+            packed.append(part_moves)
         moves = np.concatenate(packed)
-        moves.sort()
         pairs = moves >> MOVE_BITS
         if (pairs[1:] == pairs[:-1]).any():
             raise AssertionError("two moves from one position lead to the same child")
