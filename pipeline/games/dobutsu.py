@@ -47,7 +47,7 @@ from pipeline.core.errors import PositionError
 from pipeline.core.params import ChoiceParam
 from pipeline.core.values import Value
 from pipeline.games import _svg
-from pipeline.games._bulk import Batcher
+from pipeline.games._bulk import Batcher, distinct
 from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Game, Rules, Size, Space
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
@@ -589,19 +589,16 @@ class DobutsuSpace(Space):
             frontier = level.layers[OPEN]
             found: list[list[np.ndarray]] = [[], [], []]
             made = 0
-            for index, keys, codes, children in in_order(
+            for keys, codes, children in in_order(
                 lambda lo: self._expand(frontier[lo : lo + CHUNK], marks),  # noqa: B023
                 range(0, frontier.size, CHUNK),
             ):
-                new = marks[index] == 0  # the threads saw only what was marked before
-                marks[index[new]] = 1
-                keys, codes = keys[new], codes[new]
                 for code in (OPEN, CATCH, TRY):
                     found[code].append(keys[codes == code])
                 made += children
             # each chunk's keys ascend: a merging sort takes the runs as they are
             level = Level(
-                level.depth + 1, [np.sort(np.concatenate(part), kind="stable") for part in found], frontier.size, made
+                level.depth + 1, [distinct(np.concatenate(part), runs=True) for part in found], frontier.size, made
             )
             del found, frontier
             yield level
@@ -615,16 +612,20 @@ class DobutsuSpace(Space):
         np.save(self.scratch / f"depth-{depth}.npy", keys)
         return Depth(depth, first, counts, None)
 
-    def _expand(self, parents: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        """(the indices, keys and terminal codes of the children of `parents` not marked
-        yet, each once, ascending; how many children there are)."""
+    def _expand(self, parents: np.ndarray, marks: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(the keys and terminal codes of the children of `parents` not found before,
+        ascending; how many children there are). The children found are marked at once,
+        so that the other thread and the chunks after skip them; the two threads may both
+        take a child they reach at the same moment, which the depth's `distinct` drops."""
         indices, kept, made = [], [], 0
         for lo in range(0, parents.size, 2 * STRIDE):
             _, _, kids = self.tables.children(parents[lo : lo + 2 * STRIDE])
             made += kids.size
             index = self.tables.rank_of(kids, turned=True)
             fresh = marks[index] == 0  # most children are found already
-            indices.append(index[fresh])
+            index = index[fresh]
+            marks[index] = 1
+            indices.append(index)
             kept.append(kids[fresh])
         index = np.concatenate(indices)
         keys = strided(turn, np.concatenate(kept))
@@ -634,7 +635,7 @@ class DobutsuSpace(Space):
         first = np.ones(index.size, dtype=bool)
         first[1:] = index[1:] != index[:-1]
         keys = keys[first]
-        return index[first], keys, strided(lambda part: classify(part, self.tries), keys), made
+        return keys, strided(lambda part: classify(part, self.tries), keys), made
 
     def _number(self, marks: np.ndarray, depths: list[Depth]) -> Found:
         """The ids of the positions found, by their rank among them."""
@@ -860,8 +861,7 @@ class Dobutsu(Game):
         return read(rules["pieces"], text)[1]
 
     def note(self, rules: Rules, text: str) -> str | None:
-        """What a command says about reading `text`, where it is not its canonical text's
-        plain spelling."""
+        """A text with the second player to move (`w`) is read turned to them: said in one line."""
         if not self.turned(rules, text):
             return None
         return (
