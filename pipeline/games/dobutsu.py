@@ -448,13 +448,16 @@ def text_of(key: int) -> str:
     return texts_of(np.array([key], dtype=np.int64))[0].as_py()
 
 
-#: What the estimate (pipeline/stages/estimate.py) is told, for the bounds of size_bound.
-#: It charges 32 B a position of a space's `window` while enumerating; enumerate holds a
-#: byte a placement (its marks) and a depth's keys, about 2 B a placement: a window of a
-#: sixteenth of the placements. MEASURED below.
-WINDOW_SHARE = 16
-DISK_PER_POSITION = 8
-DISK_PER_MOVE = 1
+#: What the estimate (pipeline/stages/estimate.py) is told of the full game beside the
+#: bounds of size_bound (1.57 billion placements, 14.5 billion moves): enumerate peaked at
+#: 4.4 GB of memory (a byte a placement of marks during the search; the ids by rank, 2 GB,
+#: and the bitmap after it), which the estimate's 32 B a position of the window gives for a
+#: twelfth of the placements. Its files took 2.5 B a position and 4.4 B a move (1.2 and
+#: 8.2 GB), 13.4 GB at the peak with the keys in scratch (3.9 GB): per position and move
+#: bounded, 7 B and 2 B say 40 GB, the whole build's budget.
+WINDOW_SHARE = 12
+DISK_PER_POSITION = 7
+DISK_PER_MOVE = 2
 
 
 # -- the space ----------------------------------------------------------------------------------
@@ -902,7 +905,7 @@ class Dobutsu(Game):
         body += [_piece(left + 10 + 20 * i, pad + 26, letter, 8) for i, letter in enumerate(theirs)]
         body.append(_svg.text(left, pad + ROWS * cell - 30, "in hand", 9, "start", _svg.MOVER))
         body += [_piece(left + 10 + 20 * i, pad + ROWS * cell - 14, letter, 8) for i, letter in enumerate(mine)]
-        body.append(_svg.text(pad + COLS * cell / 2, height - 3, "upper case to move", 10))
+        body.append(_svg.text(width / 2, height - 3, "upper case to move", 10))
         return _svg.svg(width, height, body, f"dobutsu position {text}, the upper-case pieces to move")
 
 

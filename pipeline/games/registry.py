@@ -55,7 +55,16 @@ def _registry() -> dict[str, Game]:
     _broken.clear()
     _plugin_modules.clear()
     found: dict[str, Game] = {}
-    for game in (chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME, dobutsu.GAME):
+    for game in (
+        chopsticks.GAME,
+        sticks.GAME,
+        nim.GAME,
+        hackenbush.GAME,
+        octal.GAME,
+        tictactoe.GAME,
+        connect.GAME,
+        dobutsu.GAME,
+    ):
         problems = check_contract(game)
         if problems:  # a built-in game's: our bug, not the user's
             raise RulesetError(problems[0])
