@@ -483,7 +483,7 @@ ID_BITS = 31
 @dataclass
 class Depth:
     """The positions first reached after `depth` plies: `counts` of those played on, the
-    catches and the tries, in that order from id `first`, each part in index order."""
+    catches and the tries, in that order from id `first`, each of the three by key."""
 
     depth: int
     first: int
@@ -518,7 +518,8 @@ class Found:
         before = np.zeros(words.size, dtype=np.uint64)
         np.cumsum(np.bitwise_count(words[:-1]), dtype=np.uint64, out=before[1:])
         self.count = int(before[-1]) + int(np.bitwise_count(words[-1]))
-        # a word beside its count, one 16-byte item: one cache line read for both
+        # a word beside its count as one 16-byte item (a complex number, which NumPy gathers
+        # in one step): one cache line read for both
         self._words = np.stack([words, before], axis=1).view(np.complex128).reshape(-1)
         self.ids = np.empty(self.count, dtype=np.int32)
 
@@ -559,7 +560,7 @@ class DobutsuSpace(Space):
             marks = np.zeros(self.tables.count, dtype=np.uint8)
             depths: list[Depth] = []
             for level in self.levels(marks):
-                if level.depth:  # as the compiled solver's table (/work/shared/limit/dobutsu) has it
+                if level.depth:  # the columns of the independent solver's table (tests/test_dobutsu.py)
                     log.info(
                         "dobutsu %s depth %d: %s expanded, %s new catch, %s new try, %s children",
                         self.pieces,
@@ -581,8 +582,8 @@ class DobutsuSpace(Space):
 
     def levels(self, marks: np.ndarray) -> Iterator[Level]:
         """The positions first reached at each depth from the start, in turn, as the
-        positions of the depth before are expanded; `marks` (a byte a placement, zero)
-        marks those found. The last level finds none."""
+        positions of the depth before are expanded, until one has none to play on; `marks`
+        (a byte a placement, zero) marks those found."""
         start = np.array([start_key(self.pieces)], dtype=np.int64)
         marks[self.tables.rank_of(start)] = 1
         terminal = classify(start, self.tries)
