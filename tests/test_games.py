@@ -74,6 +74,9 @@ SMALL = {
         "connect:cols=5,k=2,rows=1",
         "connect:cols=1,k=4,rows=6",
     ],
+    # every piece alone, with tries and without (the pairs have 4.5 to 16 million placements,
+    # beyond check-game's limit)
+    "dobutsu": ["dobutsu:pieces=c", "dobutsu:pieces=c,try=off", "dobutsu:pieces=g", "dobutsu:pieces=e,try=off"],
     # the example plug-in (examples/takeaway), installed by `make install`
     "takeaway": ["takeaway", "takeaway:take=1,tokens=5", "takeaway:play=misere,tokens=7"],
 }

@@ -177,7 +177,16 @@ def test_plug_ins_that_break_the_contract_or_take_a_name_are_left_out(monkeypatc
     monkeypatch.setattr(metadata, "entry_points", lambda group: entries)
     games_module._registry.cache_clear()
     try:
-        assert set(all_games()) == {"chopsticks", "sticks", "nim", "hackenbush", "octal", "tictactoe", "connect"}
+        assert set(all_games()) == {
+            "chopsticks",
+            "sticks",
+            "nim",
+            "hackenbush",
+            "octal",
+            "tictactoe",
+            "connect",
+            "dobutsu",
+        }
         assert broken_plugins() == [
             "the game plug-in 'b' (b_module:GAME) is called 'broken', as the plug-in 'a' is: uninstall one of them",
             "the game plug-in 'c' (c_module:GAME) breaks the game contract: game 'object': not a pipeline.games.Game",

@@ -230,6 +230,9 @@ class Game:
                         them, which `tablebase play` labels "you" and "the computer"
       draw(rules, text) the position's text in a box: the picture of a position on the pages
                         (`tablebase draw`); a game draws its hands, heaps or board instead
+      note(rules, text) None: nothing to say; else one line a command shows where it reads
+                        the position a user typed as another than the one written (dobutsu:
+                        a text with the second player to move, `w`, turned to the mover)
     """
 
     name: str
@@ -264,6 +267,9 @@ class Game:
         return None
 
     def sides(self, rules: Rules, text: str) -> tuple[str, str] | None:
+        return None
+
+    def note(self, rules: Rules, text: str) -> str | None:
         return None
 
     def draw(self, rules: Rules, text: str) -> str:

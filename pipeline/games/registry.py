@@ -50,12 +50,21 @@ def _registry() -> dict[str, Game]:
     """Every game, built in or plug-in, checked against the contract once. A plug-in that
     fails to load or breaks the contract is left out and noted in `_broken` (by its name
     and its game's): one bad plug-in must not take the other games down with it."""
-    from pipeline.games import chopsticks, connect, hackenbush, nim, octal, sticks, tictactoe
+    from pipeline.games import chopsticks, connect, dobutsu, hackenbush, nim, octal, sticks, tictactoe
 
     _broken.clear()
     _plugin_modules.clear()
     found: dict[str, Game] = {}
-    for game in (chopsticks.GAME, sticks.GAME, nim.GAME, hackenbush.GAME, octal.GAME, tictactoe.GAME, connect.GAME):
+    for game in (
+        chopsticks.GAME,
+        sticks.GAME,
+        nim.GAME,
+        hackenbush.GAME,
+        octal.GAME,
+        tictactoe.GAME,
+        connect.GAME,
+        dobutsu.GAME,
+    ):
         problems = check_contract(game)
         if problems:  # a built-in game's: our bug, not the user's
             raise RulesetError(problems[0])

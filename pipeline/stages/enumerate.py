@@ -159,7 +159,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
     written: Future | None = None
     counts = {"positions": 0, "transitions": 0}
 
-    def make(part: int) -> tuple[pa.Table, int, list[pa.RecordBatch]]:
+    def make(part: int) -> tuple[pa.Table, int | None, list[pa.RecordBatch]]:
         return space.positions_part(part), space.part_rank(part), list(space.transitions_part(part))
 
     def moves() -> Iterator[pa.RecordBatch]:
