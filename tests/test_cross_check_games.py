@@ -17,24 +17,14 @@ import pytest
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.datadir.layout import DataDir
 from pipeline.games import TRANSITION_SCHEMA, position_texts
-from pipeline.games.registry import all_games
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
 
-#: dobutsu's cases wait for the pipeline's game (being written on another branch); the
-#: guard goes when the game is merged.
-WAITING_FOR_DOBUTSU = pytest.mark.skipif(
-    "dobutsu" not in all_games(), reason="waiting for the pipeline's dobutsu game, not registered yet"
-)
-
 #: dobutsu's rulesets small enough for the reference (a few seconds each): lions and
 #: chicks (promotion, drops), giraffes alone, elephants alone, and no try.  The full game
 #: and pieces=ge, gc, ec (1.9 to 6.4 million positions) are far beyond it.
-DOBUTSU = [
-    pytest.param(ruleset, marks=WAITING_FOR_DOBUTSU)
-    for ruleset in ("dobutsu:pieces=c", "dobutsu:pieces=g", "dobutsu:pieces=e", "dobutsu:pieces=c,try=off")
-]
+DOBUTSU = ["dobutsu:pieces=c", "dobutsu:pieces=g", "dobutsu:pieces=e", "dobutsu:pieces=c,try=off"]
 
 SPACES = [
     # sticks: every play and max_take, the smallest and a few larger starts
