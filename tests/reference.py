@@ -563,13 +563,10 @@ def _dobutsu(p):
         return result
 
     def no_move(pos):
-        value = over(pos[0])
-        # RULES.md gives no value to a mover without moves who is neither caught nor tried:
-        # none is reachable with try=on, and with try=off only with all three kinds of
-        # pieces (the lion cornered on the far row among its own), beyond this solver
-        if value is None:
-            raise AssertionError(f"dobutsu position without moves, neither catch nor try: {pos}")
-        return value
+        # RULES.md gives no value to a mover without moves who is neither caught nor tried
+        # (none is reachable with try=on; with try=off a lion cornered on the far row among
+        # its own pieces): lost, as in shogi, the pipeline's reading too
+        return over(pos[0]) or "loss"
 
     def text(pos):
         board, mine, yours = pos

@@ -137,6 +137,25 @@ def test_the_compiled_solvers_positions_read_as_they_are_written():
     assert {dobutsu.CATCH, dobutsu.TRY, dobutsu.OPEN} <= set(expected)
 
 
+def test_a_mover_without_a_move_has_lost():
+    """RULES.md gives no value to a mover with no move who is neither caught nor tried: lost,
+    as in shogi (reachable only with try=off, a lion boxed in on the far row by its own)."""
+    boxed = "LGE/CC1/l2/3 b ge"  # every piece of the mover blocked by its own, nothing in hand
+    keys = np.array([key_of(boxed), key_of("LGE/CC1/l2/3 b Eg"), key_of("LGE/C2/l2/3 b Cge")], dtype=np.int64)
+    assert dobutsu.classify(keys, tries=False).tolist() == [dobutsu.TRY, dobutsu.OPEN, dobutsu.OPEN]
+    assert dobutsu.classify(keys, tries=True).tolist() == [dobutsu.TRY, dobutsu.OPEN, dobutsu.OPEN]
+    rows, _, _ = dobutsu.tables("gec").children(keys)
+    assert sorted(set(rows.tolist())) == [1, 2]  # the boxed position alone has no move
+    # on random positions, exactly those without a move and neither caught nor tried
+    rng = np.random.default_rng(11)
+    keys = np.array([key_of(sfen(c, hand_text(m, o))) for c, m, o in (random_position(rng) for _ in range(3000))])
+    rows, _, _ = dobutsu.tables("gec").children(keys)
+    moving = np.zeros(keys.size, dtype=bool)
+    moving[rows] = True
+    catch_or_try = dobutsu.classify(keys, tries=False) == dobutsu.CATCH
+    assert ((dobutsu.classify(keys, tries=False) == dobutsu.TRY) == (~moving & ~catch_or_try)).all()
+
+
 def test_a_position_with_the_second_player_to_move_is_turned():
     rng = np.random.default_rng(11)
     for _ in range(200):

@@ -254,3 +254,12 @@ def test_dobutsu_small_ruleset_sizes(ruleset):
 def test_dobutsu_bad_parameters_are_refused(params):
     with pytest.raises(ValueError):
         reference.start("dobutsu", params)
+
+
+def test_dobutsu_a_mover_without_a_move_has_lost():
+    """A mover with no move who is neither caught nor tried has lost, as in shogi: RULES.md
+    is silent; reachable only with try=off, a lion boxed in on the far row by its own."""
+    rules = reference.rules("dobutsu", {"try": "off"})
+    boxed = ("LGECC.l.....", "", "GE")  # LGE/CC1/l2/3 b ge
+    assert rules.text(boxed) == "LGE/CC1/l2/3 b ge"
+    assert rules.children(boxed) == [] and rules.no_move(boxed) == "loss"

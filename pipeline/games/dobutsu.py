@@ -346,13 +346,19 @@ def turn(keys: np.ndarray) -> np.ndarray:
 
 
 #: Terminal codes: play goes on, a catch (won: the mover can take the opponent's lion), a
-#: try (lost: the opponent's lion on the mover's back row, out of reach).
+#: try (lost: the opponent's lion on the mover's back row, out of reach). A mover without a
+#: move, neither caught nor tried, has lost too, as in shogi, and is counted with the tries
+#: (RULES.md gives such a position no value; none is reachable with try=on, the compiled
+#: solver found: with try=off a lion boxed in on the far row by its own pieces can be).
 OPEN, CATCH, TRY = 0, 1, 2
 
 
 def classify(keys: np.ndarray, tries: bool) -> np.ndarray:
     """Each key's terminal code (int8)."""
     pieces = {code: holding(keys, code) for code in STEPS}
+    own = np.zeros_like(keys)
+    for mask in pieces.values():
+        own |= mask
     attacked = np.zeros_like(keys)
     for d in DIRECTIONS:
         movers = np.zeros_like(keys)
@@ -367,6 +373,9 @@ def classify(keys: np.ndarray, tries: bool) -> np.ndarray:
     codes = np.where((attacked & lion) != 0, CATCH, OPEN).astype(np.int8)
     if tries:
         codes[(codes == OPEN) & ((lion & BACK_ROW) != 0)] = TRY
+    # no move: nothing in hand (a drop always finds one of the four or more empty squares)
+    # and every square the pieces reach off the board or the mover's own
+    codes[(codes == OPEN) & ((keys >> HAND) & 63 == 0) & (attacked & ~own & TOPS == 0)] = TRY
     return codes
 
 
