@@ -369,6 +369,8 @@ def probe(
     from pipeline.products.probe import probe as probe_position
 
     result = probe_position(ruleset, position, data)
+    if result.note:
+        typer.echo(f"note: {result.note}", err=True)
     rules = Ruleset.parse(ruleset)
     if result.position in legal_starts(rules):
         words = in_words(result.value, result.remoteness)

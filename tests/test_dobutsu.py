@@ -8,6 +8,7 @@ The full game (493,573,042 positions) is measured with `tablebase enumerate dobu
 
 from __future__ import annotations
 
+import io
 import itertools
 import logging
 from pathlib import Path
@@ -22,6 +23,8 @@ from pipeline.datadir.layout import DataDir
 from pipeline.games import dobutsu
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.gamecheck import check_game
+from pipeline.products.play import play
+from pipeline.products.probe import probe
 from pipeline.stages.build import build
 
 GAME = dobutsu.GAME
@@ -387,6 +390,13 @@ def test_small_rulesets_build_verify_and_export(tmp_path):
         pc.equal(pq.read_table(data.ruleset(Ruleset.parse("dobutsu:pieces=c")).transitions)["src"], 0)
     )
     assert sorted(start["move"].to_pylist()) == ["b3b2", "b4a3", "b4a4", "b4c3", "b4c4"]
+    # a position given with the second player to move is probed and played turned, and said so
+    turned = probe("dobutsu:pieces=c", "1l1/1C1/3/1L1 w C", tmp_path)
+    assert turned.position == "1l1/3/1c1/1L1 b c" and "'1l1/3/1c1/1L1 b c'" in turned.note
+    assert probe("dobutsu:pieces=c", "start", tmp_path).note is None
+    shown = io.StringIO()
+    play("dobutsu:pieces=c", tmp_path, start="1l1/1C1/3/1L1 w C", stdin=io.StringIO("quit\n"), stdout=shown)
+    assert shown.getvalue().startswith("note: '1l1/1C1/3/1L1 w C' has the second player (w) to move")
 
 
 def test_the_size_bounds_what_is_built():

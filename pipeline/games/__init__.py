@@ -17,6 +17,7 @@ from pipeline.games.contract import (
     first_line,
     impartial_problem,
     legal_starts,
+    position_note,
     position_texts,
     read_position,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "impartial_problem",
     "legal_starts",
     "plugin_failure",
+    "position_note",
     "position_texts",
     "read_position",
 ]

@@ -304,6 +304,15 @@ def read_position(rules: Rules, text: str) -> str:
     return rules.game.canonical_position(rules, text)
 
 
+def position_note(rules: Rules, text: str) -> str | None:
+    """What the game says of a position a user typed (Game.note: dobutsu's `w` texts are
+    read turned to the mover), or None; nothing for `start`. Called after read_position,
+    so the text is known to be a position."""
+    if text.strip().lower() == START:
+        return None
+    return rules.game.note(rules, text)
+
+
 def legal_starts(rules: Rules) -> list[str]:
     """Every position a game may begin from; `reachable` means reachable from one of these."""
     return list(rules.game.starts(rules))

@@ -28,7 +28,7 @@ from pipeline.core.errors import PositionError, TablebaseError
 from pipeline.core.params import is_number
 from pipeline.core.values import Value, in_plies, in_words
 from pipeline.core.values import plies as _unit
-from pipeline.games import read_position
+from pipeline.games import position_note, read_position
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.probe import Move, Probe, probe
 
@@ -150,6 +150,9 @@ def play(
 
     position = read_position(rules, start)
     result = probe(rules, position, data)  # fails before any output if the data or position is missing
+    note = position_note(rules, start)
+    if note:
+        say(f"note: {note}")
     first = "first" if human_first else "second"
     where = "" if position == rules.game.start(rules) else f" from {position}"
     say(f"{rules.id}: you play {first}{where}; the computer plays perfectly.")

@@ -23,7 +23,7 @@ from pipeline.core.errors import PositionError
 from pipeline.core.values import Value, best_move_first
 from pipeline.datadir.check import trusted
 from pipeline.datadir.layout import DataDir
-from pipeline.games import read_position
+from pipeline.games import position_note, read_position
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import require
 
@@ -48,6 +48,9 @@ class Probe:
     value: str
     remoteness: int | None
     moves: list[Move] = field(default_factory=list)
+    #: What the game says of the text given, where it read it as another (Game.note: a
+    #: dobutsu position with the second player to move, turned to the mover), else None.
+    note: str | None = None
 
 
 def best_first(move: Move) -> tuple:
@@ -77,7 +80,8 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
         [transitions, row[0], tablebase],
     ).fetchall()
     con.close()
-    return Probe(rules.id, text, row[1], row[2], sorted((Move(*m) for m in moves), key=best_first))
+    moves_ = sorted((Move(*m) for m in moves), key=best_first)
+    return Probe(rules.id, text, row[1], row[2], moves_, position_note(rules, position))
 
 
 def get(ruleset: str | Ruleset, position: str, data: Path | str = "data", default=None) -> Probe | None:
