@@ -21,23 +21,36 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def svg(width: float, height: float, body: list[str], label: str, sides: bool = False) -> str:
+def svg(width: float, height: float, body: list[str], label: str, sides: bool = False, board: bool = False) -> str:
     """An inline SVG of `body` (SVG elements), `label` its accessible name. With `sides`
     the player to move is drawn below and the other above: the pages flip the picture
-    (its texts kept upright) where the second player moves, so each player keeps a side."""
+    (its texts kept upright) where the second player moves, so each player keeps a side.
+    A `board` seen from the mover's side (dobutsu) is turned half round there instead, as
+    the first player sees it, the colours of class `mover` and `other` swapped so that each
+    player keeps theirs, and only texts of class `words` kept upright."""
+    kind = " sides" * sides + " board" * board
     return (
-        f'<svg class="position{" sides" * sides}" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
+        f'<svg class="position{kind}" width="{width:g}" height="{height:g}" viewBox="0 0 {width:g} {height:g}" '
         f'role="img" aria-label="{esc(label)}" font-family="system-ui,sans-serif">{"".join(body)}</svg>'
     )
 
 
 def text(
-    x: float, y: float, words: object, size: int = 11, anchor: str = "middle", fill: str = INK, weight: str = "normal"
+    x: float,
+    y: float,
+    words: object,
+    size: int = 11,
+    anchor: str = "middle",
+    fill: str = INK,
+    weight: str = "normal",
+    kind: str = "",
 ) -> str:
-    """A text; its font is the picture's (`svg`)."""
+    """A text; its font is the picture's (`svg`); `kind` its class (`svg`'s board)."""
     bold = ' font-weight="bold"' if weight == "bold" else ""
+    classes = f' class="{esc(kind)}"' if kind else ""
     return (
-        f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}>{esc(words)}</text>'
+        f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}{classes}>'
+        f"{esc(words)}</text>"
     )
 
 

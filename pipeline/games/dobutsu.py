@@ -911,12 +911,13 @@ class Dobutsu(Game):
         mine = "".join(ch for ch in hands if ch.isupper())
         theirs = "".join(ch for ch in hands if ch.islower())
         left = pad + COLS * cell + 8
-        body.append(_svg.text(left, pad + 10, "in hand", 9, "start", _svg.OTHER))
+        body.append(_svg.text(left, pad + 10, "in hand", 9, "start", _svg.OTHER, kind="words other"))
         body += [_piece(left + 10 + 20 * i, pad + 26, letter, 8) for i, letter in enumerate(theirs)]
-        body.append(_svg.text(left, pad + ROWS * cell - 30, "in hand", 9, "start", _svg.MOVER))
+        body.append(_svg.text(left, pad + ROWS * cell - 30, "in hand", 9, "start", _svg.MOVER, kind="words mover"))
         body += [_piece(left + 10 + 20 * i, pad + ROWS * cell - 14, letter, 8) for i, letter in enumerate(mine)]
-        body.append(_svg.text(width / 2, height - 3, "upper case to move", 10))
-        return _svg.svg(width, height, body, f"dobutsu position {text}, the upper-case pieces to move")
+        body.append(_svg.text(width / 2, height - 3, "upper case to move", 10, kind="words"))
+        # the pages turn it where the second player moves, as the first player sees the board
+        return _svg.svg(width, height, body, f"dobutsu position {text}, the upper-case pieces to move", board=True)
 
 
 def _piece(x: float, y: float, letter: str, radius: float = 12) -> str:
@@ -927,7 +928,7 @@ def _piece(x: float, y: float, letter: str, radius: float = 12) -> str:
     ring = ' stroke="#f9a825" stroke-width="3"' if letter in "Hh" else ""
     turn = "" if mover else f' transform="rotate(180 {x:g} {y:g})"'
     return (
-        f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{colour}"{ring}/>'
+        f'<circle class="{"mover" if mover else "other"}" cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{colour}"{ring}/>'
         f'<text x="{x:g}" y="{y + radius / 3:g}" font-size="{radius:g}" text-anchor="middle" fill="#fff" '
         f'font-weight="bold"{turn}>{letter}</text>'
     )
