@@ -57,6 +57,24 @@ def test_small_boards_have_tromps_counts_and_results(tromp, ruleset):
     assert summary["start_remoteness"] == rules["cols"] * rules["rows"]
 
 
+#: Tromp's counts of the boards too big to build in a test (the same table).
+TROMP_LARGER = {(4, 6): 15_835_683, (5, 5): 69_763_700, (6, 4): 94_910_577, (5, 6): 1_044_334_437}
+
+
+@pytest.mark.parametrize("board", [(4, 4), (5, 4), (4, 5), *TROMP_LARGER])
+def test_the_likely_size_is_near_tromps_counts(board):
+    """The estimate's likely counts (boards of the bound drawn at random, the share that are
+    positions) come within a tenth of Tromp's counts, where the bound is up to 2.6 times
+    them (5×6); and never below them by more than the sampling's error."""
+    cols, rows = board
+    real = TROMP_LARGER.get(board) or TROMP[f"connect:cols={cols},rows={rows}"][0]
+    likely, moves = connect.likely_size(cols, rows, 4)
+    plies, bound_moves = connect.size_bound(cols, rows, 4)
+    assert 0.98 * real <= sum(likely) <= 1.1 * real < sum(plies)
+    assert moves <= bound_moves
+    assert likely == connect.likely_size(cols, rows, 4)[0]  # a fixed seed: the same figures each time
+
+
 def test_4x4_every_value_is_the_references(tromp):
     rules = Ruleset.parse("connect:cols=4,rows=4")
     table = pq.read_table(DataDir(tromp).ruleset(rules).tablebase, columns=["position", "value", "remoteness"])

@@ -51,11 +51,14 @@ HELD = 3
 #: positions and transitions files: 5×6's data folder peaked there, at 14.7 GB, 12.0 B a
 #: position and 1.0 B a move (solve's scratch added under 0.9 GB to its files later); the
 #: boards that keep their plies in memory peak as they end, at 6.3-7.4 B and 1.0-1.1 B
-#: (4.2 B and 1.1 B on 6×4 with keys; 5×6 with keys peaked at 12.3 GB). Hence 13 B, the
-#: plies' 9 B beside the longest text measured, and 2 B; the figures for any game (40 B and
-#: 4 B) asked 125.5 GiB for 5×6.
-DISK_PER_POSITION = 13
-DISK_PER_MOVE = 2
+#: (4.2 B and 1.1 B on 6×4 with keys; 5×6 with keys peaked at 12.3 GB, 11.8 B a position
+#: with its moves). Counted on the likely counts (likely_size, within 1.1 times the real
+#: ones), hence 10 B a position where the plies spill (their 9 B and the keys beside them),
+#: 5 B where they do not, and 1.1 B a move; the figures for any game (40 B and 4 B) asked
+#: 125.5 GiB for 5×6, 13 B and 2 B on the bound 45.0 GiB.
+DISK_PER_POSITION = 10
+DISK_PER_POSITION_HELD = 5
+DISK_PER_MOVE = 1.1
 #: Parts a ply is expanded in, on two threads.
 GENERATE_PARTS = 4
 #: A column's cells are written by one table lookup of its bits while the table (2**F
@@ -105,16 +108,22 @@ class Connect(Board):
 
     def size(self, rules: Rules) -> Size:
         plies, transitions = size_bound(rules["cols"], rules["rows"], rules["k"])
-        # every move leads to the next ply: a stage holds two plies at a time
-        window = max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
+        likely, likely_moves = likely_size(rules["cols"], rules["rows"], rules["k"])
+
+        def window(plies: list[int]) -> int:  # every move leads to the next ply: a stage holds two plies
+            return max((a + b for a, b in zip(plies, plies[1:])), default=sum(plies))
+
         return Size(
             sum(plies),
             transitions,
             ranked=True,
             by_rank=True,
-            window=window,
-            disk_per_position=DISK_PER_POSITION,
+            window=window(plies),
+            disk_per_position=DISK_PER_POSITION if sum(plies) > SPILL else DISK_PER_POSITION_HELD,
             disk_per_transition=DISK_PER_MOVE,
+            likely_positions=sum(likely),
+            likely_transitions=likely_moves,
+            likely_window=window(likely),
         )
 
     def space(self, rules: Rules) -> ConnectSpace:
@@ -274,6 +283,103 @@ def size_bound(cols: int, rows: int, k: int) -> tuple[list[int], int]:
 
 #: Whose line of k, if any, stands at the top of a column (size_bound).
 NO_LINE, X_LINE, O_LINE = 0, 1, 2
+#: Boards drawn at random for each ply of the bound (likely_size), with a fixed seed so that
+#: the same board gets the same figures: about 1 % error on the share of each ply's boards
+#: that are positions.
+SAMPLES = 20_000
+SEED = 20091124
+
+
+def likely_size(cols: int, rows: int, k: int) -> tuple[list[int], int]:
+    """(positions by ply, transitions) as they likely are: size_bound's counts, each ply's
+    times the share of its boards that are positions, found by drawing SAMPLES boards of the
+    ply at random from the bound's boards, uniformly: a column at a time from the columns
+    the bound allows, weighted by λ^height with λ chosen so that the boards' discs centre on
+    the ply (within a ply every board weighs the same, so the kept boards are uniform), kept
+    where they are of the ply and meet the bound's rules. A board is taken for a position
+    where neither player has k in a line in any direction, or only the last mover has (the
+    game ended there): the bound left out only horizontal and diagonal lines. Transitions:
+    the kept positions' open columns, where play goes on. What the estimate sizes a build
+    by (pipeline/stages/estimate.py); the bounds stay what a build is checked against."""
+    plies, _ = size_bound(cols, rows, k)
+    field = rows + 1
+    columns = [  # (height, x's discs as bits from the bottom, whose line tops it)
+        (height, bits, top)
+        for height in range(rows + 1)
+        for bits in range(1 << height)
+        if (top := _column_top(height, bits, k)) is not None
+    ]
+    heights = np.array([c[0] for c in columns])
+    xbits = np.array([c[1] for c in columns], dtype=np.int64)
+    tops = np.array([c[2] for c in columns])
+    space = ConnectSpace(cols, rows, k)
+    rng = np.random.default_rng(SEED)
+    likely = [0] * len(plies)
+    moves = 0.0
+    for ply, bound in enumerate(plies):
+        if not bound:
+            continue
+        weights = _tilted(heights, ply / cols)
+        pick = rng.choice(len(columns), size=(SAMPLES, cols), p=weights)
+        discs = heights[pick].sum(axis=1)
+        xs = np.bitwise_count(xbits[pick]).sum(axis=1)
+        line_tops = tops[pick]
+        lines = (line_tops != NO_LINE).sum(axis=1)
+        last = X_LINE if ply % 2 else O_LINE
+        kept = (
+            (discs == ply) & (xs == (ply + 1) // 2) & ((lines == 0) | ((lines == 1) & (line_tops.max(axis=1) == last)))
+        )
+        if not kept.any():
+            likely[ply] = bound  # none drawn: the bound
+            continue
+        pick = pick[kept]
+        shift = np.arange(cols, dtype=np.int64) * field
+        x = (xbits[pick] << shift).sum(axis=1)
+        filled = (((np.int64(1) << heights[pick]) - 1) << shift).sum(axis=1)
+        mine = x if ply % 2 else filled ^ x  # the last mover's discs
+        last_won, other_won = space.won(mine), space.won(filled ^ mine)
+        # where the last mover has a line, one move made them all: some top disc of theirs
+        # without which they have none
+        made = np.zeros(pick.shape[0], dtype=bool)
+        for c in range(cols):
+            disc = np.where(heights[pick[:, c]] > 0, np.int64(1) << (c * field + heights[pick[:, c]] - 1), 0)
+            made |= ((mine & disc) != 0) & ~space.won(mine & ~disc)
+        position = ~other_won & (~last_won | made)
+        share = position.mean()
+        likely[ply] = round(float(bound * share))
+        going_on = position & ~last_won
+        open_columns = (heights[pick] < rows).sum(axis=1)
+        moves += bound * (open_columns * going_on).sum() / pick.shape[0]
+    return likely, round(float(moves))
+
+
+def _column_top(height: int, bits: int, k: int) -> int | None:
+    """Whose line of k tops a column of `height` discs (x's the set `bits`, from the
+    bottom): NO_LINE, X_LINE or O_LINE; None where k in a row stands below its top."""
+    run, top = 0, NO_LINE
+    for at in range(height):
+        disc = bits >> at & 1
+        run = run + 1 if at and disc == (bits >> (at - 1) & 1) else 1
+        if run >= k:
+            if at < height - 1:
+                return None
+            top = X_LINE if disc else O_LINE
+    return top
+
+
+def _tilted(heights: np.ndarray, mean: float) -> np.ndarray:
+    """Weights λ^height over the columns, λ found by bisection so that a column's expected
+    height is `mean` (at either end of the heights, the extreme λ)."""
+    low, high = 1e-6, 1e6
+    for _ in range(100):
+        middle = (low * high) ** 0.5
+        weights = middle ** heights.astype(float)
+        if (weights * heights).sum() / weights.sum() < mean:
+            low = middle
+        else:
+            high = middle
+    weights = ((low * high) ** 0.5) ** heights.astype(float)
+    return weights / weights.sum()
 
 
 def _column_counts(rows: int, k: int) -> list[list[list[int]]]:

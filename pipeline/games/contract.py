@@ -77,7 +77,8 @@ class Size:
     rank by rank (Space.transitions_from): what the build holds in memory and on disk
     depends on both (pipeline/stages/estimate.py); unsure, leave them False. `window` for a space
     streamed part by part; `disk_per_position` and `disk_per_transition` for a game whose
-    files take far less than the estimate's figures for any game."""
+    files take far less than the estimate's figures for any game; the `likely_` counts for
+    a game whose bounds are far above the real counts and that can guess them."""
 
     positions: int
     transitions: int
@@ -91,8 +92,15 @@ class Size:
     #: build's peak, files and scratch, where the game has measured its own (connect's
     #: boards). None: the estimate's figures for any game (pipeline/stages/estimate.py:
     #: 40 B a position, whatever its texts' length; 16 B a transition, 4 B where `by_rank`).
-    disk_per_position: int | None = None
-    disk_per_transition: int | None = None
+    disk_per_position: float | None = None
+    disk_per_transition: float | None = None
+    #: Where the counts above are bounds, the game's best guess of the real ones (connect
+    #: draws boards of its bound at random and counts the share that are positions): the
+    #: estimate sizes memory and disk by them, so that a bound several times the real count
+    #: does not refuse a build that fits (pipeline/stages/estimate.py). None: the bounds.
+    likely_positions: int | None = None
+    likely_transitions: int | None = None
+    likely_window: int | None = None
 
 
 class Space:

@@ -11,6 +11,7 @@ as its Size's `listed`: enumerate holds them too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass
@@ -92,9 +93,15 @@ class Estimate:
 
     def describe(self) -> str:
         """One line: the counts and what they need."""
-        positions = f"{self.size.positions:,}" if self.size.exact else f"at most {self.size.positions:,}"
+        size = self.size
+        positions = f"{size.positions:,}" if size.exact else f"at most {size.positions:,}"
+        transitions = f"at most {size.transitions:,}"
+        if size.likely_positions is not None:
+            positions += f" (likely {size.likely_positions:,})"
+        if size.likely_transitions is not None:
+            transitions += f" (likely {size.likely_transitions:,})"
         return (
-            f"{shortened(self.rules.id)}: {positions} positions, at most {self.size.transitions:,} transitions; "
+            f"{shortened(self.rules.id)}: {positions} positions, {transitions} transitions; "
             f"needs up to {gib(self.memory)} of memory and {gib(self.disk)} of disk"
         )
 
@@ -106,9 +113,10 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     is spark.driver.memory, and on a cluster are elsewhere), this machine finds the
     positions and writes the files, and the engine's heap is added; else the model below
     counts DuckDB's SQL stages and the NumPy passes."""
-    size = rules.game.size(rules)
-    if size is None:
+    bound = rules.game.size(rules)
+    if bound is None:
         return None
+    size = likely(bound)  # the model below sizes the build by the counts the game expects
     enumerating = (
         BASE
         + PER_POSITION * size.positions
@@ -119,21 +127,32 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     if per_transition is None:
         per_transition = DISK_PER_TRANSITION - (SPILL_PER_TRANSITION if size.by_rank else 0)
     per_position = DISK_PER_POSITION if size.disk_per_position is None else size.disk_per_position
-    disk = DISK_BASE + per_transition * size.transitions + per_position * size.positions
+    disk = DISK_BASE + int(per_transition * size.transitions + per_position * size.positions)
     heap = engine.heap() if engine is not None else None
     if heap is not None:
-        return Estimate(rules, size, enumerating + heap, disk)
+        return Estimate(rules, bound, enumerating + heap, disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     if size.window is not None:
         # streamed rank by rank: the stages hold a window of ranks, DuckDB spills beyond its cap
         enumerating = BASE + WINDOW_GAME * size.window + MOVE_BATCHES
         checking = BASE + MOVE_BATCHES + WINDOW_ARRAYS * size.window + REACH_PER_POSITION * size.positions
-        return Estimate(rules, size, max(enumerating, BASE + duckdb, checking), disk)
+        return Estimate(rules, bound, max(enumerating, BASE + duckdb, checking), disk)
     solving = BASE + duckdb + PER_POSITION_SQL * size.positions
     # the children held for a breadth-first search only where there is no rank
     held = 0 if size.ranked else ARRAYS_PER_TRANSITION * size.transitions
     checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + held
-    return Estimate(rules, size, max(enumerating, solving, checking), disk)
+    return Estimate(rules, bound, max(enumerating, solving, checking), disk)
+
+
+def likely(size: Size) -> Size:
+    """The counts a build is sized by: the game's likely ones where it gives them (the
+    bounds stay in the line `describe` prints)."""
+    return dataclasses.replace(
+        size,
+        positions=size.positions if size.likely_positions is None else size.likely_positions,
+        transitions=size.transitions if size.likely_transitions is None else size.likely_transitions,
+        window=size.window if size.likely_window is None else size.likely_window,
+    )
 
 
 def require_fit(rules: Ruleset, data: Path, engine: EngineKind | None = None) -> Estimate | None:
@@ -145,7 +164,8 @@ def require_fit(rules: Ruleset, data: Path, engine: EngineKind | None = None) ->
         return None
     memory = available_memory()
     if memory is not None and found.memory > memory:
-        enumerating = BASE + PER_POSITION * found.size.positions + PER_LISTED * getattr(found.size, "listed", 0)
+        counted = likely(found.size)
+        enumerating = BASE + PER_POSITION * counted.positions + PER_LISTED * getattr(counted, "listed", 0)
         hint = (
             "give DuckDB less memory with TABLEBASE_MEMORY_LIMIT, or use a machine with more"
             if enumerating < memory
