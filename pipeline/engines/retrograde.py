@@ -1,0 +1,686 @@
+"""The DuckDB engine's retrograde analysis, for games whose moves can cycle: values, then
+ties, then Grundy values (impartial games), each level by level (pipeline/stages/solve.py
+runs the levels).
+
+The state is NumPy arrays with an entry per position, indexed as the positions file is
+ordered (ids 0..n-1 are their own index; other ids are mapped): a value code, the
+remoteness, and a counter of the children not yet known won; for Grundy values a counter,
+a mask of the children's values, the value and the height. Each array's type is the
+smallest the data allows (moves per position, levels so far): the state of 500 M
+positions takes 1.5 GB.
+
+A level finds the moves from the positions finished at the level before (its frontier)
+to parents still open, in one of two ways:
+
+- forward: one pass over transitions.parquet by source (row group by row group, read and
+  looked up on two threads), every move's child looked up by index. The first pass does
+  level 1 of values and of Grundy values at once: their frontiers, the finished games and
+  the positions without moves, are often over half the positions. As it goes it builds
+  the reverse adjacency below from the moves that can still matter (from a parent still
+  open to a child that is no win or loss at level 0, or with moves). A later frontier
+  whose moves are a large share of all the moves goes forward too (FORWARD_SHARE).
+- reverse: the frontier, as an Arrow table, joined by DuckDB to `rev` (id, parents), one
+  row per position with the positions that move to it as a LIST
+  (pipeline/sql/duckdb/retrograde_*.sql). DuckDB scans the ids and decodes only the lists
+  of the rows that match; NumPy then counts the parents and applies them to the state.
+
+`rev` lives in a DuckDB database of the solver's own: in memory for a small graph, a file
+in the scratch folder for a large one (compressed, paged within DuckDB's memory limit). Its
+moves are bucketed by child range as the first pass finds them (in scratch files for a
+large graph), and each bucket sorted as one int64 key a move. Once half its rows belong to
+positions finished and passed to their parents in every analysis still to run, it is
+rewritten with the others, so a level scans at most about twice the rows still live. Each
+move is read once by the first pass and unnested at most once by each analysis: the work
+grows with the transitions, not with transitions x depth.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.core import values
+from pipeline.engines.arrays import Ids, row_groups, value_codes
+from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, sql_text
+from pipeline.storage.progress import log
+from pipeline.storage.threads import in_order
+
+WIN, LOSS, TIE, DRAW = (values.Value(word).code for word in ("win", "loss", "tie", "draw"))
+
+#: Graphs of more transitions than this keep `rev` in a database file in the scratch
+#: folder (compressed, paged out within DuckDB's memory limit); smaller ones in memory.
+ON_DISK = 1 << 24
+#: Moves of `rev` sorted at a time (8 bytes each, and 12 more while its lists are made):
+#: the first pass buckets them by child range, in scratch files where there is more than
+#: one bucket.
+BUCKET = 1 << 25
+#: `rev` is rewritten once this share of its rows are positions finished and passed to
+#: their parents in every analysis still to run (each level scans every row's id), if it
+#: has at least COMPACT_ROWS rows.
+COMPACT_SHARE = 0.5
+COMPACT_ROWS = 1 << 16
+#: A level after the first reads every move forward, rather than joining its frontier to
+#: `rev`, where the frontier's rows hold more than this share of the transitions: a move
+#: read forward costs about a third of one unnested and counted (BENCHMARKS.md).
+FORWARD_SHARE = 0.35
+#: Grundy values below this (a power of two, at most 64) are collected as bits of a mask a
+#: position; larger ones, rare (a value is at most the position's number of moves), as
+#: (position, value) pairs.
+MASK_BITS = 64
+#: Rows of the solution a batch.
+BATCH = 1 << 20
+
+
+def _signed(largest: int) -> type:
+    """The smallest signed integer type that holds 0..largest."""
+    return next(kind for kind in (np.int8, np.int16, np.int32, np.int64) if largest <= np.iinfo(kind).max)
+
+
+def _runs(sorted_: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The start of each run of equal values of a sorted array, and each run's length."""
+    if not sorted_.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], sorted_[1:] != sorted_[:-1])))
+    return starts, np.diff(np.append(starts, sorted_.size))
+
+
+def _distinct(indexes: np.ndarray, ordered: bool) -> np.ndarray:
+    """The distinct values of `indexes`, ascending (`ordered`: already ascending)."""
+    if not ordered:
+        indexes = np.sort(indexes)
+    return indexes[_runs(indexes)[0]]
+
+
+def _sql(name: str) -> str:
+    return sql_text(name, "duckdb")
+
+
+class Levels:
+    """The level at which each position was finished in an analysis (remoteness, height),
+    UNSET until it is: the smallest unsigned type that holds the levels reached, widened
+    when a level outgrows it."""
+
+    def __init__(self, n: int):
+        self.array = np.full(n, np.iinfo(np.uint8).max, dtype=np.uint8)
+
+    @property
+    def unset(self) -> int:
+        return int(np.iinfo(self.array.dtype).max)
+
+    def reach(self, level: int) -> None:
+        """Make room for `level` (between levels: the passes' threads read the array)."""
+        if level < self.unset:
+            return
+        wider = np.uint16 if self.array.dtype == np.uint8 else np.uint32
+        unset = self.array == self.unset
+        self.array = self.array.astype(wider)
+        self.array[unset] = np.iinfo(wider).max
+
+    def known(self, at: slice | np.ndarray = slice(None)) -> np.ndarray:
+        return self.array[at] != self.unset
+
+
+class Buckets:
+    """The moves `rev` will hold, as (child, parent) index pairs in buckets of child ranges:
+    held in memory where one bucket holds them all, else appended to scratch files, one a
+    bucket. `tables()` gives each bucket's rows, child by child."""
+
+    def __init__(self, n: int, moves: int, folder: Path):
+        self.count = max(1, math.ceil(moves / BUCKET))
+        self.width = max(1, math.ceil(n / self.count))
+        self.held: list[np.ndarray] = []
+        self.paths = [folder / f"rev-{bucket}.bin" for bucket in range(self.count)] if self.count > 1 else []
+        if self.paths:
+            folder.mkdir(parents=True, exist_ok=True)
+        self.files = [open(path, "wb") for path in self.paths]  # noqa: SIM115 - closed in tables() or close()
+
+    def add(self, child: np.ndarray, parent: np.ndarray) -> None:
+        if not child.size:
+            return
+        if self.count == 1:
+            self.held.append(child.astype(np.uint64) << np.uint64(32) | parent.astype(np.uint64))
+            return
+        bucket = (child // self.width).astype(np.uint16)  # 2-byte keys: a radix sort
+        order = np.argsort(bucket, kind="stable")
+        key = (child - bucket.astype(np.int64) * self.width).astype(np.uint64) << np.uint64(32)
+        key |= parent.astype(np.uint64)
+        key = key[order]
+        bounds = np.searchsorted(bucket[order], np.arange(self.count + 1))
+        for file, lo, hi in zip(self.files, bounds[:-1], bounds[1:]):
+            if hi > lo:
+                key[lo:hi].tofile(file)
+
+    def tables(self) -> Iterator[pa.Table]:
+        """Each bucket's rows (id, parents), ids ascending, made on two threads."""
+        for file in self.files:
+            file.close()
+
+        def table(bucket: int) -> pa.Table:
+            if self.paths:
+                key = np.fromfile(self.paths[bucket], dtype=np.uint64)
+                self.paths[bucket].unlink()
+            else:
+                key = np.concatenate(self.held) if self.held else np.zeros(0, np.uint64)
+                self.held = []
+            key.sort()  # by child, then parent: each child's parents in a run
+            child = (key >> np.uint64(32)).astype(np.int32)
+            parent = (key & np.uint64(0xFFFFFFFF)).astype(np.int32)
+            del key
+            starts, _ = _runs(child)
+            offsets = pa.array(np.append(starts, child.size).astype(np.int32))
+            return pa.table(
+                {
+                    "id": pa.array(child[starts] + np.int32(bucket * self.width)),
+                    "parents": pa.ListArray.from_arrays(offsets, pa.array(parent)),
+                }
+            )
+
+        return in_order(table, range(self.count), ahead=2)
+
+    def close(self) -> None:
+        for file in self.files:
+            file.close()
+        for path in self.paths:
+            path.unlink(missing_ok=True)
+
+
+class Reverse:
+    """`rev` (pipeline/sql/duckdb/retrograde_*.sql) in a DuckDB database of its own: each
+    position's parents still open as one LIST. Counts the rows a level scans, the moves
+    their lists hold (`entries`), and the rows whose positions were passed on since it was
+    last written (`passed`: at least as many as are dead)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, buckets: Buckets):
+        self.con = con
+        con.execute(_sql("retrograde_setup"))
+        self.rows = self.entries = self.passed = 0
+        for table in buckets.tables():
+            con.register("bucket", table)
+            con.execute("INSERT INTO rev SELECT * FROM bucket")
+            con.unregister("bucket")
+            self.rows += table.num_rows
+            self.entries += len(table["parents"].combine_chunks().values) if table.num_rows else 0
+        self._parents = _sql("retrograde_parents")
+
+    def parents(self, frontier: pa.Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(parent, the child's value) of every move from a parent in `rev` to `frontier`
+        (id, value), a batch at a time."""
+        self.con.register("frontier", frontier)
+        try:
+            for batch in self.con.sql(self._parents).to_arrow_reader(BATCH):
+                if batch.num_rows:
+                    yield batch["parent"].to_numpy(), batch["value"].to_numpy()
+        finally:
+            self.con.unregister("frontier")
+
+    def moves_into(self, frontier: int) -> float:
+        """The moves a frontier of so many positions' rows may hold (an estimate)."""
+        return frontier * self.entries / max(self.rows, 1)
+
+    def compact(self, live: Callable[[np.ndarray], np.ndarray]) -> int:
+        """Rewrite `rev` with the rows whose position `live(ids)` says is still to be passed
+        to its parents, where at least COMPACT_SHARE of them are not; the rows dropped."""
+        ids = np.asarray(self.con.execute("SELECT id FROM rev").fetchnumpy()["id"])
+        keep = live(ids)
+        dead = int(ids.size - keep.sum())
+        self.passed = dead
+        if dead < COMPACT_SHARE * self.rows:
+            return 0
+        self.con.register("live", pa.table({"keep": keep}))
+        try:
+            self.con.execute(_sql("retrograde_compact"))
+        finally:
+            self.con.unregister("live")
+        self.entries = round(self.entries * (self.rows - dead) / max(self.rows, 1))  # lists differ: an estimate
+        self.rows, self.passed = self.rows - dead, 0
+        return dead
+
+
+class Analysis:
+    """One retrograde analysis as Steps (pipeline/engines/base.py): `first` finishes level
+    0, `step(k)` level k from the moves into its frontier, the positions finished at level
+    k - 1 (`at`). Level 1 of values and Grundy values comes from the first pass."""
+
+    name = ""
+
+    def __init__(self, solver: Retrograde, levels: Levels):
+        self.solver, self.levels = solver, levels
+        self.at = 0  # the level of the frontier
+        self.frontier = self._table(np.zeros(0, np.int64), np.zeros(0, np.int8))
+        self.finished: list[tuple[np.ndarray, np.ndarray]] = []  # (positions, their values) at the next level
+        self.ahead = False  # whether the first pass has made the next level's frontier
+        self.over = False
+
+    def first(self) -> int:
+        ends, value = self.ends()
+        if not self.ahead:  # else the first pass has moved on to level 1's frontier already
+            self.frontier = self._table(ends, value)
+        self.over = not ends.size
+        return ends.size
+
+    def step(self, level: int) -> int:
+        solver = self.solver
+        if solver.reverse is None:
+            solver.first_pass()
+        if not self.ahead:
+            began = time.perf_counter()
+            self.levels.reach(level)
+            rev = solver.reverse
+            assert rev is not None
+            forward = rev.moves_into(self.frontier.num_rows) > FORWARD_SHARE * solver.moves
+            applying = 0.0
+            if forward:
+                solver.forward([self], level)
+            else:
+                for parent, value in rev.parents(self.frontier):
+                    took = time.perf_counter()
+                    open_ = ~self.levels.known(parent)
+                    self.take(level, parent[open_], value[open_], ordered=False)
+                    applying += time.perf_counter() - took
+            rev.passed += self.frontier.num_rows  # dead now, unless another analysis needs them
+            self.advance()
+            spent = time.perf_counter() - began
+            if forward:
+                solver.spent["later levels: a pass over every move"] += spent
+            else:
+                solver.spent["later levels: DuckDB's joins"] += spent - applying
+                solver.spent["later levels: NumPy"] += applying
+            how = "a pass over every move" if forward else f"joined to rev's {rev.rows:,} rows"
+            log.debug(
+                "%s, level %d: %s finished, %s (%.2f s)", self.name, level, f"{self.frontier.num_rows:,}", how, spent
+            )
+        self.ahead = False
+        solver.compact()
+        self.over = not self.frontier.num_rows
+        return self.frontier.num_rows
+
+    def advance(self) -> None:
+        """The positions just finished become the frontier."""
+        ids = [ids for ids, _ in self.finished]
+        found = [value for _, value in self.finished]
+        self.frontier = self._table(
+            np.concatenate(ids) if ids else np.zeros(0, np.int64),
+            np.concatenate(found) if found else np.zeros(0, np.int8),
+        )
+        self.finished = []
+        self.at += 1
+
+    def _table(self, ids: np.ndarray, value: np.ndarray) -> pa.Table:
+        return pa.table({"id": pa.array(ids.astype(np.int32)), "value": pa.array(value)})
+
+    def live(self, ids: np.ndarray) -> np.ndarray:
+        """Which of the positions `ids` this analysis still passes to their parents: those
+        open, and its frontier."""
+        if self.over:
+            return np.zeros(ids.size, dtype=bool)
+        level = self.levels.array[ids]
+        frontier = level == self.at
+        frontier[frontier] = self.in_frontier(ids[frontier])
+        return (level == self.levels.unset) | frontier
+
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """Level 0: the positions finished without looking at a move, and their values."""
+        raise NotImplementedError
+
+    def in_frontier(self, child: np.ndarray) -> np.ndarray:
+        """Which of the children finished at the frontier's level are in the frontier
+        (those whose values this analysis passes to their parents)."""
+        return np.ones(child.size, dtype=bool)
+
+    def value(self, child: np.ndarray) -> np.ndarray:
+        """The value the frontier's children `child` pass to their parents."""
+        raise NotImplementedError
+
+    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
+        """Apply moves from open parents to children of the frontier with `value`
+        (`ordered`: parents ascending), adding what they finish to `finished`."""
+        raise NotImplementedError
+
+
+class Values(Analysis):
+    """Wins and losses: a parent of a lost child is won one ply later; a parent whose
+    children are all won is lost one ply after the last of them."""
+
+    name = "values"
+
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        code = self.solver.code
+        ends = np.flatnonzero((code == WIN) | (code == LOSS))
+        return ends, code[ends]
+
+    def in_frontier(self, child: np.ndarray) -> np.ndarray:
+        code = self.solver.code[child]
+        return (code == WIN) | (code == LOSS)
+
+    def value(self, child: np.ndarray) -> np.ndarray:
+        return self.solver.code[child]
+
+    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
+        code, rem, pending = self.solver.code, self.levels.array, self.solver.pending
+        lost_child = value == LOSS
+        won = parent[lost_child]
+        won = _distinct(won[code[won] == 0], ordered)
+        code[won] = WIN
+        rem[won] = level
+        # a parent with a lost child is won whatever its won children: counted after
+        counted = parent[~lost_child]
+        counted = counted[code[counted] == 0]
+        if not ordered:
+            counted = np.sort(counted)
+        starts, children = _runs(counted)
+        counted = counted[starts]
+        left = pending[counted] - children
+        pending[counted] = left
+        lost = counted[left == 0]
+        code[lost] = LOSS
+        rem[lost] = level
+        self.finished += [(won, np.full(won.size, WIN, np.int8)), (lost, np.full(lost.size, LOSS, np.int8))]
+
+
+class Ties(Analysis):
+    """Once every win and loss is known: a position neither won nor lost with a tied child
+    is a tie (the mover prefers it to endless play), one ply after its nearest tied child."""
+
+    name = "ties"
+
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        ends = np.flatnonzero(self.solver.code == TIE)
+        return ends, np.full(ends.size, TIE, np.int8)
+
+    def in_frontier(self, child: np.ndarray) -> np.ndarray:
+        return self.solver.code[child] == TIE
+
+    def value(self, child: np.ndarray) -> np.ndarray:
+        return np.full(child.size, TIE, np.int8)
+
+    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
+        code = self.solver.code
+        tied = _distinct(parent[code[parent] == 0], ordered)
+        code[tied] = TIE
+        self.levels.array[tied] = level
+        self.finished.append((tied, np.full(tied.size, TIE, np.int8)))
+
+
+class Grundy(Analysis):
+    """Grundy values, peeled from the positions without moves (height 0) upwards: a
+    position's value is the mex of its children's, known once every child's is, at one
+    more than the greatest height among them. Children's values below the mask's width are
+    bits of the position's mask; larger ones are kept as (position, value) pairs. What is
+    never peeled can reach a cycle and has no Grundy value."""
+
+    name = "Grundy values"
+
+    def __init__(self, solver: Retrograde, levels: Levels, moves: np.ndarray):
+        super().__init__(solver, levels)
+        most = int(moves.max()) if moves.size else 0
+        self.width = min(MASK_BITS, 1 << max(3, math.ceil(math.log2(most + 1))))
+        self.mask = np.zeros(moves.size, dtype=np.dtype(f"uint{self.width}"))
+        self.pending = moves
+        self.grundy: np.ndarray = np.full(moves.size, -1, dtype=_signed(most))
+        self.large: list[np.ndarray] = []  # (position, child's value) pairs of values >= width
+        ends = self.pending == 0
+        self.grundy[ends] = 0
+        self.levels.array[ends] = 0
+
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        ends = np.flatnonzero(self.levels.array == 0)
+        return ends, self.grundy[ends]
+
+    def value(self, child: np.ndarray) -> np.ndarray:
+        return self.grundy[child]
+
+    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
+        if not parent.size:
+            return
+        if not ordered:  # by parent, each parent's values beside it
+            key = np.sort(parent.astype(np.int64) << 32 | value.astype(np.int64))
+            parent, value = key >> 32, key & 0xFFFFFFFF
+        starts, children = _runs(parent)
+        small = value < self.width
+        bits = np.left_shift(np.array(1, self.mask.dtype), np.where(small, value, 0).astype(self.mask.dtype))
+        bits[~small] = 0
+        if not small.all():
+            self.large.append(np.stack([parent[~small], value[~small]], axis=1).astype(np.int64))
+        parent = parent[starts]
+        self.mask[parent] |= np.bitwise_or.reduceat(bits, starts)
+        left = self.pending[parent] - children
+        self.pending[parent] = left
+        done = parent[left == 0]
+        grundy = self._mex(done)
+        self.grundy[done] = grundy
+        self.levels.array[done] = level
+        self.finished.append((done, grundy))
+
+    def _mex(self, done: np.ndarray) -> np.ndarray:
+        mask = self.mask[done]
+        # the lowest clear bit: mask ^ (mask + 1) sets it and every bit below
+        grundy = (np.bitwise_count(mask ^ (mask + np.array(1, mask.dtype))) - 1).astype(self.grundy.dtype)
+        full = mask == np.iinfo(mask.dtype).max
+        if full.any():
+            grundy[full] = self._mex_large(done[full])
+        return grundy
+
+    def _mex_large(self, done: np.ndarray) -> np.ndarray:
+        """The mex of positions (ascending) whose children take every value below the
+        mask's width."""
+        pairs = np.concatenate(self.large) if self.large else np.zeros((0, 2), np.int64)
+        mine = np.isin(pairs[:, 0], done)
+        self.large = [pairs[~mine]]  # no longer needed once their positions are done
+        pairs = np.unique(pairs[mine], axis=0)  # by position, then value
+        mex = np.full(done.size, self.width, dtype=np.int64)
+        if pairs.size:
+            starts, lengths = _runs(pairs[:, 0])
+            rank = np.arange(len(pairs)) - np.repeat(starts, lengths)
+            # a position's values run width, width + 1, … up to its mex: the run's length
+            gap = np.where(pairs[:, 1] == self.width + rank, np.iinfo(np.int64).max, rank)
+            first_gap = np.minimum.reduceat(gap, starts)
+            at = np.searchsorted(done, pairs[starts, 0])
+            mex[at] = self.width + np.where(first_gap == np.iinfo(np.int64).max, lengths, first_gap)
+        return mex
+
+
+class Retrograde:
+    """Retrograde analysis of a positions file and a transitions file (see the module's
+    docstring): `values`, `ties` and, for an impartial game, `grundy` as Steps, run in that
+    order, then `solution()`; `close()` drops the database and scratch files."""
+
+    def __init__(self, positions: Path, transitions: Path, scratch: Path, impartial: bool):
+        self.transitions, self.scratch = transitions, scratch
+        self.moves = pq.read_metadata(transitions).num_rows
+        self.spent: defaultdict[str, float] = defaultdict(float)  # seconds, by where they went
+        began = time.perf_counter()
+        moves = self._read_positions(positions)
+        rem = Levels(self.n)
+        rem.array[self.code != 0] = 0
+        self.values = Values(self, rem)
+        self.ties = Ties(self, rem)
+        # Grundy values' level 1 comes from the first pass, with the values': set up now
+        self.grundy = Grundy(self, Levels(self.n), moves) if impartial else None
+        self.spent["positions"] += time.perf_counter() - began
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.reverse: Reverse | None = None
+
+    def _read_positions(self, path: Path) -> np.ndarray:
+        """The value code of each finished game (0 elsewhere), each position's moves as the
+        values' counter (`pending`) and a copy, a row group at a time; ids kept only where
+        they are not 0..n-1."""
+        file = pq.ParquetFile(path, read_dictionary=["terminal"])
+        self.n = file.metadata.num_rows
+        groups = range(file.num_row_groups)
+        most = max((int(np.max(file.read_row_group(g, columns=["moves"])["moves"])) for g in groups), default=0)
+        self.code = np.zeros(self.n, dtype=np.int8)
+        self.pending = np.zeros(self.n, dtype=_signed(most))
+        ids, at = [], 0
+        for group in groups:
+            rows = file.read_row_group(group, columns=["id", "terminal", "moves"])
+            here = slice(at, at + rows.num_rows)
+            ids.append(rows["id"].to_numpy())
+            self.code[here] = value_codes(rows["terminal"])
+            self.pending[here] = rows["moves"].to_numpy()
+            at = here.stop
+        all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        self.ids = Ids(all_ids)  # ids 0..n-1 are their own indexes: no table
+        self.id_column = None if self.ids.dense else all_ids
+        return self.pending.copy()
+
+    def first_pass(self) -> None:
+        """Level 1 of values and Grundy values, building `rev`."""
+        began = time.perf_counter()
+        analyses = [self.values] + ([self.grundy] if self.grundy is not None else [])
+        for analysis in analyses:
+            analysis.levels.reach(1)
+        self.forward(analyses, 1, Buckets(self.n, self.moves, self.scratch / "retrograde"))
+        for analysis in analyses:
+            analysis.advance()
+            analysis.ahead = True
+            log.debug("%s, level 1: %s finished, the first pass", analysis.name, f"{analysis.frontier.num_rows:,}")
+        self.spent["first pass"] += time.perf_counter() - began - self.spent["first pass: build rev"]
+
+    def forward(self, analyses: Sequence[Analysis], level: int, buckets: Buckets | None = None) -> None:
+        """Level `level` of `analyses` by one pass over every move; with `buckets`, build
+        `rev` of the moves from parents open in any analysis to children no analysis has
+        finished before this level."""
+        n = self.n
+        ties = self.ties
+
+        def looked_up(table: pa.Table) -> tuple:
+            """On the reading threads: the row group's moves as indexes; for each analysis
+            those into its frontier (at level - 1) with the children's values; with
+            `buckets`, which children are still to be passed on (a child finished during
+            the pass is at `level`: no frontier's either way)."""
+            src, dst = self.ids.index(table["src"].to_numpy()), self.ids.index(table["dst"].to_numpy())
+            ordered = bool(src.size < 2 or (src[1:] >= src[:-1]).all())
+            if src.size and (src.max() >= n or dst.max() >= n):  # moves from or to no position
+                inside = (src < n) & (dst < n)
+                src, dst = src[inside], dst[inside]
+            into, needed = [], np.zeros(dst.size, dtype=bool) if buckets is not None else None
+            for analysis in analyses:
+                child = analysis.levels.array[dst]
+                hit = np.flatnonzero(child == level - 1)
+                hit = hit[analysis.in_frontier(dst[hit])]
+                into.append((src[hit], analysis.value(dst[hit])))
+                if needed is not None:
+                    needed |= child >= level
+            if needed is not None:  # the ties' ends are their frontier at level 0
+                needed |= self.code[dst] == TIE
+            return src, dst, ordered, into, needed
+
+        for src, dst, ordered, into, needed in row_groups(self.transitions, looked_up):
+            for analysis, (parent, value) in zip(analyses, into):
+                open_ = ~analysis.levels.known(parent)
+                analysis.take(level, parent[open_], value[open_], ordered)
+            if buckets is not None:
+                open_ = ~ties.levels.known(src)
+                if self.grundy is not None:
+                    open_ |= ~self.grundy.levels.known(src)
+                keep = needed & open_  # parents still open after this row group
+                buckets.add(dst[keep], src[keep])
+        if buckets is not None:
+            self._build(buckets)
+
+    def _build(self, buckets: Buckets) -> None:
+        began = time.perf_counter()
+        try:
+            if self.con is None:
+                self.con = self._database()
+            self.reverse = Reverse(self.con, buckets)
+        finally:
+            buckets.close()
+        self.spent["first pass: build rev"] += time.perf_counter() - began
+        log.debug(
+            "retrograde: rev built, %s rows holding %s moves (%.2f s)",
+            f"{self.reverse.rows:,}",
+            f"{self.reverse.entries:,}",
+            time.perf_counter() - began,
+        )
+
+    def _database(self) -> duckdb.DuckDBPyConnection:
+        """The solver's own DuckDB: a file in the scratch folder for a large graph."""
+        config: dict[str, Any] = {"memory_limit": DEFAULT_MEMORY_LIMIT, "temp_directory": str(self.scratch)}
+        if self.moves <= ON_DISK:
+            return duckdb.connect(config=config)
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        path = self.scratch / "retrograde.duckdb"
+        path.unlink(missing_ok=True)
+        return duckdb.connect(str(path), config=config)
+
+    def compact(self) -> None:
+        """Rewrite `rev` once half its rows may be positions no analysis still to run
+        passes on."""
+        rev = self.reverse
+        if rev is None or rev.rows < COMPACT_ROWS or rev.passed < COMPACT_SHARE * rev.rows:
+            return
+        began = time.perf_counter()
+        rows = rev.rows
+        analyses = [self.values, self.ties] + ([self.grundy] if self.grundy is not None else [])
+
+        def live(ids: np.ndarray) -> np.ndarray:
+            keep = np.zeros(ids.size, dtype=bool)
+            for analysis in analyses:
+                keep |= analysis.live(ids)
+            return keep
+
+        dropped = rev.compact(live)
+        self.spent["compact rev"] += time.perf_counter() - began
+        log.debug(
+            "retrograde: %s of rev's %s rows are live%s (%.2f s)",
+            f"{rows - dropped:,}" if dropped else f"{rows - rev.passed:,}",
+            f"{rows:,}",
+            ": rewritten" if dropped else "",
+            time.perf_counter() - began,
+        )
+
+    def solution(self) -> Iterator[pa.RecordBatch]:
+        """The solution's rows (id, value, remoteness, grundy, grundy_height) in the
+        positions' order; a code 0 (never decided) is a draw."""
+        began = time.perf_counter()
+        self.close()
+        words = pa.array(values.WORDS)
+        rem, grundy = self.values.levels, self.grundy
+        for lo in range(0, self.n, BATCH):
+            at = slice(lo, min(lo + BATCH, self.n))
+            code = self.code[at]
+            decided = code != 0
+            ids = np.arange(at.start, at.stop) if self.id_column is None else self.id_column[at]
+            value = pa.DictionaryArray.from_arrays(pa.array(np.where(decided, code, DRAW) - 1, pa.int8()), words)
+            if grundy is not None:
+                known = grundy.levels.known(at)
+                grundy_value = pa.array(grundy.grundy[at].astype(np.int32), mask=~known)
+                height = pa.array(grundy.levels.array[at].astype(np.int32), mask=~known)
+            else:
+                grundy_value = height = pa.nulls(at.stop - at.start, pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(ids, pa.int64()),
+                    value,
+                    pa.array(rem.array[at].astype(np.int32), mask=~decided),
+                    grundy_value,
+                    height,
+                ],
+                names=["id", "value", "remoteness", "grundy", "grundy_height"],
+            )
+        self.spent["solution"] += time.perf_counter() - began
+        log.debug(
+            "retrograde: seconds by step: %s",
+            ", ".join(
+                f"{step} {seconds:.2f}" for step, seconds in sorted(self.spent.items(), key=lambda item: -item[1])
+            ),
+        )
+
+    def close(self) -> None:
+        """Drop `rev`, its database and scratch files."""
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        self.reverse = None
+        for name in ("retrograde.duckdb", "retrograde.duckdb.wal"):
+            (self.scratch / name).unlink(missing_ok=True)
