@@ -37,9 +37,10 @@ grows with the transitions, not with transitions x depth.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +94,9 @@ def _runs(sorted_: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.diff(np.append(starts, sorted_.size))
 
 
-def _distinct(indexes: np.ndarray, ordered: bool) -> np.ndarray:
-    """The distinct values of `indexes`, ascending (`ordered`: already ascending)."""
-    if not ordered:
-        indexes = np.sort(indexes)
-    return indexes[_runs(indexes)[0]]
+def _distinct(ascending: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array."""
+    return ascending[_runs(ascending)[0]]
 
 
 def _sql(name: str) -> str:
@@ -163,26 +162,28 @@ class Buckets:
         """Each bucket's rows (id, parents), ids ascending, made on two threads."""
         for file in self.files:
             file.close()
+        sizes = [path.stat().st_size // 8 for path in self.paths]
+        local = threading.local()  # a buffer a thread: fresh memory is slow to fault in
 
         def table(bucket: int) -> pa.Table:
             if self.paths:
-                key = np.fromfile(self.paths[bucket], dtype=np.uint64)
+                if getattr(local, "key", np.zeros(0, np.uint64)).size < sizes[bucket]:
+                    local.key = np.empty(max(sizes), dtype=np.uint64)
+                key = local.key[: sizes[bucket]]
+                with open(self.paths[bucket], "rb") as file:
+                    file.readinto(memoryview(key).cast("B"))
                 self.paths[bucket].unlink()
             else:
                 key = np.concatenate(self.held) if self.held else np.zeros(0, np.uint64)
                 self.held = []
             key.sort()  # by child, then parent: each child's parents in a run
-            child = (key >> np.uint64(32)).astype(np.int32)
-            parent = (key & np.uint64(0xFFFFFFFF)).astype(np.int32)
-            del key
-            starts, _ = _runs(child)
-            offsets = pa.array(np.append(starts, child.size).astype(np.int32))
-            return pa.table(
-                {
-                    "id": pa.array(child[starts] + np.int32(bucket * self.width)),
-                    "parents": pa.ListArray.from_arrays(offsets, pa.array(parent)),
-                }
-            )
+            # the key's two halves as they lie in memory (little-endian: parent, then child)
+            halves = key.view(np.uint32).reshape(-1, 2)
+            starts, _ = _runs(halves[:, 1])
+            offsets = pa.array(np.append(starts, key.size).astype(np.int32))
+            child = halves[starts, 1].astype(np.int32) + np.int32(bucket * self.width)
+            parent = np.ascontiguousarray(halves[:, 0]).view(np.int32)
+            return pa.table({"id": pa.array(child), "parents": pa.ListArray.from_arrays(offsets, pa.array(parent))})
 
         return in_order(table, range(self.count), ahead=2)
 
@@ -279,12 +280,11 @@ class Analysis:
             forward = rev.moves_into(self.frontier.num_rows) > FORWARD_SHARE * solver.moves
             applying = 0.0
             if forward:
-                solver.forward([self], level)
+                solver.forward(self, level)
             else:
                 for parent, value in rev.parents(self.frontier):
                     took = time.perf_counter()
-                    open_ = ~self.levels.known(parent)
-                    self.take(level, parent[open_], value[open_], ordered=False)
+                    self.take(level, parent, value, ordered=False)
                     applying += time.perf_counter() - took
             rev.passed += self.frontier.num_rows  # dead now, unless another analysis needs them
             self.advance()
@@ -341,8 +341,10 @@ class Analysis:
         raise NotImplementedError
 
     def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
-        """Apply moves from open parents to children of the frontier with `value`
-        (`ordered`: parents ascending), adding what they finish to `finished`."""
+        """Apply moves from `parent` to children of the frontier with `value` (`ordered`:
+        parents ascending) to the parents still open, adding what they finish to
+        `finished`. Parents are sorted first where they are not: every lookup then goes up
+        through the state arrays, not at random."""
         raise NotImplementedError
 
 
@@ -367,15 +369,14 @@ class Values(Analysis):
     def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
         code, rem, pending = self.solver.code, self.levels.array, self.solver.pending
         lost_child = value == LOSS
-        won = parent[lost_child]
-        won = _distinct(won[code[won] == 0], ordered)
+        won, counted = parent[lost_child], parent[~lost_child]
+        if not ordered:
+            won, counted = np.sort(won), np.sort(counted)
+        won = _distinct(won[code[won] == 0])
         code[won] = WIN
         rem[won] = level
         # a parent with a lost child is won whatever its won children: counted after
-        counted = parent[~lost_child]
         counted = counted[code[counted] == 0]
-        if not ordered:
-            counted = np.sort(counted)
         starts, children = _runs(counted)
         counted = counted[starts]
         left = pending[counted] - children
@@ -404,7 +405,9 @@ class Ties(Analysis):
 
     def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
         code = self.solver.code
-        tied = _distinct(parent[code[parent] == 0], ordered)
+        if not ordered:
+            parent = np.sort(parent)
+        tied = _distinct(parent[code[parent] == 0])
         code[tied] = TIE
         self.levels.array[tied] = level
         self.finished.append((tied, np.full(tied.size, TIE, np.int8)))
@@ -444,6 +447,10 @@ class Grundy(Analysis):
         if not ordered:  # by parent, each parent's values beside it
             key = np.sort(parent.astype(np.int64) << 32 | value.astype(np.int64))
             parent, value = key >> 32, key & 0xFFFFFFFF
+        open_ = ~self.levels.known(parent)
+        parent, value = parent[open_], value[open_]
+        if not parent.size:
+            return
         starts, children = _runs(parent)
         small = value < self.width
         bits = np.left_shift(np.array(1, self.mask.dtype), np.where(small, value, 0).astype(self.mask.dtype))
@@ -533,68 +540,85 @@ class Retrograde:
         return self.pending.copy()
 
     def first_pass(self) -> None:
-        """Level 1 of values and Grundy values, building `rev`."""
+        """Level 1 of values and of Grundy values, in one pass over every move that also
+        buckets the moves `rev` is to hold, then `rev`."""
         began = time.perf_counter()
         analyses = [self.values] + ([self.grundy] if self.grundy is not None else [])
         for analysis in analyses:
             analysis.levels.reach(1)
-        self.forward(analyses, 1, Buckets(self.n, self.moves, self.scratch / "retrograde"))
+        buckets = Buckets(self.n, self.moves, self.scratch / "retrograde")
+        try:
+            self._level_one(buckets)
+            self.spent["first pass"] += time.perf_counter() - began
+            self._build(buckets)
+        finally:
+            buckets.close()
         for analysis in analyses:
             analysis.advance()
             analysis.ahead = True
             log.debug("%s, level 1: %s finished, the first pass", analysis.name, f"{analysis.frontier.num_rows:,}")
-        self.spent["first pass"] += time.perf_counter() - began - self.spent["first pass: build rev"]
 
-    def forward(self, analyses: Sequence[Analysis], level: int, buckets: Buckets | None = None) -> None:
-        """Level `level` of `analyses` by one pass over every move; with `buckets`, build
-        `rev` of the moves from parents open in any analysis to children no analysis has
-        finished before this level."""
-        n = self.n
-        ties = self.ties
+    def _level_one(self, buckets: Buckets) -> None:
+        """The first pass: `rev`'s moves are those from a parent still open (in either
+        analysis) to a child the later levels pass on (no win or loss at level 0, or with
+        moves)."""
+        grundy, rem = self.grundy, self.values.levels
+        # what level 0 says of each position in one byte, looked up once a move (a lookup
+        # is most of a pass): its value code where the game is over, 8 more without moves
+        ends = self.code.copy()
+        if grundy is not None:
+            ends[grundy.levels.array == 0] += 8
 
         def looked_up(table: pa.Table) -> tuple:
-            """On the reading threads: the row group's moves as indexes; for each analysis
-            those into its frontier (at level - 1) with the children's values; with
-            `buckets`, which children are still to be passed on (a child finished during
-            the pass is at `level`: no frontier's either way)."""
-            src, dst = self.ids.index(table["src"].to_numpy()), self.ids.index(table["dst"].to_numpy())
-            ordered = bool(src.size < 2 or (src[1:] >= src[:-1]).all())
-            if src.size and (src.max() >= n or dst.max() >= n):  # moves from or to no position
-                inside = (src < n) & (dst < n)
-                src, dst = src[inside], dst[inside]
-            into, needed = [], np.zeros(dst.size, dtype=bool) if buckets is not None else None
-            for analysis in analyses:
-                child = analysis.levels.array[dst]
-                hit = np.flatnonzero(child == level - 1)
-                hit = hit[analysis.in_frontier(dst[hit])]
-                into.append((src[hit], analysis.value(dst[hit])))
-                if needed is not None:
-                    needed |= child >= level
-            if needed is not None:  # the ties' ends are their frontier at level 0
-                needed |= self.code[dst] == TIE
-            return src, dst, ordered, into, needed
+            """On the reading threads: the row group's moves into each analysis's frontier,
+            and which children the later levels pass on."""
+            src, dst, ordered = self._moves(table)
+            end = ends[dst]
+            code = end & 7
+            won_or_lost = np.flatnonzero((code == WIN) | (code == LOSS))
+            no_moves = src[end >= 8]
+            later = (code == 0) | (code == TIE)  # a tie at level 0 is the ties' frontier
+            if grundy is not None:
+                later |= end < 8
+            return src, dst, ordered, src[won_or_lost], code[won_or_lost], no_moves, later
 
-        for src, dst, ordered, into, needed in row_groups(self.transitions, looked_up):
-            for analysis, (parent, value) in zip(analyses, into):
-                open_ = ~analysis.levels.known(parent)
-                analysis.take(level, parent[open_], value[open_], ordered)
-            if buckets is not None:
-                open_ = ~ties.levels.known(src)
-                if self.grundy is not None:
-                    open_ |= ~self.grundy.levels.known(src)
-                keep = needed & open_  # parents still open after this row group
-                buckets.add(dst[keep], src[keep])
-        if buckets is not None:
-            self._build(buckets)
+        for src, dst, ordered, parent, value, no_moves, later in row_groups(self.transitions, looked_up):
+            self.values.take(1, parent, value, ordered)
+            open_ = ~rem.known(src)
+            if grundy is not None:
+                grundy.take(1, no_moves, np.zeros(no_moves.size, grundy.grundy.dtype), ordered)
+                open_ |= ~grundy.levels.known(src)
+            keep = later & open_  # parents still open after this row group
+            buckets.add(dst[keep], src[keep])
+
+    def _moves(self, table: pa.Table) -> tuple[np.ndarray, np.ndarray, bool]:
+        """A row group's moves as indexes (those from or to no position dropped), and
+        whether their sources ascend."""
+        n = self.n
+        src, dst = self.ids.index(table["src"].to_numpy()), self.ids.index(table["dst"].to_numpy())
+        if src.size and (src.max() >= n or dst.max() >= n):
+            inside = (src < n) & (dst < n)
+            src, dst = src[inside], dst[inside]
+        return src, dst, bool(src.size < 2 or (src[1:] >= src[:-1]).all())
+
+    def forward(self, analysis: Analysis, level: int) -> None:
+        """Level `level` of `analysis` by one pass over every move, for a frontier whose
+        rows in `rev` hold too many moves to unnest."""
+
+        def looked_up(table: pa.Table) -> tuple:
+            src, dst, ordered = self._moves(table)
+            hit = np.flatnonzero(analysis.levels.array[dst] == level - 1)
+            hit = hit[analysis.in_frontier(dst[hit])]
+            return src[hit], analysis.value(dst[hit]), ordered
+
+        for parent, value, ordered in row_groups(self.transitions, looked_up):
+            analysis.take(level, parent, value, ordered)
 
     def _build(self, buckets: Buckets) -> None:
         began = time.perf_counter()
-        try:
-            if self.con is None:
-                self.con = self._database()
-            self.reverse = Reverse(self.con, buckets)
-        finally:
-            buckets.close()
+        if self.con is None:
+            self.con = self._database()
+        self.reverse = Reverse(self.con, buckets)
         self.spent["first pass: build rev"] += time.perf_counter() - began
         log.debug(
             "retrograde: rev built, %s rows holding %s moves (%.2f s)",
