@@ -47,6 +47,13 @@ class Ids:
             self.table = np.full(int(ids.max()) + 1, self.n, dtype=np.int32)
             self.table[ids] = np.arange(self.n, dtype=np.int32)
 
+    @classmethod
+    def counting(cls, n: int) -> Ids:
+        """The ids 0..n-1, each its own index (nothing held)."""
+        ids = cls(np.zeros(0, dtype=np.int64))
+        ids.n = n
+        return ids
+
     def index(self, ids: np.ndarray) -> np.ndarray:
         """Each id's index, n where it is no position's."""
         size = self.n if self.dense else self.table.size

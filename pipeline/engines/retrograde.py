@@ -103,6 +103,20 @@ def _sql(name: str) -> str:
     return sql_text(name, "duckdb")
 
 
+def _most(file: pq.ParquetFile, column: str) -> int:
+    """The greatest value of an integer column, from the row groups' statistics where
+    they have them."""
+    index = file.schema_arrow.names.index(column)
+    most = 0
+    for group in range(file.num_row_groups):
+        stats = file.metadata.row_group(group).column(index).statistics
+        if stats is not None and stats.has_min_max:
+            most = max(most, int(stats.max))
+        elif file.metadata.row_group(group).num_rows:
+            most = max(most, int(np.max(file.read_row_group(group, columns=[column])[column])))
+    return most
+
+
 class Levels:
     """The level at which each position was finished in an analysis (remoteness, height),
     UNSET until it is: the smallest unsigned type that holds the levels reached, widened
@@ -142,18 +156,23 @@ class Buckets:
             folder.mkdir(parents=True, exist_ok=True)
         self.files = [open(path, "wb") for path in self.paths]  # noqa: SIM115 - closed in tables() or close()
 
-    def add(self, child: np.ndarray, parent: np.ndarray) -> None:
-        if not child.size:
-            return
+    def sort(self, child: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The moves as keys (child's offset in its bucket, parent) by bucket, and where each
+        bucket's begin and end: made on the reading threads, then `add`ed."""
+        key = child.astype(np.uint64)
         if self.count == 1:
-            self.held.append(child.astype(np.uint64) << np.uint64(32) | parent.astype(np.uint64))
-            return
+            return key << np.uint64(32) | parent.astype(np.uint64), np.array([0, child.size])
         bucket = (child // self.width).astype(np.uint16)  # 2-byte keys: a radix sort
         order = np.argsort(bucket, kind="stable")
-        key = (child - bucket.astype(np.int64) * self.width).astype(np.uint64) << np.uint64(32)
+        key -= bucket * np.uint64(self.width)
+        key <<= np.uint64(32)
         key |= parent.astype(np.uint64)
-        key = key[order]
-        bounds = np.searchsorted(bucket[order], np.arange(self.count + 1))
+        return key[order], np.searchsorted(bucket[order], np.arange(self.count + 1))
+
+    def add(self, key: np.ndarray, bounds: np.ndarray) -> None:
+        if self.count == 1:
+            self.held.append(key)
+            return
         for file, lo, hi in zip(self.files, bounds[:-1], bounds[1:]):
             if hi > lo:
                 key[lo:hi].tofile(file)
@@ -343,8 +362,17 @@ class Analysis:
     def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
         """Apply moves from `parent` to children of the frontier with `value` (`ordered`:
         parents ascending) to the parents still open, adding what they finish to
-        `finished`. Parents are sorted first where they are not: every lookup then goes up
-        through the state arrays, not at random."""
+        `finished`."""
+        self.apply(level, self.reduce(parent, value, ordered))
+
+    def reduce(self, parent: np.ndarray, value: np.ndarray, ordered: bool) -> tuple:
+        """What the moves tell each of their parents, a row a parent (ascending, so that
+        `apply` goes up through the state arrays, not at random): thread-safe, it reads no
+        state."""
+        raise NotImplementedError
+
+    def apply(self, level: int, reduced: tuple) -> None:
+        """Apply `reduce`'s rows to the state of the parents still open."""
         raise NotImplementedError
 
 
@@ -366,20 +394,26 @@ class Values(Analysis):
     def value(self, child: np.ndarray) -> np.ndarray:
         return self.solver.code[child]
 
-    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
-        code, rem, pending = self.solver.code, self.levels.array, self.solver.pending
+    def reduce(self, parent: np.ndarray, value: np.ndarray, ordered: bool) -> tuple:
+        """(parents of a lost child, parents of won children, how many)."""
         lost_child = value == LOSS
         won, counted = parent[lost_child], parent[~lost_child]
         if not ordered:
             won, counted = np.sort(won), np.sort(counted)
-        won = _distinct(won[code[won] == 0])
+        starts, children = _runs(counted)
+        return _distinct(won), counted[starts], children
+
+    def apply(self, level: int, reduced: tuple) -> None:
+        won, counted, children = reduced
+        code, rem, pending = self.solver.code, self.levels.array, self.solver.pending
+        won = won[pending[won] > 0]
         code[won] = WIN
         rem[won] = level
+        pending[won] = 0
         # a parent with a lost child is won whatever its won children: counted after
-        counted = counted[code[counted] == 0]
-        starts, children = _runs(counted)
-        counted = counted[starts]
-        left = pending[counted] - children
+        left = pending[counted]
+        open_ = left > 0
+        counted, left = counted[open_], left[open_] - children[open_]
         pending[counted] = left
         lost = counted[left == 0]
         code[lost] = LOSS
@@ -403,13 +437,17 @@ class Ties(Analysis):
     def value(self, child: np.ndarray) -> np.ndarray:
         return np.full(child.size, TIE, np.int8)
 
-    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
-        code = self.solver.code
-        if not ordered:
-            parent = np.sort(parent)
-        tied = _distinct(parent[code[parent] == 0])
-        code[tied] = TIE
+    def reduce(self, parent: np.ndarray, value: np.ndarray, ordered: bool) -> tuple:
+        """(parents of a tied child,)."""
+        return (_distinct(parent if ordered else np.sort(parent)),)
+
+    def apply(self, level: int, reduced: tuple) -> None:
+        (tied,) = reduced
+        pending = self.solver.pending
+        tied = tied[pending[tied] > 0]
+        self.solver.code[tied] = TIE
         self.levels.array[tied] = level
+        pending[tied] = 0
         self.finished.append((tied, np.full(tied.size, TIE, np.int8)))
 
 
@@ -441,25 +479,29 @@ class Grundy(Analysis):
     def value(self, child: np.ndarray) -> np.ndarray:
         return self.grundy[child]
 
-    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
-        if not parent.size:
-            return
+    def reduce(self, parent: np.ndarray, value: np.ndarray, ordered: bool) -> tuple:
+        """(parents, how many children, the bits of their values below the width, and
+        (parent, value) pairs of the others or None)."""
         if not ordered:  # by parent, each parent's values beside it
             key = np.sort(parent.astype(np.int64) << 32 | value.astype(np.int64))
             parent, value = key >> 32, key & 0xFFFFFFFF
-        open_ = ~self.levels.known(parent)
-        parent, value = parent[open_], value[open_]
-        if not parent.size:
-            return
         starts, children = _runs(parent)
         small = value < self.width
         bits = np.left_shift(np.array(1, self.mask.dtype), np.where(small, value, 0).astype(self.mask.dtype))
         bits[~small] = 0
-        if not small.all():
-            self.large.append(np.stack([parent[~small], value[~small]], axis=1).astype(np.int64))
-        parent = parent[starts]
-        self.mask[parent] |= np.bitwise_or.reduceat(bits, starts)
-        left = self.pending[parent] - children
+        large = None if small.all() else np.stack([parent[~small], value[~small]], axis=1).astype(np.int64)
+        bits = np.bitwise_or.reduceat(bits, starts) if parent.size else bits
+        return parent[starts], children, bits, large
+
+    def apply(self, level: int, reduced: tuple) -> None:
+        parent, children, bits, large = reduced
+        left = self.pending[parent]
+        open_ = left > 0  # not done yet
+        parent, children, bits, left = parent[open_], children[open_], bits[open_], left[open_]
+        if large is not None:
+            self.large.append(large[np.isin(large[:, 0], parent)])
+        self.mask[parent] |= bits
+        left = left - children
         self.pending[parent] = left
         done = parent[left == 0]
         grundy = self._mex(done)
@@ -505,39 +547,46 @@ class Retrograde:
         self.moves = pq.read_metadata(transitions).num_rows
         self.spent: defaultdict[str, float] = defaultdict(float)  # seconds, by where they went
         began = time.perf_counter()
-        moves = self._read_positions(positions)
+        moves = self._read_positions(positions, impartial)
         rem = Levels(self.n)
         rem.array[self.code != 0] = 0
         self.values = Values(self, rem)
         self.ties = Ties(self, rem)
         # Grundy values' level 1 comes from the first pass, with the values': set up now
-        self.grundy = Grundy(self, Levels(self.n), moves) if impartial else None
+        self.grundy = Grundy(self, Levels(self.n), moves) if moves is not None else None
         self.spent["positions"] += time.perf_counter() - began
         self.con: duckdb.DuckDBPyConnection | None = None
         self.reverse: Reverse | None = None
 
-    def _read_positions(self, path: Path) -> np.ndarray:
-        """The value code of each finished game (0 elsewhere), each position's moves as the
-        values' counter (`pending`) and a copy, a row group at a time; ids kept only where
-        they are not 0..n-1."""
+    def _read_positions(self, path: Path, impartial: bool) -> np.ndarray | None:
+        """The value code of each finished game (0 elsewhere) and each position's moves, a
+        row group at a time, as the values' counter (`pending`) and, for Grundy values,
+        returned; ids kept only where they are not 0..n-1."""
         file = pq.ParquetFile(path, read_dictionary=["terminal"])
         self.n = file.metadata.num_rows
         groups = range(file.num_row_groups)
-        most = max((int(np.max(file.read_row_group(g, columns=["moves"])["moves"])) for g in groups), default=0)
+        most = _most(file, "moves")
         self.code = np.zeros(self.n, dtype=np.int8)
         self.pending = np.zeros(self.n, dtype=_signed(most))
-        ids, at = [], 0
+        ids, dense, at = [], True, 0
         for group in groups:
             rows = file.read_row_group(group, columns=["id", "terminal", "moves"])
             here = slice(at, at + rows.num_rows)
-            ids.append(rows["id"].to_numpy())
+            id_ = rows["id"].to_numpy()
+            ids.append(id_)
+            dense = dense and (not id_.size or (id_[0] == at and bool((np.diff(id_) == 1).all())))
+            if dense:
+                ids = []  # 0..n-1 so far: their own indexes, nothing to hold
             self.code[here] = value_codes(rows["terminal"])
             self.pending[here] = rows["moves"].to_numpy()
             at = here.stop
-        all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-        self.ids = Ids(all_ids)  # ids 0..n-1 are their own indexes: no table
-        self.id_column = None if self.ids.dense else all_ids
-        return self.pending.copy()
+        self.id_column = None if dense else np.concatenate(ids)
+        self.ids = Ids.counting(self.n) if self.id_column is None else Ids(self.id_column)
+        moves = self.pending.copy() if impartial else None
+        # open (neither won, lost nor tied) while it has moves not known to lead to a win:
+        # one lookup of the counter says both
+        self.pending[self.code != 0] = 0
+        return moves
 
     def first_pass(self) -> None:
         """Level 1 of values and of Grundy values, in one pass over every move that also
@@ -562,34 +611,50 @@ class Retrograde:
         """The first pass: `rev`'s moves are those from a parent still open (in either
         analysis) to a child the later levels pass on (no win or loss at level 0, or with
         moves)."""
-        grundy, rem = self.grundy, self.values.levels
+        grundy = self.grundy
         # what level 0 says of each position in one byte, looked up once a move (a lookup
         # is most of a pass): its value code where the game is over, 8 more without moves
         ends = self.code.copy()
         if grundy is not None:
             ends[grundy.levels.array == 0] += 8
 
-        def looked_up(table: pa.Table) -> tuple:
-            """On the reading threads: the row group's moves into each analysis's frontier,
-            and which children the later levels pass on."""
+        def reduced(table: pa.Table) -> tuple:
+            """On the reading threads, all but the state's updates: what the row group's
+            moves tell their sources, and the moves `rev` is to hold, sorted into buckets.
+            A source is still open after level 1 unless it has a lost child or every move
+            it has left leads to a won end (and, for Grundy values, to a position without
+            moves); a source whose moves go on in the next row group may be kept open here
+            and closed there, which only keeps a few moves more."""
             src, dst, ordered = self._moves(table)
+            if not ordered:
+                order = np.argsort(src, kind="stable")
+                src, dst = src[order], dst[order]
             end = ends[dst]
             code = end & 7
-            won_or_lost = np.flatnonzero((code == WIN) | (code == LOSS))
-            no_moves = src[end >= 8]
+            lost_end, won_end = code == LOSS, code == WIN
+            starts, _ = _runs(src)
+            source = src[starts]
+            counts = [
+                np.add.reduceat(kind, starts, dtype=np.int64) if src.size else src for kind in (lost_end, won_end)
+            ]
+            open_ = (counts[0] == 0) & (counts[1] < self.pending[source])
+            into_values = self.values.reduce(src[lost_end | won_end], code[lost_end | won_end], True)
+            into_grundy = None
             later = (code == 0) | (code == TIE)  # a tie at level 0 is the ties' frontier
             if grundy is not None:
-                later |= end < 8
-            return src, dst, ordered, src[won_or_lost], code[won_or_lost], no_moves, later
+                no_moves = end >= 8
+                into_grundy = grundy.reduce(src[no_moves], np.zeros(int(no_moves.sum()), grundy.grundy.dtype), True)
+                without = np.add.reduceat(no_moves, starts, dtype=np.int64) if src.size else src
+                open_ |= without < grundy.pending[source]
+                later |= ~no_moves
+            keep = later & np.repeat(open_, np.diff(np.append(starts, src.size)))
+            return into_values, into_grundy, buckets.sort(dst[keep], src[keep])
 
-        for src, dst, ordered, parent, value, no_moves, later in row_groups(self.transitions, looked_up):
-            self.values.take(1, parent, value, ordered)
-            open_ = ~rem.known(src)
+        for into_values, into_grundy, sorted_ in row_groups(self.transitions, reduced):
+            self.values.apply(1, into_values)
             if grundy is not None:
-                grundy.take(1, no_moves, np.zeros(no_moves.size, grundy.grundy.dtype), ordered)
-                open_ |= ~grundy.levels.known(src)
-            keep = later & open_  # parents still open after this row group
-            buckets.add(dst[keep], src[keep])
+                grundy.apply(1, into_grundy)
+            buckets.add(*sorted_)
 
     def _moves(self, table: pa.Table) -> tuple[np.ndarray, np.ndarray, bool]:
         """A row group's moves as indexes (those from or to no position dropped), and
