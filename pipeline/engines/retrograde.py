@@ -41,6 +41,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
 
 WIN, LOSS, TIE, DRAW = (values.Value(word).code for word in ("win", "loss", "tie", "draw"))
+WORDS = pa.array(values.WORDS)
 
 #: Graphs of more transitions than this keep `rev` in a database file in the scratch
 #: folder (compressed, paged out within DuckDB's memory limit); smaller ones in memory.
@@ -140,6 +142,28 @@ class Levels:
 
     def known(self, at: slice | np.ndarray = slice(None)) -> np.ndarray:
         return self.array[at] != self.unset
+
+
+class Clock:
+    """Seconds spent by step, wall and CPU (the process's: DuckDB's threads and the
+    reading threads' too), for the debug log's profile of a solve."""
+
+    def __init__(self) -> None:
+        self.wall: defaultdict[str, float] = defaultdict(float)
+        self.cpu: defaultdict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.wall[step] += time.perf_counter() - wall
+            self.cpu[step] += time.process_time() - cpu
+
+    def __str__(self) -> str:
+        steps = sorted(self.wall, key=lambda step: -self.wall[step])
+        return ", ".join(f"{step} {self.wall[step]:.2f} s ({self.cpu[step]:.2f} s CPU)" for step in steps)
 
 
 class Buckets:
@@ -297,25 +321,27 @@ class Analysis:
             rev = solver.reverse
             assert rev is not None
             forward = rev.moves_into(self.frontier.num_rows) > FORWARD_SHARE * solver.moves
-            applying = 0.0
             if forward:
-                solver.forward(self, level)
+                with solver.clock("later levels: a pass over every move"):
+                    solver.forward(self, level)
             else:
-                for parent, value in rev.parents(self.frontier):
-                    took = time.perf_counter()
-                    self.take(level, parent, value, ordered=False)
-                    applying += time.perf_counter() - took
+                # each batch of parents sorted and counted on two threads as DuckDB makes
+                # the next; applied to the state here, in order
+                batches = rev.parents(self.frontier)
+                with solver.clock("later levels through rev"):
+                    for reduced in in_order(lambda batch: self.reduce(*batch, ordered=False), batches, ahead=3):
+                        with solver.clock("(of which updating the state)"):
+                            self.apply(level, reduced)
             rev.passed += self.frontier.num_rows  # dead now, unless another analysis needs them
             self.advance()
-            spent = time.perf_counter() - began
-            if forward:
-                solver.spent["later levels: a pass over every move"] += spent
-            else:
-                solver.spent["later levels: DuckDB's joins"] += spent - applying
-                solver.spent["later levels: NumPy"] += applying
             how = "a pass over every move" if forward else f"joined to rev's {rev.rows:,} rows"
             log.debug(
-                "%s, level %d: %s finished, %s (%.2f s)", self.name, level, f"{self.frontier.num_rows:,}", how, spent
+                "%s, level %d: %s finished, %s (%.2f s)",
+                self.name,
+                level,
+                f"{self.frontier.num_rows:,}",
+                how,
+                time.perf_counter() - began,
             )
         self.ahead = False
         solver.compact()
@@ -359,20 +385,16 @@ class Analysis:
         """The value the frontier's children `child` pass to their parents."""
         raise NotImplementedError
 
-    def take(self, level: int, parent: np.ndarray, value: np.ndarray, ordered: bool) -> None:
-        """Apply moves from `parent` to children of the frontier with `value` (`ordered`:
-        parents ascending) to the parents still open, adding what they finish to
-        `finished`."""
-        self.apply(level, self.reduce(parent, value, ordered))
-
     def reduce(self, parent: np.ndarray, value: np.ndarray, ordered: bool) -> tuple:
-        """What the moves tell each of their parents, a row a parent (ascending, so that
-        `apply` goes up through the state arrays, not at random): thread-safe, it reads no
-        state."""
+        """What moves from `parent` to children of the frontier with `value` (`ordered`:
+        parents ascending) tell each parent, a row a parent, ascending (so that `apply`
+        goes up through the state arrays, not at random). It reads no state: the passes
+        run it on their reading threads."""
         raise NotImplementedError
 
     def apply(self, level: int, reduced: tuple) -> None:
-        """Apply `reduce`'s rows to the state of the parents still open."""
+        """Apply `reduce`'s rows to the parents still open, adding what they finish to
+        `finished`."""
         raise NotImplementedError
 
 
@@ -490,8 +512,7 @@ class Grundy(Analysis):
         bits = np.left_shift(np.array(1, self.mask.dtype), np.where(small, value, 0).astype(self.mask.dtype))
         bits[~small] = 0
         large = None if small.all() else np.stack([parent[~small], value[~small]], axis=1).astype(np.int64)
-        bits = np.bitwise_or.reduceat(bits, starts) if parent.size else bits
-        return parent[starts], children, bits, large
+        return parent[starts], children, np.bitwise_or.reduceat(bits, starts), large
 
     def apply(self, level: int, reduced: tuple) -> None:
         parent, children, bits, large = reduced
@@ -545,16 +566,15 @@ class Retrograde:
     def __init__(self, positions: Path, transitions: Path, scratch: Path, impartial: bool):
         self.transitions, self.scratch = transitions, scratch
         self.moves = pq.read_metadata(transitions).num_rows
-        self.spent: defaultdict[str, float] = defaultdict(float)  # seconds, by where they went
-        began = time.perf_counter()
-        moves = self._read_positions(positions, impartial)
+        self.clock = Clock()
+        with self.clock("positions"):
+            moves = self._read_positions(positions, impartial)
         rem = Levels(self.n)
         rem.array[self.code != 0] = 0
         self.values = Values(self, rem)
         self.ties = Ties(self, rem)
         # Grundy values' level 1 comes from the first pass, with the values': set up now
         self.grundy = Grundy(self, Levels(self.n), moves) if moves is not None else None
-        self.spent["positions"] += time.perf_counter() - began
         self.con: duckdb.DuckDBPyConnection | None = None
         self.reverse: Reverse | None = None
 
@@ -591,15 +611,15 @@ class Retrograde:
     def first_pass(self) -> None:
         """Level 1 of values and of Grundy values, in one pass over every move that also
         buckets the moves `rev` is to hold, then `rev`."""
-        began = time.perf_counter()
         analyses = [self.values] + ([self.grundy] if self.grundy is not None else [])
         for analysis in analyses:
             analysis.levels.reach(1)
         buckets = Buckets(self.n, self.moves, self.scratch / "retrograde")
         try:
-            self._level_one(buckets)
-            self.spent["first pass"] += time.perf_counter() - began
-            self._build(buckets)
+            with self.clock("first pass"):
+                self._level_one(buckets)
+            with self.clock("first pass: rev built"):
+                self._build(buckets)
         finally:
             buckets.close()
         for analysis in analyses:
@@ -631,23 +651,22 @@ class Retrograde:
                 src, dst = src[order], dst[order]
             end = ends[dst]
             code = end & 7
-            lost_end, won_end = code == LOSS, code == WIN
-            starts, _ = _runs(src)
+            starts, moves = _runs(src)
             source = src[starts]
-            counts = [
-                np.add.reduceat(kind, starts, dtype=np.int64) if src.size else src for kind in (lost_end, won_end)
-            ]
-            open_ = (counts[0] == 0) & (counts[1] < self.pending[source])
-            into_values = self.values.reduce(src[lost_end | won_end], code[lost_end | won_end], True)
-            into_grundy = None
+            lost_ends, won_ends = (np.add.reduceat(code == kind, starts, dtype=np.int64) for kind in (LOSS, WIN))
+            # as Values.reduce would give them, from the counts a source
+            into_values = (source[lost_ends > 0], source[won_ends > 0], won_ends[won_ends > 0])
+            open_ = (lost_ends == 0) & (won_ends < self.pending[source])
             later = (code == 0) | (code == TIE)  # a tie at level 0 is the ties' frontier
+            into_grundy = None
             if grundy is not None:
                 no_moves = end >= 8
-                into_grundy = grundy.reduce(src[no_moves], np.zeros(int(no_moves.sum()), grundy.grundy.dtype), True)
-                without = np.add.reduceat(no_moves, starts, dtype=np.int64) if src.size else src
+                without = np.add.reduceat(no_moves, starts, dtype=np.int64)
+                some = without > 0  # their children's Grundy values are all 0: bit 0
+                into_grundy = (source[some], without[some], np.ones(int(some.sum()), grundy.mask.dtype), None)
                 open_ |= without < grundy.pending[source]
                 later |= ~no_moves
-            keep = later & np.repeat(open_, np.diff(np.append(starts, src.size)))
+            keep = later & np.repeat(open_, moves)
             return into_values, into_grundy, buckets.sort(dst[keep], src[keep])
 
         for into_values, into_grundy, sorted_ in row_groups(self.transitions, reduced):
@@ -670,21 +689,23 @@ class Retrograde:
         """Level `level` of `analysis` by one pass over every move, for a frontier whose
         rows in `rev` hold too many moves to unnest."""
 
-        def looked_up(table: pa.Table) -> tuple:
+        def reduced(table: pa.Table) -> tuple:
+            """On the reading threads: the moves into the frontier (children finished at
+            level - 1; those finished during the pass are at `level`, either way no
+            frontier's), reduced."""
             src, dst, ordered = self._moves(table)
             hit = np.flatnonzero(analysis.levels.array[dst] == level - 1)
             hit = hit[analysis.in_frontier(dst[hit])]
-            return src[hit], analysis.value(dst[hit]), ordered
+            return analysis.reduce(src[hit], analysis.value(dst[hit]), ordered)
 
-        for parent, value, ordered in row_groups(self.transitions, looked_up):
-            analysis.take(level, parent, value, ordered)
+        for into in row_groups(self.transitions, reduced):
+            analysis.apply(level, into)
 
     def _build(self, buckets: Buckets) -> None:
         began = time.perf_counter()
         if self.con is None:
             self.con = self._database()
         self.reverse = Reverse(self.con, buckets)
-        self.spent["first pass: build rev"] += time.perf_counter() - began
         log.debug(
             "retrograde: rev built, %s rows holding %s moves (%.2f s)",
             f"{self.reverse.rows:,}",
@@ -718,8 +739,8 @@ class Retrograde:
                 keep |= analysis.live(ids)
             return keep
 
-        dropped = rev.compact(live)
-        self.spent["compact rev"] += time.perf_counter() - began
+        with self.clock("rev rewritten"):
+            dropped = rev.compact(live)
         log.debug(
             "retrograde: %s of rev's %s rows are live%s (%.2f s)",
             f"{rows - dropped:,}" if dropped else f"{rows - rev.passed:,}",
@@ -731,38 +752,34 @@ class Retrograde:
     def solution(self) -> Iterator[pa.RecordBatch]:
         """The solution's rows (id, value, remoteness, grundy, grundy_height) in the
         positions' order; a code 0 (never decided) is a draw."""
-        began = time.perf_counter()
         self.close()
-        words = pa.array(values.WORDS)
-        rem, grundy = self.values.levels, self.grundy
         for lo in range(0, self.n, BATCH):
-            at = slice(lo, min(lo + BATCH, self.n))
-            code = self.code[at]
-            decided = code != 0
-            ids = np.arange(at.start, at.stop) if self.id_column is None else self.id_column[at]
-            value = pa.DictionaryArray.from_arrays(pa.array(np.where(decided, code, DRAW) - 1, pa.int8()), words)
-            if grundy is not None:
-                known = grundy.levels.known(at)
-                grundy_value = pa.array(grundy.grundy[at].astype(np.int32), mask=~known)
-                height = pa.array(grundy.levels.array[at].astype(np.int32), mask=~known)
-            else:
-                grundy_value = height = pa.nulls(at.stop - at.start, pa.int32())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array(ids, pa.int64()),
-                    value,
-                    pa.array(rem.array[at].astype(np.int32), mask=~decided),
-                    grundy_value,
-                    height,
-                ],
-                names=["id", "value", "remoteness", "grundy", "grundy_height"],
-            )
-        self.spent["solution"] += time.perf_counter() - began
-        log.debug(
-            "retrograde: seconds by step: %s",
-            ", ".join(
-                f"{step} {seconds:.2f}" for step, seconds in sorted(self.spent.items(), key=lambda item: -item[1])
-            ),
+            with self.clock("solution's rows made"):
+                batch = self._rows(slice(lo, min(lo + BATCH, self.n)))
+            yield batch
+        log.debug("retrograde: time by step: %s", self.clock)
+
+    def _rows(self, at: slice) -> pa.RecordBatch:
+        code = self.code[at]
+        decided = code != 0
+        ids = np.arange(at.start, at.stop) if self.id_column is None else self.id_column[at]
+        value = pa.DictionaryArray.from_arrays(pa.array(np.where(decided, code, DRAW) - 1, pa.int8()), WORDS)
+        grundy = self.grundy
+        if grundy is not None:
+            known = grundy.levels.known(at)
+            grundy_value = pa.array(grundy.grundy[at].astype(np.int32), mask=~known)
+            height = pa.array(grundy.levels.array[at].astype(np.int32), mask=~known)
+        else:
+            grundy_value = height = pa.nulls(at.stop - at.start, pa.int32())
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.array(ids, pa.int64()),
+                value,
+                pa.array(self.values.levels.array[at].astype(np.int32), mask=~decided),
+                grundy_value,
+                height,
+            ],
+            names=["id", "value", "remoteness", "grundy", "grundy_height"],
         )
 
     def close(self) -> None:
