@@ -150,7 +150,7 @@ def test_revs_moves_in_scratch_files_and_a_database_file_change_nothing(tmp_path
     solved(files, True, tmp_path)
     assert built and built[0] > 10
     assert files.solution.read_bytes() == in_memory
-    assert not [path for path in (tmp_path / "scratch").rglob("*") if path.is_file()]  # nothing left behind
+    assert not list((tmp_path / "scratch").rglob("*retrograde*")), "scratch left behind"
 
 
 @pytest.mark.parametrize("mask_bits", [64, 8])

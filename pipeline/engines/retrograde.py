@@ -41,7 +41,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.engines.arrays import Ids, row_groups, value_codes
-from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, sql_text
+from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size, sql_text
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
 
@@ -62,10 +62,12 @@ WORDS = pa.array(values.WORDS)
 #: Graphs of more transitions than this keep `rev` in a database file in the scratch
 #: folder (compressed, paged out within DuckDB's memory limit); smaller ones in memory.
 ON_DISK = 1 << 24
-#: Moves of `rev` sorted at a time (8 bytes each, and 12 more while its lists are made):
-#: the first pass buckets them by child range, in scratch files where there is more than
-#: one bucket.
+#: Moves of `rev` sorted at a time: the first pass buckets them by child range, in
+#: scratch files (8 bytes a move) where there is more than one bucket.
 BUCKET = 1 << 25
+#: Bytes a move of a bucket takes while the bucket is made into lists (two at a time):
+#: its key, its parent copied out, the Arrow table's share.
+BUCKET_BYTES = 20
 #: `rev` is rewritten once this share of its rows are positions finished and passed to
 #: their parents in every analysis still to run (each level scans every row's id), if it
 #: has at least COMPACT_ROWS rows.
@@ -73,8 +75,9 @@ COMPACT_SHARE = 0.5
 COMPACT_ROWS = 1 << 16
 #: A level after the first reads every move forward, rather than joining its frontier to
 #: `rev`, where the frontier's rows hold more than this share of the transitions: a move
-#: read forward costs about a third of one unnested and counted (BENCHMARKS.md).
-FORWARD_SHARE = 0.35
+#: read forward took 35 ns of CPU, one unnested and counted 150 ns (a generated graph of
+#: 20 M positions and 77 M moves, BENCHMARKS.md).
+FORWARD_SHARE = 0.25
 #: Grundy values below this (a power of two, at most 64) are collected as bits of a mask a
 #: position; larger ones, rare (a value is at most the position's number of moves), as
 #: (position, value) pairs.
@@ -235,6 +238,9 @@ class Buckets:
             file.close()
         for path in self.paths:
             path.unlink(missing_ok=True)
+        if self.paths:
+            with suppress(OSError):  # not empty: not ours alone
+                self.paths[0].parent.rmdir()
 
 
 class Reverse:
@@ -273,9 +279,11 @@ class Reverse:
     def compact(self, live: Callable[[np.ndarray], np.ndarray]) -> int:
         """Rewrite `rev` with the rows whose position `live(ids)` says is still to be passed
         to its parents, where at least COMPACT_SHARE of them are not; the rows dropped."""
-        ids = np.asarray(self.con.execute("SELECT id FROM rev").fetchnumpy()["id"])
-        keep = live(ids)
-        dead = int(ids.size - keep.sum())
+        # the ids a batch at a time: the whole column and what `live` makes of it would
+        # be several bytes a row more
+        parts = [live(batch["id"].to_numpy()) for batch in self.con.sql("SELECT id FROM rev").to_arrow_reader(BATCH)]
+        keep = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+        dead = int(keep.size - keep.sum())
         self.passed = dead
         if dead < COMPACT_SHARE * self.rows:
             return 0
@@ -284,8 +292,8 @@ class Reverse:
             self.con.execute(_sql("retrograde_compact"))
         finally:
             self.con.unregister("live")
-        self.entries = round(self.entries * (self.rows - dead) / max(self.rows, 1))  # lists differ: an estimate
         self.rows, self.passed = self.rows - dead, 0
+        (self.entries,) = self.con.execute("SELECT coalesce(sum(len(parents)), 0)::BIGINT FROM rev").fetchall()[0]
         return dead
 
 
@@ -305,11 +313,9 @@ class Analysis:
         self.over = False
 
     def first(self) -> int:
-        ends, value = self.ends()
-        if not self.ahead:  # else the first pass has moved on to level 1's frontier already
-            self.frontier = self._table(ends, value)
-        self.over = not ends.size
-        return ends.size
+        ends = self.ends()
+        self.over = not ends
+        return ends
 
     def step(self, level: int) -> int:
         solver = self.solver
@@ -372,8 +378,9 @@ class Analysis:
         frontier[frontier] = self.in_frontier(ids[frontier])
         return (level == self.levels.unset) | frontier
 
-    def ends(self) -> tuple[np.ndarray, np.ndarray]:
-        """Level 0: the positions finished without looking at a move, and their values."""
+    def ends(self) -> int:
+        """Level 0: how many positions are finished without looking at a move (and where
+        a join passes them on, they are the frontier)."""
         raise NotImplementedError
 
     def in_frontier(self, child: np.ndarray) -> np.ndarray:
@@ -404,10 +411,10 @@ class Values(Analysis):
 
     name = "values"
 
-    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+    def ends(self) -> int:
+        # the first pass passes them on (often half the positions: counted, not listed)
         code = self.solver.code
-        ends = np.flatnonzero((code == WIN) | (code == LOSS))
-        return ends, code[ends]
+        return int(np.count_nonzero(code == WIN)) + int(np.count_nonzero(code == LOSS))
 
     def in_frontier(self, child: np.ndarray) -> np.ndarray:
         code = self.solver.code[child]
@@ -449,9 +456,11 @@ class Ties(Analysis):
 
     name = "ties"
 
-    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+    def ends(self) -> int:
+        # joined to rev, which holds the moves into them
         ends = np.flatnonzero(self.solver.code == TIE)
-        return ends, np.full(ends.size, TIE, np.int8)
+        self.frontier = self._table(ends, np.full(ends.size, TIE, np.int8))
+        return ends.size
 
     def in_frontier(self, child: np.ndarray) -> np.ndarray:
         return self.solver.code[child] == TIE
@@ -494,9 +503,9 @@ class Grundy(Analysis):
         self.grundy[ends] = 0
         self.levels.array[ends] = 0
 
-    def ends(self) -> tuple[np.ndarray, np.ndarray]:
-        ends = np.flatnonzero(self.levels.array == 0)
-        return ends, self.grundy[ends]
+    def ends(self) -> int:
+        # the first pass passes them on
+        return int(np.count_nonzero(self.levels.array == 0))
 
     def value(self, child: np.ndarray) -> np.ndarray:
         return self.grundy[child]
@@ -714,14 +723,28 @@ class Retrograde:
         )
 
     def _database(self) -> duckdb.DuckDBPyConnection:
-        """The solver's own DuckDB: a file in the scratch folder for a large graph."""
-        config: dict[str, Any] = {"memory_limit": DEFAULT_MEMORY_LIMIT, "temp_directory": str(self.scratch)}
+        """The solver's own DuckDB: a file in the scratch folder for a large graph. Its
+        memory limit is what the state's arrays and the buckets being made into lists
+        leave of TABLEBASE_MEMORY_LIMIT (at least a quarter of it): the solve as a whole
+        keeps to the limit."""
+        limit = parse_size(DEFAULT_MEMORY_LIMIT, "TABLEBASE_MEMORY_LIMIT")
+        held = sum(array.nbytes for array in self._arrays()) + 2 * BUCKET_BYTES * min(BUCKET, self.moves)
+        memory = max(limit - held, limit // 4)
+        config: dict[str, Any] = {"memory_limit": f"{memory >> 20}MiB", "temp_directory": str(self.scratch)}
+        log.debug("retrograde: DuckDB may use %s MiB beside the arrays' %s MiB", f"{memory >> 20:,}", f"{held >> 20:,}")
         if self.moves <= ON_DISK:
             return duckdb.connect(config=config)
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / "retrograde.duckdb"
         path.unlink(missing_ok=True)
         return duckdb.connect(str(path), config=config)
+
+    def _arrays(self) -> list[np.ndarray]:
+        """The state's arrays."""
+        arrays = [self.code, self.pending, self.values.levels.array]
+        if self.grundy is not None:
+            arrays += [self.grundy.pending, self.grundy.mask, self.grundy.grundy, self.grundy.levels.array]
+        return arrays
 
     def compact(self) -> None:
         """Rewrite `rev` once half its rows may be positions no analysis still to run
