@@ -136,7 +136,10 @@ def test_levels_switch_between_a_pass_over_every_move_and_rev(tmp_path, monkeypa
     assert switches >= 2, paths
 
 
-def test_revs_moves_in_scratch_files_and_a_database_file_change_nothing(tmp_path, monkeypatch):
+def test_rev_in_scratch_files_and_a_database_file_and_frontiers_in_ranges_change_nothing(tmp_path, monkeypatch):
+    """rev's moves in buckets of scratch files, rev in a database file, each frontier
+    joined a few positions at a time and its parents applied a few at a time: the same
+    bytes as in memory, and no scratch left."""
     terminal, children = layered(3, 2000, 80)
     files = RulesetFiles(tmp_path / "layered")
     write(files, terminal, children)
@@ -144,6 +147,8 @@ def test_revs_moves_in_scratch_files_and_a_database_file_change_nothing(tmp_path
     in_memory = files.solution.read_bytes()
     monkeypatch.setattr(retrograde, "BUCKET", 300)  # some 20 buckets
     monkeypatch.setattr(retrograde, "ON_DISK", 0)
+    monkeypatch.setattr(retrograde, "FRONTIER", 7)
+    monkeypatch.setattr(retrograde, "PARENTS", 50)
     built = []
     real = retrograde.Buckets.tables
     monkeypatch.setattr(retrograde.Buckets, "tables", lambda self: built.append(self.count) or real(self))

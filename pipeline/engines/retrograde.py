@@ -82,8 +82,15 @@ FORWARD_SHARE = 0.25
 #: position; larger ones, rare (a value is at most the position's number of moves), as
 #: (position, value) pairs.
 MASK_BITS = 64
-#: Rows of the solution a batch.
+#: Rows of the solution a batch, and of DuckDB's answers.
 BATCH = 1 << 20
+#: Moves a level applies at a time, sorted by parent. The more at once, the closer the
+#: parents lie in the state arrays: batches of 1 M moves into 500 M positions touched a
+#: new cache line and page at almost every lookup, and updating the state took 210 s of
+#: the 790 s of a generated graph of Doebutsu's size.
+PARENTS = 1 << 24
+#: Frontier positions joined to rev at a time.
+FRONTIER = 1 << 22
 
 
 def _signed(largest: int) -> type:
@@ -106,6 +113,12 @@ def _distinct(ascending: np.ndarray) -> np.ndarray:
 
 def _sql(name: str) -> str:
     return sql_text(name, "duckdb")
+
+
+def _columns(batches: list[pa.RecordBatch]) -> tuple[np.ndarray, np.ndarray]:
+    """retrograde_parents.sql's two columns of some batches, each as one array."""
+    table = pa.Table.from_batches(batches)
+    return table["parent"].to_numpy(), table["value"].to_numpy()
 
 
 def _most(file: pq.ParquetFile, column: str) -> int:
@@ -263,14 +276,27 @@ class Reverse:
 
     def parents(self, frontier: pa.Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(parent, the child's value) of every move from a parent in `rev` to `frontier`
-        (id, value), a batch at a time."""
-        self.con.register("frontier", frontier)
-        try:
-            for batch in self.con.sql(self._parents).to_arrow_reader(BATCH):
-                if batch.num_rows:
-                    yield batch["parent"].to_numpy(), batch["value"].to_numpy()
-        finally:
-            self.con.unregister("frontier")
+        (id, value), PARENTS moves at a time. A wide frontier is joined a range of ids at a
+        time, FRONTIER positions each: DuckDB's hash table of it stays small, and the
+        range's least and greatest id skip the row groups of rev outside it (rev is in id
+        order), so the ranges together scan rev about once."""
+        if frontier.num_rows > FRONTIER:
+            frontier = frontier.take(np.argsort(frontier["id"].to_numpy(), kind="stable"))
+        held: list[pa.RecordBatch] = []
+        rows = 0
+        for lo in range(0, frontier.num_rows, FRONTIER):
+            self.con.register("frontier", frontier.slice(lo, FRONTIER))
+            try:
+                for batch in self.con.sql(self._parents).to_arrow_reader(BATCH):
+                    held.append(batch)
+                    rows += batch.num_rows
+                    if rows >= PARENTS:
+                        yield _columns(held)
+                        held, rows = [], 0
+            finally:
+                self.con.unregister("frontier")
+        if rows:
+            yield _columns(held)
 
     def moves_into(self, frontier: int) -> float:
         """The moves a frontier of so many positions' rows may hold (an estimate)."""
@@ -715,6 +741,7 @@ class Retrograde:
         if self.con is None:
             self.con = self._database()
         self.reverse = Reverse(self.con, buckets)
+        self.con.execute(f"SET memory_limit = '{self._duckdb_memory(building=False) >> 20}MiB'")
         log.debug(
             "retrograde: rev built, %s rows holding %s moves (%.2f s)",
             f"{self.reverse.rows:,}",
@@ -723,21 +750,27 @@ class Retrograde:
         )
 
     def _database(self) -> duckdb.DuckDBPyConnection:
-        """The solver's own DuckDB: a file in the scratch folder for a large graph. Its
-        memory limit is what the state's arrays and the buckets being made into lists
-        leave of TABLEBASE_MEMORY_LIMIT (at least a quarter of it): the solve as a whole
-        keeps to the limit."""
-        limit = parse_size(DEFAULT_MEMORY_LIMIT, "TABLEBASE_MEMORY_LIMIT")
-        held = sum(array.nbytes for array in self._arrays()) + 2 * BUCKET_BYTES * min(BUCKET, self.moves)
-        memory = max(limit - held, limit // 4)
+        """The solver's own DuckDB: a file in the scratch folder for a large graph."""
+        memory = self._duckdb_memory(building=True)
         config: dict[str, Any] = {"memory_limit": f"{memory >> 20}MiB", "temp_directory": str(self.scratch)}
-        log.debug("retrograde: DuckDB may use %s MiB beside the arrays' %s MiB", f"{memory >> 20:,}", f"{held >> 20:,}")
         if self.moves <= ON_DISK:
             return duckdb.connect(config=config)
         self.scratch.mkdir(parents=True, exist_ok=True)
         path = self.scratch / "retrograde.duckdb"
         path.unlink(missing_ok=True)
         return duckdb.connect(str(path), config=config)
+
+    def _duckdb_memory(self, building: bool) -> int:
+        """DuckDB's memory limit: what the state's arrays (and while `rev` is built, the
+        buckets being made into lists) leave of TABLEBASE_MEMORY_LIMIT, at least a
+        quarter of it: the solve as a whole keeps to the limit."""
+        limit = parse_size(DEFAULT_MEMORY_LIMIT, "TABLEBASE_MEMORY_LIMIT")
+        held = sum(array.nbytes for array in self._arrays())
+        if building:
+            held += 2 * BUCKET_BYTES * min(BUCKET, self.moves)
+        memory = max(limit - held, limit // 4)
+        log.debug("retrograde: DuckDB may use %s MiB beside the arrays' %s MiB", f"{memory >> 20:,}", f"{held >> 20:,}")
+        return memory
 
     def _arrays(self) -> list[np.ndarray]:
         """The state's arrays."""
