@@ -467,7 +467,7 @@ def _sweeps(transitions: Path, n: int, seen: np.ndarray) -> np.ndarray:
     pass."""
     while True:
         behind, passed = False, -1
-        for src, dst in _row_groups(transitions, lambda table: (table["src"].to_numpy(), table["dst"].to_numpy())):
+        for src, dst in row_groups(transitions, lambda table: (table["src"].to_numpy(), table["dst"].to_numpy())):
             if not src.size:
                 continue
             if src.min() < 0 or src.max() >= n:
