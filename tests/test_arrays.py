@@ -219,8 +219,8 @@ def test_one_sweep_marks_what_ids_breadth_first_from_the_start_reach(tmp_path, m
     path = tmp_path / "transitions.parquet"
     pq.write_table(pa.table({"src": [m[0] for m in moves], "dst": [m[1] for m in moves]}), path, row_group_size=2)
     passes = []
-    row_groups = arrays._row_groups
-    monkeypatch.setattr(arrays, "_row_groups", lambda *args, **kw: passes.append(1) or row_groups(*args, **kw))
+    row_groups = arrays.row_groups
+    monkeypatch.setattr(arrays, "row_groups", lambda *args, **kw: passes.append(1) or row_groups(*args, **kw))
     seen = np.zeros(8, dtype=bool)
     seen[0] = True
     arrays._sweeps(path, 7, seen)

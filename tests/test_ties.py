@@ -66,6 +66,8 @@ def naive(terminal: dict[int, str], children: dict[int, list[int]]) -> dict[int,
             elif all(c in known and known[c][0] == "win" for c in kids) and max(known[c][1] for c in kids) == r - 1:
                 new[i] = ("loss", r)
         known.update(new)
+        if not new:  # nothing won or lost in r - 1: nothing is in r either
+            break
     ties = {i: ("tie", 0) for i in terminal if terminal[i] == "tie"}
     for r in range(1, len(children) + 1):
         new = {
@@ -74,6 +76,8 @@ def naive(terminal: dict[int, str], children: dict[int, list[int]]) -> dict[int,
             if i not in known and i not in ties and any(ties.get(c) == ("tie", r - 1) for c in kids)
         }
         ties.update(new)
+        if not new:
+            break
     known.update(ties)
     return {i: known.get(i, ("draw", None)) for i in children}
 

@@ -47,6 +47,13 @@ class Ids:
             self.table = np.full(int(ids.max()) + 1, self.n, dtype=np.int32)
             self.table[ids] = np.arange(self.n, dtype=np.int32)
 
+    @classmethod
+    def counting(cls, n: int) -> Ids:
+        """The ids 0..n-1, each its own index (nothing held)."""
+        ids = cls(np.zeros(0, dtype=np.int64))
+        ids.n = n
+        return ids
+
     def index(self, ids: np.ndarray) -> np.ndarray:
         """Each id's index, n where it is no position's."""
         size = self.n if self.dense else self.table.size
@@ -57,7 +64,7 @@ class Ids:
         return ids if self.dense else self.table[ids]
 
 
-def _codes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def value_codes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of value words as value codes (pipeline/core/values.py), 0 for NULL or a word
     that is not a value."""
     words = {word: code for code, word in enumerate(values.WORDS, start=1)}
@@ -70,7 +77,7 @@ def _codes(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return to_code[indices]
 
 
-def _row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4, last_first: bool = False) -> Iterator[T]:
+def row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4, last_first: bool = False) -> Iterator[T]:
     """work(row group's src and dst) for each row group of a transitions file, in order
     (from the last with `last_first`), on two threads (NumPy and the Parquet reader let go
     of the GIL), at most `ahead` row groups read and not yet consumed."""
@@ -112,7 +119,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         return sol[name].take(take).combine_chunks()
 
     stored = {name: placed(name) for name in ("remoteness", "grundy", "grundy_height")}
-    code = _codes(placed("value"))
+    code = value_codes(placed("value"))
     remoteness = _int(stored["remoteness"], NO_MIN)
     grundy = _int(stored["grundy"], -1)
     height = _int(stored["grundy_height"], -1)
@@ -196,7 +203,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     result = [np.full(n, empty, dtype=dtype) for _, empty, dtype in columns]
     large = []
     last = -1  # the greatest source so far: parts in ascending order are assigned, not reduced
-    for part in _row_groups(transitions, children_of):
+    for part in row_groups(transitions, children_of):
         if part is None:
             continue
         here, counts, *best, big = part
@@ -231,7 +238,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         np.add.at(below, owner[child_value < grundy[owner]], 1)
 
     terminal = pos["terminal"]
-    terminal_code = _codes(terminal)
+    terminal_code = value_codes(terminal)
     finished = terminal_code[terminal.is_valid().to_numpy(zero_copy_only=False)]
     # normal play: every finished position is lost by the mover (NULL: no game is over)
     normal_play = bool((finished == loss).all()) if finished.size else None
@@ -400,7 +407,7 @@ def _downwards(transitions: Path, ids: Ids, rank: np.ndarray, seen: np.ndarray) 
     file is not in that order (sources descending, every move lowering the rank)."""
     rank = np.append(rank, np.iinfo(rank.dtype).min)
     below = below_rank = None  # the lowest source so far, and its rank
-    for batch in _row_groups(transitions, lambda table: table, last_first=True):  # read ahead as marks are made
+    for batch in row_groups(transitions, lambda table: table, last_first=True):  # read ahead as marks are made
         src = ids.index(batch["src"].to_numpy())
         dst = ids.index(batch["dst"].to_numpy())
         if not src.size:
@@ -440,7 +447,7 @@ def _by_rank_downwards(transitions: Path, n: int, first: np.ndarray, seen: np.nd
         return src, dst, np.flatnonzero(rank[1:] != rank[:-1]) + 1, ordered
 
     below = None  # the lowest source so far
-    for src, dst, bounds, ordered in _row_groups(transitions, ranked, last_first=True):
+    for src, dst, bounds, ordered in row_groups(transitions, ranked, last_first=True):
         if not src.size:
             continue
         if not ordered or (below is not None and src[-1] > below):
@@ -460,7 +467,7 @@ def _sweeps(transitions: Path, n: int, seen: np.ndarray) -> np.ndarray:
     pass."""
     while True:
         behind, passed = False, -1
-        for src, dst in _row_groups(transitions, lambda table: (table["src"].to_numpy(), table["dst"].to_numpy())):
+        for src, dst in row_groups(transitions, lambda table: (table["src"].to_numpy(), table["dst"].to_numpy())):
             if not src.size:
                 continue
             if src.min() < 0 or src.max() >= n:
@@ -638,7 +645,7 @@ def _normal_play(positions: Path) -> bool | None:
     finished = False
     for group in range(file.num_row_groups):
         terminal = file.read_row_group(group, columns=["terminal"])["terminal"]
-        codes = _codes(terminal)[terminal.is_valid().to_numpy(zero_copy_only=False)]
+        codes = value_codes(terminal)[terminal.is_valid().to_numpy(zero_copy_only=False)]
         if codes.size and not (codes == values.Value.LOSS.code).all():
             return False
         finished |= bool(codes.size)
@@ -741,7 +748,7 @@ class _Window:
         if ids.size and (ids[0] != self.top or ids[-1] != self.top + ids.size - 1):
             raise DataError(f"{self.path}: ids are not 0, 1, 2, … in order")
         read = {
-            "code": _codes(rows["value"]),
+            "code": value_codes(rows["value"]),
             "remoteness": _int(rows["remoteness"], NO_MIN),
             "grundy": _int(rows["grundy"], -1),
             "height": _int(rows["grundy_height"], -1),
@@ -819,10 +826,10 @@ def _part_facts(
     children = np.bincount(src, minlength=n)
     unknown = tally[missing]
 
-    own_code = _codes(own["value"])
+    own_code = value_codes(own["value"])
     solved = np.ones(n, dtype=bool)
     terminal = part["terminal"]
-    terminal_code = _codes(terminal)
+    terminal_code = value_codes(terminal)
     grundy = _int(own["grundy"], -1)
     grundy_children = np.zeros(n, dtype=np.int32)
     taken = np.zeros(n, dtype=bool)

@@ -1,10 +1,11 @@
 """The DuckDB engine: one in-process database per stage, the default on one machine.
 
-The solvers' SQL is in pipeline/sql/duckdb/: state lives in temporary tables updated in
-place (UPDATE … RETURNING gives each level's newly decided positions), and the level loops
-pass the frontier in as an Arrow table. Verify's facts and export's reachable positions,
-which look every move's child up by id, are NumPy passes (pipeline/engines/arrays.py):
-an id is an index there, where SQL hash-joins every move.
+The solvers' SQL is in pipeline/sql/duckdb/: rank by rank, one INSERT a rank into temporary
+tables; where moves can cycle, retrograde analysis (pipeline/engines/retrograde.py) keeps
+each position's state in NumPy arrays and joins each level's frontier, passed in as an
+Arrow table, to a reverse adjacency in DuckDB. Verify's facts and export's reachable
+positions, which look every move's child up by id, are NumPy passes
+(pipeline/engines/arrays.py): an id is an index there, where SQL hash-joins every move.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors
-from pipeline.engines.base import by_id_join, literal
+from pipeline.engines.base import Steps, by_id_join, literal
+from pipeline.engines.retrograde import Retrograde
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
 from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
 
@@ -47,6 +48,7 @@ class DuckDBEngine:
     def __init__(self, temp_dir: Path):
         self.temp_dir = temp_dir
         self.paths: dict[str, Path] = {}
+        self._solver: DuckDBSolver | None = None
         self._connect()
 
     def _connect(self) -> None:
@@ -95,7 +97,8 @@ class DuckDBEngine:
         return in_process(space, numbering, scratch, generated)
 
     def solver(self, impartial: bool) -> DuckDBSolver:
-        return DuckDBSolver(self, impartial)
+        self._solver = DuckDBSolver(self, impartial)
+        return self._solver
 
     def check_facts(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
         """Verify's facts by NumPy passes (pipeline/engines/arrays.py), a part of the
@@ -158,12 +161,18 @@ class DuckDBEngine:
 
     def release(self) -> None:
         """A fresh cursor of the same database: what the last stage made (the solver's
-        tables, their memory) goes with the old one."""
+        tables, their memory) goes with the old one, and the solver's own database and
+        scratch files."""
+        if self._solver is not None:
+            self._solver.close()
+            self._solver = None
         self.con.close()
         self.paths = {}
         self._connect()
 
     def close(self) -> None:
+        if self._solver is not None:
+            self._solver.close()
         self.con.close()
 
 
@@ -199,30 +208,6 @@ class Reached:
         return 0
 
 
-class Levels:
-    """Steps over one of sql/duckdb/'s level statements: it gets the positions finished
-    on the level before as the table `frontier` and the variable `level`, and returns the
-    rows it touched, of which `finished` picks the next frontier."""
-
-    def __init__(
-        self, con, first: Callable[[], pa.Table], sql_name: str, finished: Callable[[pa.Table], pa.ChunkedArray]
-    ):
-        self.con, self._first, self.sql, self.finished = con, first, _sql(sql_name), finished
-        self.frontier = pa.table({})
-
-    def first(self) -> int:
-        self.frontier = self._first()
-        return self.frontier.num_rows
-
-    def step(self, level: int) -> int:
-        set_variables(self.con, level=level)
-        self.con.register("frontier", self.frontier)
-        touched = self.con.sql(self.sql).to_arrow_table()
-        self.con.unregister("frontier")
-        self.frontier = touched.filter(self.finished(touched))
-        return self.frontier.num_rows
-
-
 #: A rank of more positions than this is solved in parts of this many: each part's moves
 #: are grouped by source into an array indexed by id (rank_setup.sql's perfect_ht_threshold),
 #: and its join and grouping stay within DuckDB's memory (a rank of 135 M positions, 5×6
@@ -247,8 +232,8 @@ class Held(NamedTuple):
 
 
 class DuckDBSolver:
-    """sql/duckdb/rank_*.sql where positions have a rank, else solve_*.sql (values, then
-    ties) and grundy_*.sql.
+    """sql/duckdb/rank_*.sql where positions have a rank, else retrograde analysis
+    (pipeline/engines/retrograde.py: values, then ties, then Grundy values).
 
     Rank by rank, each rank's results are kept while a later rank's moves may lead into
     them: a rank's moves lead no lower than the least child of the transitions' row groups
@@ -265,7 +250,7 @@ class DuckDBSolver:
         self.impartial = impartial
         set_variables(self.con, impartial=impartial)
         self._level_sql = None
-        self._setup = False
+        self.retrograde: Retrograde | None = None
         self.held: list[Held] = []  # each rank's results held, lowest first
         self.floors: tuple[np.ndarray, np.ndarray] | None = None
         self.in_memory = True
@@ -343,47 +328,32 @@ class DuckDBSolver:
         at = int(np.searchsorted(src_max, hi, side="right"))
         return int(floor[at]) if at < floor.size else hi + 1
 
-    def _retrograde(self) -> None:
-        if not self._setup:
-            run_sql(self.con, "solve_setup")
-            self._setup = True
+    def _retrograde(self) -> Retrograde:
+        if self.retrograde is None:
+            self.retrograde = Retrograde(
+                self.paths["positions"], self.paths["transitions"], self.scratch, self.impartial
+            )
+        return self.retrograde
 
-    def values(self) -> Levels:
-        self._retrograde()
-        return Levels(
-            self.con,
-            lambda: self.con.sql(
-                "SELECT id, val FROM st WHERE val IN (getvariable('win'), getvariable('loss'))"
-            ).to_arrow_table(),
-            "solve_level",
-            lambda t: pc.greater(t["val"], 0),
-        )
+    def values(self) -> Steps:
+        return self._retrograde().values
 
-    def ties(self) -> Levels:
-        self._retrograde()
-        return Levels(
-            self.con,
-            lambda: self.con.sql("SELECT id, val FROM st WHERE val = getvariable('tie')").to_arrow_table(),
-            "solve_tie_level",
-            lambda t: pc.greater(t["val"], 0),
-        )
+    def ties(self) -> Steps:
+        return self._retrograde().ties
 
-    def grundy(self) -> Levels:
-        self._retrograde()
-
-        def first() -> pa.Table:
-            run_sql(self.con, "grundy_setup")
-            return self.con.sql("SELECT id, grundy FROM gst WHERE gpending = 0").to_arrow_table()
-
-        return Levels(self.con, first, "grundy_level", lambda t: pc.is_valid(t["grundy"]))
+    def grundy(self) -> Steps:
+        grundy = self._retrograde().grundy
+        assert grundy is not None, "Grundy values are computed for impartial games only"
+        return grundy
 
     def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
-        """Rank by rank every row was given already; else the retrograde analysis's state,
-        decoded (sql/duckdb/solve_solution.sql)."""
+        """Rank by rank every row was given already; else the retrograde analysis's state."""
         if ranked:
             return iter(())
-        if not self.impartial:  # no Grundy values were computed: the solution's are NULL
-            self.con.execute(
-                "CREATE OR REPLACE TEMP VIEW gst AS SELECT NULL::INTEGER AS grundy, NULL::INTEGER AS height FROM st"
-            )
-        return self.con.sql(_as_words(_sql("solve_solution"))).to_arrow_reader(1 << 20)
+        return self._retrograde().solution()
+
+    def close(self) -> None:
+        """Drop what the retrograde analysis holds (its database, its scratch files)."""
+        if self.retrograde is not None:
+            self.retrograde.close()
+            self.retrograde = None

@@ -42,6 +42,16 @@ MOVE_BATCHES = 512 * MiB
 SQL_PER_TRANSITION = 32
 SQL_PER_POSITION = 64
 PER_POSITION_SQL = 16
+#: Where moves can cycle, the retrograde solver's NumPy state (pipeline/engines/retrograde.py)
+#: instead of the frontiers: per position a value, a remoteness and a counter, and while
+#: the first pass runs each position's level-0 facts, a byte each, and a level's frontier
+#: at most as many bytes again; Grundy values' counter, mask, value and height besides in
+#: an impartial game. Two buckets of moves being made into lists. They count within
+#: TABLEBASE_MEMORY_LIMIT: the solver's DuckDB is capped at what they leave of it (a
+#: quarter at least).
+RETROGRADE_PER_POSITION = 8
+RETROGRADE_GRUNDY_PER_POSITION = 16
+RETROGRADE_BUCKETS = 2 * 20 << 25
 #: verify's and export's NumPy passes (pipeline/engines/arrays.py), not capped by DuckDB's
 #: limit: per position, its columns as a child and its facts (measured 245 B on
 #: chopsticks:fingers=15,hands=4); per transition, the children held for a breadth-first
@@ -137,7 +147,12 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
         enumerating = BASE + WINDOW_GAME * size.window + MOVE_BATCHES
         checking = BASE + MOVE_BATCHES + WINDOW_ARRAYS * size.window + REACH_PER_POSITION * size.positions
         return Estimate(rules, bound, max(enumerating, BASE + duckdb, checking), disk)
-    solving = BASE + duckdb + PER_POSITION_SQL * size.positions
+    if size.ranked:
+        solving = BASE + duckdb + PER_POSITION_SQL * size.positions
+    else:
+        per_position = RETROGRADE_PER_POSITION + (RETROGRADE_GRUNDY_PER_POSITION if rules.game.impartial else 0)
+        arrays = per_position * size.positions + min(RETROGRADE_BUCKETS, 40 * size.transitions)
+        solving = BASE + arrays + min(duckdb, max(memory_limit() - arrays, memory_limit() // 4))
     # the children held for a breadth-first search only where there is no rank
     held = 0 if size.ranked else ARRAYS_PER_TRANSITION * size.transitions
     checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + held

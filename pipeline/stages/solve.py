@@ -3,26 +3,27 @@
 Values and their order of preference: pipeline/core/values.py (win > tie > draw > loss for the
 player to move); the SQL gets their codes and score constants from there as variables.
 The steps run on an engine (pipeline/engines/: DuckDB, or Spark); which solver, the loops
-and the checks are here, once. The SQL files named below are DuckDB's (pipeline/sql/duckdb/);
-Spark's do the same (pipeline/sql/spark/).
+and the checks are here, once.
 
 Where the game gives a rank that every move lowers (positions.parquet's `rank` column;
 enumerate then numbers positions rank by rank), positions are solved rank by rank from the
-lowest (sql/rank_*.sql): every child of a rank's positions is solved already, so one
-INSERT per rank computes value, remoteness, Grundy value and height from the children,
-reading each transition once.
+lowest (DuckDB's pipeline/sql/duckdb/rank_*.sql, Spark's rank_level.sql): every child of a
+rank's positions is solved already, so one INSERT per rank computes value, remoteness,
+Grundy value and height from the children, reading each transition once.
 
 Otherwise moves can cycle, and retrograde analysis runs level by level. Level 0 is the
-positions where the game is over. Each level joins the positions won or lost at the level
-before to their parents (sql/solve_level.sql), so every transition is looked at once in
+positions where the game is over. Each level passes the positions won or lost at the level
+before to their parents, so every transition is looked at a constant number of times in
 the whole solve: the work grows with the transitions, not with transitions x depth. Then,
 where some finished games are ties, the ties spread the same way to the positions neither
-won nor lost (sql/solve_tie_level.sql). Positions never decided are draws.
+won nor lost. Positions never decided are draws. DuckDB keeps the state in NumPy arrays and
+joins each level's positions to a reverse adjacency (pipeline/engines/retrograde.py);
+Spark updates tables (pipeline/sql/spark/solve_*.sql).
 
 Grundy values (impartial games only): positions are peeled from those without moves
-upwards (sql/grundy_*.sql): each level pushes the values just computed to their parents
-through the same reverse adjacency, so again each transition is looked at once. What is
-never peeled can reach a cycle and has no Grundy value.
+upwards: each level pushes the values just computed to their parents through the same
+reverse adjacency, so again each transition is looked at once. What is never peeled can
+reach a cycle and has no Grundy value.
 """
 
 from __future__ import annotations
