@@ -74,21 +74,25 @@ def export(run: Run) -> CatalogRow:
             )
             text = "p.text" if texts is None else f"p.{POSITION_KEY.name}"
             stage.phase("writing", share["write"])
-            with stage.expecting(seconds["write"], f"{total:,} positions"):
-                source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
-                tally = Tally()
-                db.write(
-                    f"""
-                  SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, {text} AS position,
-                         {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
-                         s.remoteness, s.grundy, r.seen AS reachable
-                  FROM {source} {order}""",
-                    files.tablebase,
-                    schema,
-                    Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",)),
-                    observe=tally.add,
-                    convert=None if texts is None else _with_texts(texts),
-                )
+            source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
+            tally = Tally()
+
+            def written(table: pa.Table) -> None:  # the bar moves with the rows written
+                tally.add(table)
+                stage.count(tally.rows, total)
+
+            db.write(
+                f"""
+              SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, {text} AS position,
+                     {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
+                     s.remoteness, s.grundy, r.seen AS reachable
+              FROM {source} {order}""",
+                files.tablebase,
+                schema,
+                Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",)),
+                observe=written,
+                convert=None if texts is None else _with_texts(texts),
+            )
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
             positions, reachable, max_remoteness = tally.rows, tally.reachable, tally.max_remoteness
