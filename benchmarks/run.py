@@ -39,6 +39,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -550,7 +551,7 @@ def limit_argv(rules) -> list[str] | None:
     connect, and dobutsu with its default rules)."""
     changed = dict(rules.changed)
     if rules.game_name == "dobutsu" and not changed:
-        binary = limit_bin() / "dobutsu" / "bin" / "dobutsu"  # a program of its own folder (limit/dobutsu/)
+        binary = limit_bin().parent / "dobutsu" / "bin" / "dobutsu"  # a program of its own folder (limit/dobutsu/)
         return [str(binary)] if binary.exists() else None
     if rules.game_name == "chopsticks" and set(changed) <= {"fingers", "hands"}:
         program, args = "chopsticks", [str(rules["fingers"]), str(rules["hands"])]
@@ -567,7 +568,13 @@ def limit_argv(rules) -> list[str] | None:
 def limit_bin() -> Path:
     """Where the limit's programs are: beside its sources, or, where those are read-only,
     in a scratch copy outside the project (build_limit)."""
-    return (LIMIT if os.access(LIMIT, os.W_OK) else Path(tempfile.gettempdir()) / "tablebase-limit") / "bin"
+    return (LIMIT if writable(LIMIT) else Path(tempfile.gettempdir()) / "tablebase-limit") / "bin"
+
+
+def writable(folder: Path) -> bool:
+    """Whether `folder` is meant to be written: its mode lets its owner write, not only
+    os.access's answer, which is yes for root in a folder shared read-only."""
+    return os.access(folder, os.W_OK) and bool(folder.stat().st_mode & stat.S_IWUSR)
 
 
 def build_limit() -> str:
