@@ -77,6 +77,7 @@ def test_the_disk_estimate_holds_a_built_ruleset_and_its_data_folder(tmp_path, r
 CONNECT_PEAKS = {
     "connect:cols=4,rows=6": 107_752_676,
     "connect:cols=5,rows=5": 470_606_247,
+    "connect:cols=6,rows=4": 667_311_708,
     "connect:cols=5,rows=6": 12_300_000_000,
 }
 
