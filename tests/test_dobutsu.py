@@ -408,3 +408,6 @@ def test_the_size_bounds_what_is_built():
         positions = sum(depth.size for depth in space.depths)
         assert size.positions == dobutsu.tables(rules["pieces"]).count >= positions
         assert size.transitions >= moves
+        # the likely counts, from the shares of the bound the rulesets of one and two kinds reach
+        assert 0.9 < size.likely_positions / positions < 1.1
+        assert 0.9 < size.likely_transitions / moves < 1.1

@@ -33,6 +33,7 @@ bitmap with a count of the set bits before each 64-bit word, and the ids by rank
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import threading
@@ -457,16 +458,28 @@ def text_of(key: int) -> str:
     return texts_of(np.array([key], dtype=np.int64))[0].as_py()
 
 
-#: What the estimate (pipeline/stages/estimate.py) is told of the full game beside the
-#: bounds of size_bound (1.57 billion placements, 14.5 billion moves): enumerate peaked at
-#: 4.4 GB of memory (a byte a placement of marks during the search; the ids by rank, 2 GB,
-#: and the bitmap after it), which the estimate's 32 B a position of the window gives for a
-#: twelfth of the placements. Its files took 2.5 B a position and 4.4 B a move (1.2 and
-#: 8.2 GB), 13.4 GB at the peak with the keys in scratch (3.9 GB): per position and move
-#: bounded, 7 B and 2 B say 40 GB, the whole build's budget.
+#: What the estimate (pipeline/stages/estimate.py) is told beside the bounds of size_bound
+#: (for the full game 1.57 billion placements, 14.5 billion moves). The share of the bound a
+#: build reaches, measured on the rulesets of one kind of piece (c, g, e: 0.466-0.490 of the
+#: placements, 0.214-0.249 of the moves) and of two (ge, gc, ec: 0.376-0.407 and
+#: 0.156-0.186), falls by a like factor with each kind added: the likely counts carry it to
+#: any number of kinds (for three, 0.327 and 0.131: 512.7 million positions and 1.89
+#: billion moves, where the full game has 493.6 million and 1.88 billion). try=off reaches
+#: 1.66-1.73 times the positions (c, g, e, ge) and 1.89-1.95 times the moves.
+REACHED_ONE_KIND = (0.476, 0.229)
+REACHED_TWO_KINDS = (0.394, 0.173)
+TRY_OFF = (1.7, 1.9)
+#: Enumerate holds a byte a placement (the marks) during its search, then the ids by rank,
+#: 4 B a position, and a bitmap: it peaked at 4.37 GB on the full game, which the
+#: estimate's 32 B a position of a window gives for a twelfth of the placements. On disk,
+#: per likely position and move: positions.parquet 2.5 B, solution.parquet 0.3 B and
+#: tablebase.parquet 4.5 B a position; transitions.parquet 4.4 B a move (each child an id
+#: anywhere in the ruleset, which delta encoding cannot shrink) and the solver's reverse
+#: lists in scratch, 4.2 B a move (7.9 GB): the full game's data folder peaked at 17.3 GB,
+#: while it was solved (BENCHMARKS.md, "Dōbutsu shōgi: the full game").
 WINDOW_SHARE = 12
-DISK_PER_POSITION = 7
-DISK_PER_MOVE = 2
+DISK_PER_POSITION = 8
+DISK_PER_MOVE = 9
 
 
 # -- the space ----------------------------------------------------------------------------------
@@ -812,10 +825,22 @@ def size_bound(pieces: str) -> Size:
     for kind in t.drops:
         held = sum(int(ways[SQUARES - 1][state]) for hands, state in t.starts if (hands >> 2 * kind) & 3)
         moves += SQUARES * held
-    return Size(
-        t.count,
-        moves,
-        window=t.count // WINDOW_SHARE,
+    return Size(t.count, moves, window=t.count // WINDOW_SHARE)
+
+
+def likely_size(pieces: str, tries: bool) -> Size:
+    """size_bound, with the counts a build likely reaches and the disk they take
+    (REACHED_ONE_KIND, REACHED_TWO_KINDS, TRY_OFF)."""
+    bound = size_bound(pieces)
+    kinds = len(pieces)
+    positions, moves = (
+        one * (two / one) ** (kinds - 1) * (1 if tries else off)
+        for one, two, off in zip(REACHED_ONE_KIND, REACHED_TWO_KINDS, TRY_OFF)
+    )
+    return dataclasses.replace(
+        bound,
+        likely_positions=min(bound.positions, int(positions * bound.positions)),
+        likely_transitions=min(bound.transitions, int(moves * bound.transitions)),
         disk_per_position=DISK_PER_POSITION,
         disk_per_transition=DISK_PER_MOVE,
     )
@@ -861,7 +886,7 @@ class Dobutsu(Game):
         return text_of(start_key(rules["pieces"]))
 
     def size(self, rules: Rules) -> Size:
-        return size_bound(rules["pieces"])
+        return likely_size(rules["pieces"], rules["try"] == "on")
 
     def canonical_position(self, rules: Rules, text: str) -> str:
         """SFEN turned to the mover: the rows from the far row joined by '/', `b`, the

@@ -142,17 +142,20 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     if heap is not None:
         return Estimate(rules, bound, enumerating + heap, disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
-    if size.window is not None:
-        # streamed rank by rank: the stages hold a window of ranks, DuckDB spills beyond its cap
-        enumerating = BASE + WINDOW_GAME * size.window + MOVE_BATCHES
-        checking = BASE + MOVE_BATCHES + WINDOW_ARRAYS * size.window + REACH_PER_POSITION * size.positions
-        return Estimate(rules, bound, max(enumerating, BASE + duckdb, checking), disk)
     if size.ranked:
         solving = BASE + duckdb + PER_POSITION_SQL * size.positions
     else:
         per_position = RETROGRADE_PER_POSITION + (RETROGRADE_GRUNDY_PER_POSITION if rules.game.impartial else 0)
         arrays = per_position * size.positions + min(RETROGRADE_BUCKETS, 40 * size.transitions)
         solving = BASE + arrays + min(duckdb, max(memory_limit() - arrays, memory_limit() // 4))
+    if size.window is not None:
+        # streamed part by part: the stages hold a window of parts, DuckDB spills beyond its
+        # cap (ranks solved one by one); where moves can cycle the retrograde solver's
+        # arrays hold every position
+        enumerating = BASE + WINDOW_GAME * size.window + MOVE_BATCHES
+        checking = BASE + MOVE_BATCHES + WINDOW_ARRAYS * size.window + REACH_PER_POSITION * size.positions
+        solving = BASE + duckdb if size.ranked else solving
+        return Estimate(rules, bound, max(enumerating, solving, checking), disk)
     # the children held for a breadth-first search only where there is no rank
     held = 0 if size.ranked else ARRAYS_PER_TRANSITION * size.transitions
     checking = BASE + MOVE_BATCHES + ARRAYS_PER_POSITION * size.positions + held
