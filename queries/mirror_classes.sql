@@ -23,7 +23,7 @@ WITH boards AS (
            count(*) AS members,
            bool_or(position = mirror) AS own_mirror,
            min(value) AS value,
-           count(DISTINCT value) > 1 AS values_differ
+           min(value) <> max(value) AS values_differ
     FROM boards
     GROUP BY class
 ), known AS (
