@@ -149,8 +149,8 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     if size.ranked:
         solving = BASE + duckdb + PER_POSITION_SQL * size.positions
     else:
-        per_position = RETROGRADE_PER_POSITION + (RETROGRADE_GRUNDY_PER_POSITION if rules.game.impartial else 0)
-        arrays = per_position * size.positions + min(RETROGRADE_BUCKETS, 40 * size.transitions)
+        state = RETROGRADE_PER_POSITION + (RETROGRADE_GRUNDY_PER_POSITION if rules.game.impartial else 0)
+        arrays = state * size.positions + min(RETROGRADE_BUCKETS, 40 * size.transitions)
         solving = BASE + arrays + min(duckdb, max(memory_limit() - arrays, memory_limit() // 4))
     if size.window is not None:
         # streamed part by part: the stages hold a window of parts, DuckDB spills beyond its
