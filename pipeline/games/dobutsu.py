@@ -260,14 +260,7 @@ class Tables:
         landing &= ~pieces[LION + OTHER]
         reach = []
         for d in DIRECTIONS:
-            movers = np.zeros_like(keys)
-            for code, steps in STEPS.items():
-                if d in steps:
-                    movers |= pieces[code]
-            if d[1]:  # not off the side of the board
-                movers &= ~COLUMN[2 if d[1] > 0 else 0]
-            shift = 4 * (COLS * d[0] + d[1])
-            reach.append((movers << shift if shift > 0 else movers >> -shift) & landing)
+            reach.append(stepped(pieces, keys, d) & landing)
         rows, moves, kids = [], [], []
         for move, (source, target, direction, gain) in enumerate(self.steps):
             hit = np.flatnonzero((reach[direction] & (8 << 4 * target)) != 0)
@@ -354,6 +347,19 @@ def turn(keys: np.ndarray) -> np.ndarray:
 OPEN, CATCH, TRY = 0, 1, 2
 
 
+def stepped(pieces: list[np.ndarray] | dict[int, np.ndarray], keys: np.ndarray, d: tuple[int, int]) -> np.ndarray:
+    """Each key's squares that its mover's pieces stepping in direction `d` land on, board
+    masks as `pieces` holds them (a nibble's bits a square): none off the board's side."""
+    movers = np.zeros_like(keys)
+    for code, steps in STEPS.items():
+        if d in steps:
+            movers |= pieces[code]
+    if d[1]:  # not off the side of the board
+        movers &= ~COLUMN[2 if d[1] > 0 else 0]
+    shift = 4 * (COLS * d[0] + d[1])
+    return movers << shift if shift > 0 else movers >> -shift
+
+
 def classify(keys: np.ndarray, tries: bool) -> np.ndarray:
     """Each key's terminal code (int8)."""
     pieces = {code: holding(keys, code) for code in STEPS}
@@ -362,14 +368,7 @@ def classify(keys: np.ndarray, tries: bool) -> np.ndarray:
         own |= mask
     attacked = np.zeros_like(keys)
     for d in DIRECTIONS:
-        movers = np.zeros_like(keys)
-        for code, steps in STEPS.items():
-            if d in steps:
-                movers |= pieces[code]
-        if d[1]:  # not off the side of the board
-            movers &= ~COLUMN[2 if d[1] > 0 else 0]
-        shift = 4 * (COLS * d[0] + d[1])
-        attacked |= movers << shift if shift > 0 else movers >> -shift
+        attacked |= stepped(pieces, keys, d)
     lion = holding(keys, LION + OTHER)
     codes = np.where((attacked & lion) != 0, CATCH, OPEN).astype(np.int8)
     if tries:
