@@ -12,6 +12,7 @@ import os
 import pytest
 
 from tests import reference
+from tests.test_dobutsu import LIMIT_DEPTHS
 
 
 @functools.cache
@@ -71,22 +72,12 @@ def layers(depth, **params):
 
 
 #: An independent compiled solver's breadth-first table of the full game (pieces=gec,
-#: try=on; positions turned to the mover, mirror images apart): per depth, the positions
-#: first reached there and expanded, the catch and try terminals first reached from them,
-#: and all their moves.  The same program counts 493,573,042 positions in all (280,578,165
-#: catch, 14,037,970 try, 5,364,919 draws), 1,877,149,535 moves, at most 38 moves in a
-#: position, and the start lost in 77.
-FULL_GAME_LAYERS = [
-    (1, 0, 0, 4),
-    (4, 4, 0, 17),
-    (13, 24, 0, 96),
-    (58, 131, 0, 510),
-    (316, 687, 2, 2509),
-    (1271, 3005, 15, 10840),
-    (4694, 10042, 41, 43237),
-    (18503, 41623, 225, 169763),
-    (65012, 128584, 794, 611850),
-]
+#: try=on; positions turned to the mover, mirror images apart), kept once beside the game's
+#: own tests: per depth, the positions first reached there and expanded, the catch and try
+#: terminals first reached from them, and all their moves. The same program counts
+#: 493,573,042 positions in all (280,578,165 catch, 14,037,970 try, 5,364,919 draws),
+#: 1,877,149,535 moves, at most 38 moves in a position, and the start lost in 77.
+FULL_GAME_LAYERS = LIMIT_DEPTHS
 
 
 def test_dobutsu_full_game_first_plies_match_an_independent_solver():
