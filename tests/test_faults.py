@@ -380,6 +380,34 @@ def test_hostile_sql_is_refused_in_one_line(data, statement):
     assert data_files(data) == before
 
 
+# The views read the published files by name (DuckDB's allowed_paths), which would let a COPY
+# that names one of them write over it in place (no temporary file beside it): every statement
+# that could is refused before it reaches DuckDB, and DuckDB itself opens no other file.
+@pytest.mark.parametrize(
+    "template",
+    [
+        "WITH x AS (COPY (SELECT 1 AS a) TO '{file}' (FORMAT csv, USE_TMP_FILE false)) SELECT 1",
+        "EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO '{file}' (FORMAT parquet, USE_TMP_FILE false)",
+        "EXPLAIN (FORMAT json) ANALYZE COPY (SELECT 1 AS a) TO '{file}' (FORMAT csv, USE_TMP_FILE false)",
+        "/* x */ EXPLAIN ANALYZE WITH x AS (COPY (SELECT 1) TO '{file}' (USE_TMP_FILE false)) SELECT 1",
+        "SELECT * FROM read_parquet('{other}')",
+        "SELECT * FROM glob('{folder}/*')",
+    ],
+)
+def test_sql_writes_no_published_file_and_reads_no_other(data, template):
+    row = pq.read_table(data / "catalog.parquet").to_pylist()[0]
+    published = data / row["tablebase_path"]
+    other = published.with_name("positions.parquet")
+    assert other.exists()
+    before = data_files(data)
+    for file in (published, data / "catalog.parquet"):
+        statement = template.format(file=file, other=other, folder=published.parent)
+        result = run("sql", statement, data=data)
+        assert result.returncode == 1, statement
+        assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert data_files(data) == before and check(data) == []
+
+
 # Under --read-files a SELECT reads files, and each family of statement that would do more
 # is refused by a line naming --allow-writes, the flag that would run it, with nothing written
 # (two statements at once, which no flag runs, are refused first: "one SQL statement at a time")
@@ -409,7 +437,7 @@ def test_hostile_sql_is_refused_in_one_line(data, statement):
         ("SELECT * FROM read_csv('http://example.com/x.csv')", "reads local files only, not http://example.com/x.csv"),
         ("SELECT * FROM 's3://bucket/x.parquet'", "reads local files only, not s3://bucket/x.parquet"),
         ("SELECT * FROM read_text('ht' || 'tps://example.com/x')", "reads local files only, not https://example.com/x"),
-        ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'out.csv'", "a EXPLAIN statement reads the views only"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1) TO 'out.csv'", "not a COPY statement, which can change things"),
     ],
 )
 def test_read_files_refuses_what_more_than_reads_naming_allow_writes(base, tmp_path, monkeypatch, statement, refusal):

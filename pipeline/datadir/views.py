@@ -17,8 +17,6 @@ import tempfile
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import trusted_catalog
@@ -161,26 +159,25 @@ def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnect
     """An in-memory connection with the views defined, once the catalog and every file it
     names have their recorded checksums (`trusted_catalog`).
 
-    `read_only`: the views are Arrow datasets opened here, and the connection then gets
-    no file access at all (no read, no write: COPY, even inside EXPLAIN ANALYZE or a CTE,
-    fails) and its settings locked; DuckDB spills beyond TABLEBASE_MEMORY_LIMIT into a
-    folder of its own in the temp folder, removed when the command ends (a GROUP BY of
-    dobutsu's 493 million positions took 19 GB and was killed with no folder to spill to)."""
+    `read_only`: the connection may open the files the views read and no other (DuckDB's
+    allowed_paths, with enable_external_access off: no other file read or written, no
+    extension, no Python variable read as a table), and its settings are locked. DuckDB
+    reads the files itself, as it does from data/tablebases.duckdb, so a filter on
+    `ruleset` skips the other rulesets' row groups by their statistics. allowed_paths would
+    let a COPY write those files too: the caller lets no statement that writes reach the
+    connection (`pipeline.products.query.writes_nothing`). DuckDB spills beyond
+    TABLEBASE_MEMORY_LIMIT into a folder of its own in the temp folder, removed when the
+    command ends (a GROUP BY of dobutsu's 493 million positions took 19 GB and was killed
+    with no folder to spill to)."""
     store = DataDir(data)
     store.check_layout()
     trusted_catalog(store)  # what the views read has its recorded checksums
     con = duckdb.connect()
+    define_views(con, data)
     if not read_only:
-        define_views(con, data)
         return con
-    paths = published_paths(data)
-    con.register("catalog", read_table(store.catalog))
-    for name, files in paths.items():
-        located = [str(data / file) for file in files]
-        schema = pa.unify_schemas([pq.read_schema(file) for file in located])
-        import pyarrow.dataset as ds  # here: it loads pandas, 0.3 s every command would pay
-
-        con.register(name, ds.dataset(located, schema=schema, format="parquet"))
+    files = [store.catalog, *(data / file for listed in published_paths(data).values() for file in listed)]
+    con.execute("SET allowed_paths = ?", [[str(file) for file in files]])
     spill = Path(tempfile.mkdtemp(prefix="tablebase-spill-"))
     atexit.register(shutil.rmtree, spill, True)
     con.execute(f"SET temp_directory = {quote_path(spill)}")

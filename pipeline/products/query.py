@@ -228,17 +228,13 @@ def reads_files_only(sql: str) -> None:
     DuckDB cannot let a statement read files and not write them (enable_external_access,
     allowed_directories and allowed_paths grant both), so --read-files reads the statement
     itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only)."""
-    con = duckdb.connect()
-    try:
-        tree = json.loads(con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0])
-    finally:
-        con.close()
+    tree = _parsed(sql)
     if tree["error"]:
         raise QueryError(f"--read-files reads the statement to run it: {tree['error_message']}; {_WRITES}")
     for node, inside_function in _nodes(tree["statements"], False):
         kind = node.get("type")
-        if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READING_NODES:
-            what = kind.removesuffix("_NODE").removesuffix("_QUERY").replace("_", " ")
+        what = _writing_node(node)
+        if what:
             raise QueryError(
                 f"--read-files runs a SELECT that only reads, and this one holds another statement ({what}); {_WRITES}"
             )
@@ -255,6 +251,72 @@ def reads_files_only(sql: str) -> None:
         for text in filter(None, texts):
             if _URL.match(text.strip().strip('"')):
                 raise QueryError(f"--read-files reads local files only, not {text}: {_NETWORK}")
+
+
+def writes_nothing(sql: str, kind: str) -> None:
+    """Refuse (QueryError) a reading statement that holds one that writes: a CTE's COPY,
+    INSERT, UPDATE or DELETE, or EXPLAIN ANALYZE of anything but a SELECT.
+
+    The views read the published files by name through DuckDB's allowed_paths, which would
+    let a COPY (USE_TMP_FILE false) write over them: no such statement may reach that
+    connection."""
+    if kind == "EXPLAIN":
+        sql = explained(sql)
+        inner = duckdb.extract_statements(sql)
+        kind = inner[0].type.name if len(inner) == 1 else "MULTI"
+        if kind != "SELECT":
+            raise QueryError(
+                f"EXPLAIN runs over a SELECT here, not a {kind} statement, which can change things; "
+                "add --allow-writes to run it"
+            )
+    if kind != "SELECT":
+        return
+    tree = _parsed(sql)
+    if tree["error"]:
+        raise QueryError(f"the statement could not be read to see that it only reads: {tree['error_message']}")
+    for node, _ in _nodes(tree["statements"], False):
+        what = _writing_node(node)
+        if what:
+            raise QueryError(
+                f"this SELECT holds another statement ({what}), which can change things: only reading "
+                "statements run unless you add --allow-writes"
+            )
+
+
+def explained(sql: str) -> str:
+    """The statement an EXPLAIN statement explains: its text after EXPLAIN, ANALYZE and the
+    options in brackets (DuckDB's tokenizer tells keywords from comments and strings)."""
+    tokens = duckdb.tokenize(sql)
+    starts = [start for start, _ in tokens] + [len(sql)]
+    words = [sql[start:end].strip() for start, end in zip(starts, starts[1:], strict=False)]
+    index = next(i for i, (_, kind) in enumerate(tokens) if kind != duckdb.token_type.comment) + 1  # EXPLAIN
+    if index < len(tokens) and words[index].upper() in ("ANALYZE", "ANALYSE"):
+        index += 1
+    if index < len(tokens) and words[index] == "(":
+        depth = 0
+        while index < len(tokens):
+            depth += words[index].count("(") - words[index].count(")")
+            index += 1
+            if depth <= 0:
+                break
+    return sql[starts[index] :]
+
+
+def _parsed(sql: str) -> dict:
+    """A SELECT's parse tree as DuckDB gives it (json_serialize_sql)."""
+    con = duckdb.connect()
+    try:
+        return json.loads(con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0])
+    finally:
+        con.close()
+
+
+def _writing_node(node: dict) -> str | None:
+    """The kind of statement a query node holds when it is not one that only reads (COPY, …)."""
+    kind = node.get("type")
+    if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READING_NODES:
+        return kind.removesuffix("_NODE").removesuffix("_QUERY").replace("_", " ")
+    return None
 
 
 def _text(constant: dict) -> str | None:
@@ -294,9 +356,9 @@ def run_sql(
 ) -> pa.Table:
     """Run one statement over the views of `data` with `params` bound; the result as Arrow.
 
-    Unless `allow_writes`, the statement must only read, and runs on a connection that
-    sees the data as Arrow datasets and can open no file at all, attach nothing and change
-    no setting (DuckDB's enable_external_access off, then lock_configuration).
+    Unless `allow_writes`, the statement must only read (`writes_nothing`), and runs on a
+    connection that can open the files the views read and no other, attach nothing and
+    change no setting (`connect_views`).
     `read_files`: a SELECT may also read files anywhere the user can, and nothing more
     (`reads_files_only`, on a connection that can load no extension and change no setting)."""
     try:
@@ -314,6 +376,8 @@ def run_sql(
     reading = read_files and not allow_writes and kind == "SELECT"
     if reading:
         reads_files_only(sql)
+    elif not allow_writes:
+        writes_nothing(sql, kind)
     params = checked_params(data, parameters(sql), dict(params or {}))
     con = connect_views(data, read_only=not allow_writes and not reading)
     try:
