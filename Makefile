@@ -7,12 +7,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 DATA ?= data
 RULESETS ?= rulesets.toml
+# What `make all` last built from $(RULESETS), in the data folder's bookkeeping folder.
+BUILT := $(DATA)/.cache/make-all
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
 .PHONY: all test lint format bench claims dist clean install dev java chromium pages-shots enumerate solve verify export build big billion dobutsu
 .DELETE_ON_ERROR:
 
-all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
+all: $(BUILT) $(DATA)/pages/index.html
 
 # The light install: the project and what its commands need (DuckDB, pyarrow, NumPy, Typer),
 # and the example game plug-in.
@@ -42,13 +44,18 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	touch $@
 
-# Every ruleset is rebuilt when the ruleset file or the pipeline's code changes.
-$(DATA)/catalog.parquet: $(VENV)/.installed $(RULESETS) $(SOURCES)
+# Every ruleset is rebuilt when the ruleset file or the pipeline's code changes. The target is a
+# stamp of `make all`'s own, not the catalog, which any build by hand writes too (the quick
+# start's): after one, `make all` would have found nothing to do.
+$(BUILT): $(VENV)/.installed $(RULESETS) $(SOURCES)
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
+	@mkdir -p $(@D) && touch $@
+
+$(DATA)/catalog.parquet: $(BUILT)
 
 # Pictures: state graphs, strategies and HTML pages of the rulesets small enough to look at,
 # drawn again when the pages' templates, style or script change (no build needed for that).
-$(DATA)/pages/index.html: $(DATA)/catalog.parquet $(RULESETS) $(wildcard pipeline/products/templates/*)
+$(DATA)/pages/index.html: $(BUILT) $(DATA)/catalog.parquet $(RULESETS) $(wildcard pipeline/products/templates/*)
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
 # Two workers, a test file each (one Spark session serves all of tests/test_spark.py).

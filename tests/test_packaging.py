@@ -137,3 +137,23 @@ def test_make_install_hides_setuptools_note_on_editable_installs():
     assert len(editable) == 3 and all(
         line.startswith('PYTHONWARNINGS="ignore:Editable installation" ') for line in editable
     ), editable
+
+
+def _make_all_builds(data: Path) -> bool:
+    """Whether `make all` (dry run) would run the build of every listed ruleset into `data`."""
+    import subprocess
+
+    dry = subprocess.run(
+        ["make", "-n", "all", f"DATA={data}"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    return "tablebase build --all" in dry
+
+
+def test_make_all_builds_after_a_build_by_hand_and_not_again(tmp_path):
+    # a build by hand (the quick start's) writes the catalog: `make all` still builds the list
+    (tmp_path / "catalog.parquet").write_bytes(b"")
+    assert _make_all_builds(tmp_path)
+    # once `make all` has built it (its stamp, newer than the code and the list), nothing more
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "make-all").touch()
+    assert not _make_all_builds(tmp_path)
