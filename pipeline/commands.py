@@ -554,6 +554,8 @@ def claims(
     out: Annotated[
         Path | None, typer.Option("--out", help="Report file (default DATA/claims.md), written as --output of sql is.")
     ] = None,
+    quiet: QuietOption = False,
+    verbose: VerboseOption = False,
 ) -> None:
     """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
 
@@ -561,6 +563,7 @@ def claims(
     """
     from pipeline.products.claims import write_report
 
+    _setup(quiet, verbose)
     target = out or data / "claims.md"
     write_report(data, queries, target)
     typer.echo(f"wrote {target}")

@@ -166,3 +166,20 @@ def test_report_adds_a_folder_of_ones_own(tmp_path):
     queries = {query.name: query.description for query in claim_queries(mine)}
     assert queries["claim_mine"] == "Mine" and queries["claim_nim_coin"] == "My coin"
     assert "claim_nim_normal" in queries and "not_a_claim" not in queries
+
+
+def test_the_claims_command_says_where_it_is_and_what_it_found(claims_data, tmp_path):
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "claims", "--data", str(claims_data), "--out", str(tmp_path / "c.md")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "c.md").read_text()
+    verdicts = [line.split("` | ")[1] for line in text.splitlines() if line.startswith("| claim_") and "` | " in line]
+    held, failed = sum(v.startswith("holds") for v in verdicts), sum(v.startswith("**fails**") for v in verdicts)
+    queries = len(claim_queries())
+    assert f"claims: {queries} queries, {held} claims hold, {failed} fail in " in result.stderr

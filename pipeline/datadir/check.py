@@ -611,7 +611,9 @@ def trusted_catalog(store: DataDir) -> list[dict]:
                 raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
             fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
             for kind in ("tablebase", "transitions"):
-                path = require(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
+                path = store.inside(row[f"{kind}_path"])
+                if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
+                    raise DataError(f"{kind} of {row['ruleset']} {path} is missing: {fix}")
                 checked.append((path, row[f"{kind}_sha256"], fix))
         return checked
 
@@ -649,6 +651,7 @@ def _verify(
     require(store.catalog, "catalog")
     sums = store.root / SUMS
     raw = _read_small(sums)
+    cache = _read_cache(store)  # once: a catalog of hundreds of rulesets names twice as many files
     if raw is not None:
         recorded, problems = parse_sums(raw, sums)
         if problems:
@@ -657,20 +660,21 @@ def _verify(
         for path, remedy in [(store.catalog, fix), *listed]:
             if _rel(store, path) not in recorded:
                 raise DataError(f"{sums} does not list {_rel(store, path)}: see `tablebase check`")
-            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, remedy)
+            _require_recorded(store, path, recorded[_rel(store, path)], SUMS, remedy, cache)
     catalog = read_table(store.catalog).to_pylist()
     for path, digest, remedy in files_of(catalog):
-        _require_recorded(store, path, digest, "the catalog", remedy)
+        _require_recorded(store, path, digest, "the catalog", remedy, cache)
     return catalog
 
 
-def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str) -> None:
-    """DataError if `path` was marked damaged; _Differs unless it hashes to `recorded`."""
-    if _damaged(store, path):
+def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str, cache: dict) -> None:
+    """DataError if `path` was marked damaged; _Differs unless it hashes to `recorded`
+    (`cache`: the checksum cache as read)."""
+    if _damaged(store, path, cache):
         raise DataError(
             f"{path} changed while its size, times and inode stayed the same, and has not been written since: {fix}"
         )
-    if cached_sha256(store, path) != recorded:
+    if cached_sha256(store, path, cache) != recorded:
         raise _Differs(f"{path} is not the file {where} records (its SHA-256 differs): {fix}")
 
 
@@ -690,7 +694,7 @@ def _settled(store: DataDir) -> Iterator[None]:
 # found to hold other bytes than the ones hashed under that same stat.
 
 
-def cached_sha256(store: DataDir, path: Path) -> str:
+def cached_sha256(store: DataDir, path: Path, cache: dict | None = None) -> str:
     """`path`'s SHA-256, remembered while the file's size, times and inode stay the same.
 
     What that trusts: a file whose stat is unchanged holds the bytes it held when hashed.
@@ -698,10 +702,10 @@ def cached_sha256(store: DataDir, path: Path) -> str:
     damage below the file system (a failing disk) changes no stat. `tablebase check`
     hashes every file every time and tells the cache what it found: a file whose bytes
     changed under the same stat is marked damaged, and `_damaged` says so until the file
-    is written again."""
+    is written again. `cache`: the cache as already read, if it was."""
     key = _rel(store, path)
     stamp = _stamp(path)
-    entry = _read_cache(store).get(key)
+    entry = (_read_cache(store) if cache is None else cache).get(key)
     if _valid(entry) and entry[:4] == stamp:
         return entry[4]
     stamp, digest = stamped_sha256(path)
@@ -754,9 +758,9 @@ def forget(store: DataDir, folder: str) -> None:
     _update_cache(store, lambda cache: [cache.pop(key) for key in list(cache) if key.startswith(f"{folder}/")])
 
 
-def _damaged(store: DataDir, path: Path) -> bool:
+def _damaged(store: DataDir, path: Path, cache: dict | None = None) -> bool:
     """Whether `path`, as it is now, was marked damaged."""
-    entry = _read_cache(store).get(_rel(store, path))
+    entry = (_read_cache(store) if cache is None else cache).get(_rel(store, path))
     try:
         return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == _stamp(path)
     except OSError:

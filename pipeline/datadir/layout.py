@@ -19,6 +19,7 @@ Every name is made of [a-z0-9._-], so the folders travel to any file system and 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -107,12 +108,16 @@ class DataDir:
         self.check_layout()
         return self.ruleset(rules)
 
+    @functools.cached_property
+    def resolved_root(self) -> Path:
+        """The folder's own path, links resolved (once: `inside` asks for every file)."""
+        return self.root.resolve()
+
     def inside(self, relative: str) -> Path:
         """`relative` under the data directory; DataError if it leads out of it (`..`, an
         absolute path, a symbolic link to elsewhere)."""
         path = self.root / relative
-        root = self.root.resolve()
-        if Path(relative).is_absolute() or root not in path.resolve().parents:
+        if Path(relative).is_absolute() or self.resolved_root not in path.resolve().parents:
             raise DataError(f"{path} is outside the data folder {self.root}: see `tablebase check`")
         return path
 

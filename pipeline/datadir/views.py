@@ -34,18 +34,21 @@ FOREIGN = (
 )
 
 
-def published_paths(data: Path) -> dict[str, list[str]]:
+def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, list[str]]:
     """Each view's files, relative to `data`, from the catalog (DataError if none is built,
-    or if a row names a file anywhere but in its ruleset's folder inside `data`)."""
+    or if a row names a file anywhere but in its ruleset's folder inside `data`), or from
+    the `trusted` rows `trusted_catalog` returned, whose paths it has checked so."""
     store = DataDir(data)
     store.check_layout()
-    require(store.catalog, "catalog")
-    rows = read_table(
-        store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
-    ).to_pylist()
+    rows = trusted
+    if rows is None:
+        require(store.catalog, "catalog")
+        rows = read_table(
+            store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
+        ).to_pylist()
     if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
-    for row in rows:
+    for row in rows if trusted is None else ():
         problem = misplaced(row)
         if problem:
             raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
@@ -57,12 +60,19 @@ def published_paths(data: Path) -> dict[str, list[str]]:
     }
 
 
-def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = False, guard: str = "") -> None:
-    """Create the views catalog, tablebase and transitions over `data` in `con`.
+def define_views(
+    con: duckdb.DuckDBPyConnection,
+    data: Path,
+    relative: bool = False,
+    guard: str = "",
+    trusted: list[dict] | None = None,
+) -> dict[str, list[str]]:
+    """Create the views catalog, tablebase and transitions over `data` in `con`; each view's
+    files, relative to `data` (`published_paths`).
 
     `relative`: name the files relative to `data`. `guard`: an SQL condition every view
-    also requires."""
-    paths = published_paths(data)
+    also requires. `trusted`: the catalog's rows as `trusted_catalog` returned them."""
+    paths = published_paths(data, trusted)
     where = f" WHERE {guard}" if guard else ""
 
     def literal(file: str) -> str:
@@ -74,6 +84,7 @@ def define_views(con: duckdb.DuckDBPyConnection, data: Path, relative: bool = Fa
         con.execute(
             f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}"
         )
+    return paths
 
 
 def write_database(data: Path) -> Path:
@@ -171,12 +182,14 @@ def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnect
     with no folder to spill to)."""
     store = DataDir(data)
     store.check_layout()
-    trusted_catalog(store)  # what the views read has its recorded checksums
+    rows = trusted_catalog(store)  # what the views read has its recorded checksums
     con = duckdb.connect()
-    define_views(con, data)
+    # the views' query reads the footers of every file again, as binding them did
+    con.execute("SET parquet_metadata_cache = true")
+    paths = define_views(con, data, trusted=rows)
     if not read_only:
         return con
-    files = [store.catalog, *(data / file for listed in published_paths(data).values() for file in listed)]
+    files = [store.catalog, *(data / file for listed in paths.values() for file in listed)]
     con.execute("SET allowed_paths = ?", [[str(file) for file in files]])
     spill = Path(tempfile.mkdtemp(prefix="tablebase-spill-"))
     atexit.register(shutil.rmtree, spill, True)

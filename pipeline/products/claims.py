@@ -16,6 +16,7 @@ import pyarrow as pa
 from pipeline.datadir.layout import DataDir
 from pipeline.products.query import QueryError, QueryFile, query_files, run_sql
 from pipeline.storage.output import write_output
+from pipeline.storage.progress import Stage
 
 #: Parameters for the report's run of queries that take some.
 REPORT_PARAMS = {"seed003_state_graph": {"ruleset": "chopsticks"}}
@@ -31,41 +32,49 @@ def claim_queries(queries: Path | None = None) -> list[QueryFile]:
 def report(data: Path, queries: Path | None = None) -> str:
     """Run every claim and seed query (packaged, and in the folder `queries`); the Markdown report."""
     out = ["# The seeds' claims, checked against the tablebases", ""]
-    summary = []
+    summary: list[str] = []
     sections = []
-    for query in claim_queries(queries):
-        params = REPORT_PARAMS.get(query.name, {})
-        text = [line for line in query.header if not line.startswith(("Example", "Parameters"))]
-        sections += [f"## {query.name}", "", *text, ""]
-        if any(name not in params for name in query.parameters):
-            sections += ["(skipped: needs parameters)", ""]
-            continue
-        try:
-            table = run_sql(data, query.path.read_text(), params)
-        except QueryError as error:
-            sections += [f"(not run: {error})", ""]
-            continue
-        sections += [
-            f"`tablebase query {query.name}" + "".join(f" --param {k}={v}" for k, v in params.items()) + "`",
-            "",
-        ]
-        if "verdict" in table.column_names:
-            rows = table.to_pylist()
-            for ruleset in dict.fromkeys(r["ruleset"] for r in rows):
-                mine = [r for r in rows if r["ruleset"] == ruleset]
-                if mine[0]["verdict"].startswith("holds"):
-                    summary.append(f"| {query.name} | `{ruleset}` | {mine[0]['verdict']} |")
-                else:
-                    summary.append(f"| {query.name} | `{ruleset}` | **fails**: {len(mine)} counterexamples |")
-            sections += _markdown(_shown(table))
-        else:
-            sections += _markdown(table)
-        sections.append("")
+    listed = claim_queries(queries)
+    with Stage("claims", unit="queries") as stage:
+        for done, query in enumerate(listed):
+            stage.phase(query.name, 1 / len(listed))
+            stage.count(done, len(listed))
+            sections += _section(data, query, summary)
+        holding = sum("| **fails**" not in line for line in summary)
+        stage.summary = f"{len(listed)} queries, {holding} claims hold, {len(summary) - holding} fail"
     if summary:
         out += ["| query | ruleset | verdict |", "|---|---|---|", *summary, ""]
     else:
         out += ["No claim could be checked: build nim and hackenbush rulesets first.", ""]
     return "\n".join(out + sections)
+
+
+def _section(data: Path, query: QueryFile, summary: list[str]) -> list[str]:
+    """The report's section for one query (its rows, or why it did not run); its verdicts
+    added to `summary`."""
+    params = REPORT_PARAMS.get(query.name, {})
+    text = [line for line in query.header if not line.startswith(("Example", "Parameters"))]
+    section = [f"## {query.name}", "", *text, ""]
+    if any(name not in params for name in query.parameters):
+        return [*section, "(skipped: needs parameters)", ""]
+    try:
+        table = run_sql(data, query.path.read_text(), params)
+    except QueryError as error:
+        return [*section, f"(not run: {error})", ""]
+    command = f"`tablebase query {query.name}" + "".join(f" --param {k}={v}" for k, v in params.items()) + "`"
+    section += [command, ""]
+    if "verdict" in table.column_names:
+        rows = table.to_pylist()
+        for ruleset in dict.fromkeys(r["ruleset"] for r in rows):
+            mine = [r for r in rows if r["ruleset"] == ruleset]
+            if mine[0]["verdict"].startswith("holds"):
+                summary.append(f"| {query.name} | `{ruleset}` | {mine[0]['verdict']} |")
+            else:
+                summary.append(f"| {query.name} | `{ruleset}` | **fails**: {len(mine)} counterexamples |")
+        section += _markdown(_shown(table))
+    else:
+        section += _markdown(table)
+    return [*section, ""]
 
 
 def _shown(table: pa.Table) -> pa.Table:
