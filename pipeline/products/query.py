@@ -398,7 +398,7 @@ def run_sql(
             ) from None
         raise QueryError(
             f"{one_line(str(error))}: without --read-files a statement reads the views catalog, "
-            "tablebase and transitions only, and DuckDB opens no file (read_parquet and its kind "
+            "tablebase and transitions only, and DuckDB opens no other file (read_parquet and its kind "
             "included); add --read-files to read other files (it writes none)"
         ) from None
     except duckdb.Error as error:
