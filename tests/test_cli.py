@@ -57,9 +57,137 @@ def test_every_command_has_help_with_an_example():
     runner = CliRunner()
     for command in app.registered_commands:
         name = command.name or command.callback.__name__
-        result = runner.invoke(app, [name, "--help"])
-        assert result.exit_code == 0, name
-        assert "Example" in result.output, f"{name} --help shows no example"
+        for option in ("--help", "-h"):
+            result = runner.invoke(app, [name, option])
+            assert result.exit_code == 0, name
+            assert "Example" in result.output, f"{name} {option} shows no example"
+    assert runner.invoke(app, ["-h"]).output == runner.invoke(app, ["--help"]).output
+
+
+def test_help_lists_everyday_commands_first_each_on_one_line_at_80_columns():
+    import os
+
+    import typer.main
+
+    from pipeline.commands import HELP_PANELS
+
+    group = typer.main.get_command(app)
+    assert sorted(name for names in HELP_PANELS.values() for name in names) == sorted(group.commands)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80
+    listed = [line.split()[1] for line in lines if line.startswith("│ ") and line.split()[1] in group.commands]
+    assert listed == [name for names in HELP_PANELS.values() for name in names]
+    assert listed[:2] == ["build", "probe"]
+    for name, command in group.commands.items():
+        summary = command.help.split("\n\n")[0]
+        assert any(f"│ {name} " in line and summary in line for line in lines), f"{name}: {summary!r} wraps"
+
+
+def test_help_paragraphs_have_no_line_breaks_but_the_examples():
+    """Typer's Rich help keeps a docstring's line breaks, which cut sentences in two at
+    80 columns: each paragraph is one line, for Rich to wrap at the terminal's width."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, command in [("tablebase", group), *group.commands.items()]:
+        for paragraph in command.help.split("\n\n"):
+            assert paragraph.startswith("Example") or "\n" not in paragraph, (name, paragraph)
+
+
+def test_shell_completion_completes_commands_and_options():
+    import os
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_TABLEBASE_COMPLETE": "complete_bash", "COMP_WORDS": words}
+        env["COMP_CWORD"] = str(len(words.split()) - 1)
+        done = subprocess.run([sys.executable, "-m", "pipeline"], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout.split()
+
+    assert complete("tablebase pro") == ["probe"]
+    assert "--format" in complete("tablebase sql --f")
+    assert {"publish", "play", "probe"} <= set(complete("tablebase p"))
+
+
+def test_completion_installs_for_a_named_shell(tmp_path):
+    import os
+
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    shown = tablebase("--show-completion", "bash", env=env)
+    assert shown.returncode == 0 and "_TABLEBASE_COMPLETE=complete_bash" in shown.stdout, shown.stderr
+    installed = tablebase("--install-completion", "bash", env=env)
+    assert installed.returncode == 0, installed.stderr
+    assert "_TABLEBASE_COMPLETE" in (tmp_path / ".bash_completions" / "tablebase.sh").read_text()
+
+
+@pytest.fixture
+def entry(monkeypatch, capsys):
+    """Run the installed script's entry point in this process (a new Python for each of
+    dozens of command lines would take most of a minute): (exit status, stdout, stderr)."""
+    from pipeline import cli
+
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), sys.unraisablehook
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["tablebase", *args])
+        with pytest.raises(SystemExit) as leaving:
+            cli.main()
+        out, err = capsys.readouterr()
+        return leaving.value.code or 0, out, err
+
+    yield run
+    signal.signal(signal.SIGINT, saved[0])
+    signal.signal(signal.SIGTERM, saved[1])
+    sys.unraisablehook = saved[2]
+
+
+def malformed_lines() -> list[list[str]]:
+    """A malformed command line for every command (an unknown option; no argument where
+    one is required), and those the commands find themselves."""
+    import typer.main
+
+    lines = [["--no-such-option"], ["no-such-command"]]
+    for name, command in typer.main.get_command(app).commands.items():
+        lines.append([name, "--no-such-option"])
+        if any(param.required for param in command.params if param.param_type_name == "argument"):
+            lines.append([name])
+    return lines + [
+        ["build"],  # no ruleset and no --all
+        ["build", "chopsticks", "--engine", "sparkle"],
+        ["query"],  # no query named, no --list
+        ["sql", "SELECT 1", "-p", "no-equals-sign"],
+        ["sql", "SELECT 1", "--format", "parquet"],  # parquet needs --output
+        ["sql", "SELECT 1", "--format", "xml"],
+        ["probe", "chopsticks", "start", "extra"],
+        ["play", "chopsticks", "--as", "third"],
+        ["play", "chopsticks", "--max-plies", "many"],
+        ["check", "a", "b"],
+    ]
+
+
+@pytest.mark.parametrize("args", malformed_lines(), ids=" ".join)
+def test_every_malformed_command_line_exits_2_with_one_line(entry, tmp_path, args):
+    status, out, err = entry(*args, "--data", str(tmp_path / "data"))
+    assert status == 2, err
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and out == "", err
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_malformed_line_names_the_commands_help(entry):
+    assert entry("probe", "chopsticks") == (
+        2,
+        "",
+        "error: missing argument 'position': see `tablebase probe --help`\n",
+    )
 
 
 @pytest.mark.parametrize(
@@ -232,11 +360,12 @@ def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkey
     )
 
 
-def test_version_option_prints_the_version_and_exits_0():
+@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_version_option_prints_the_name_and_version_and_exits_0(option):
     from pipeline import __version__
 
-    result = tablebase("--version")
-    assert (result.returncode, result.stdout, result.stderr) == (0, f"{__version__}\n", "")
+    result = tablebase(option)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"tablebase {__version__}\n", "")
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
@@ -275,7 +404,7 @@ def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
     result = tablebase("sql", "--data", str(data), "--", "-q")
     assert result.returncode == 1 and 'syntax error at or near "-"' in result.stderr
     result = tablebase("sql", "SELECT 1", "-p", "-q", data=data)
-    assert result.returncode == 1 and "bad --param '-q'" in result.stderr
+    assert result.returncode == 2 and "bad --param '-q'" in result.stderr
 
 
 def test_rulesets_outside_the_repository_reads_the_packaged_file_and_says_so(tmp_path):

@@ -29,6 +29,33 @@ class Format(str, Enum):
     parquet = "parquet"  # binary: written to a file, never rendered as text
 
 
+class ListFormat(str, Enum):
+    """How a command that lists things (games, rulesets, estimates) prints them."""
+
+    text = "text"  # the command's own lines, for people
+    csv = "csv"
+    json = "json"  # one JSON array of objects, as a query's
+    jsonl = "jsonl"
+
+
+class ItemFormat(str, Enum):
+    """How a command that prints one result (a probe, a check) prints it."""
+
+    text = "text"  # the command's own lines, for people
+    json = "json"  # one JSON object, on one line
+
+
+def render_rows(rows: list[dict[str, object]], form: ListFormat) -> str:
+    """A command's rows of plain values (lists and dicts of them too) as text in `form`
+    (csv, json or jsonl), written as `render` writes a query's result."""
+    return render(pa.Table.from_pylist(rows), form.value)
+
+
+def render_item(item: dict[str, object]) -> str:
+    """A command's one result as one JSON object on a line, written as `render` writes a row."""
+    return render(pa.Table.from_pylist([item]), Format.jsonl)
+
+
 def render(table: pa.Table, form: Format | str) -> str:
     """`table` as text in `form`: table, csv, json (an array of objects) or jsonl."""
     try:
