@@ -472,3 +472,25 @@ def test_the_packaged_file_leaves_out_rulesets_of_games_not_installed_and_says_w
     assert err.endswith("; left out, their game not installed here: nosuchgame:size=3\n"), err
     with pytest.raises(Exception, match="unknown game 'nosuchgame'"):  # a file named: every ruleset or an error
         commands.app(["rulesets", "--rulesets", str(packaged)], standalone_mode=False)
+
+
+def test_publish_shows_its_progress_as_the_build_stages_do(data, tmp_path_factory):
+    """Minutes on a large data folder: a bar on a terminal, a line every 30 s and one at
+    the end elsewhere, its phases with -v, nothing with -q (pipeline/storage/progress.py)."""
+    import re
+
+    dist = tmp_path_factory.mktemp("dist")  # outside the data folder, which is tmp_path
+    ended = tablebase("publish", "--out", str(dist), data=data)
+    assert ended.returncode == 0, ended.stderr
+    [line] = ended.stderr.splitlines()
+    assert re.fullmatch(rf"\d\d:\d\d:\d\d publish {re.escape(str(dist))}: 2 rulesets, 2 archives in \d+\.\d\d s", line)
+    phases = tablebase("publish", "-v", "--out", str(dist), data=data)
+    said = [line.split(": ", 1)[1] for line in phases.stderr.splitlines() if "done in" in line]
+    assert [phase.rsplit(": done", 1)[0] for phase in said] == [
+        "checking the data folder",
+        "the dataset folder",
+        "tablebase-" + __import__("pipeline").__version__ + ".zip",
+        "an archive a game",
+    ], phases.stderr
+    quiet = tablebase("publish", "-q", "--out", str(dist), data=data)
+    assert (quiet.returncode, quiet.stderr) == (0, "")
