@@ -657,8 +657,8 @@ def query(
             _emit(pa.Table.from_pylist(rows, schema=schema), form, output)
             return
         for item in listed:
-            params = " ".join(f"--param {p}=…" for p in item.parameters)
-            typer.echo(f"{item.name}  {params}".rstrip())
+            options = " ".join(f"--param {p}=…" for p in item.parameters)
+            typer.echo(f"{item.name}  {options}".rstrip())
             typer.echo(f"    {item.description}")
         return
     if name is None:
