@@ -494,3 +494,123 @@ def test_publish_shows_its_progress_as_the_build_stages_do(data, tmp_path_factor
     ], phases.stderr
     quiet = tablebase("publish", "-q", "--out", str(dist), data=data)
     assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("args", [["sql", "-"], ["query", "-"]])
+def test_a_dash_reads_the_sql_from_standard_input(data, args):
+    import json
+
+    result = tablebase(*args, "--format", "json", data=data, input="SELECT count(*) AS rulesets FROM catalog\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [{"rulesets": 2}]
+
+
+def test_sql_from_standard_input_that_is_not_utf8_is_one_line(data):
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "sql", "-", "--data", str(data)],
+        input=b"SELECT '\xff'",
+        capture_output=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 1
+    assert result.stderr.decode() == "error: the SQL on standard input is not UTF-8 text (byte 8)\n"
+
+
+def test_probe_as_json_is_the_probe_of_the_python_api(data):
+    import dataclasses
+    import json
+
+    from pipeline.products.probe import probe
+
+    result = tablebase("probe", "chopsticks", "start", "-f", "json", data=data)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+    assert json.loads(result.stdout) == dataclasses.asdict(probe("chopsticks", "start", data))
+
+
+def test_check_as_json_holds_its_problems_and_exits_as_text_does(data):
+    import json
+
+    good = tablebase("check", "-f", "json", data=data)
+    assert (good.returncode, json.loads(good.stdout)) == (0, {"folder": str(data), "problems": []})
+    (data / "chopsticks" / "default" / "tablebase.parquet").write_bytes(b"changed")
+    bad = tablebase("check", "--format", "json", data=data)
+    assert bad.returncode == 1 and bad.stderr == ""
+    problems = json.loads(bad.stdout)["problems"]
+    assert problems and any("tablebase.parquet" in problem for problem in problems)
+
+
+@pytest.mark.parametrize("form", ["json", "jsonl", "csv"])
+def test_listings_print_as_json_jsonl_or_csv(form):
+    import csv
+    import io
+    import json
+
+    from pipeline.games import all_games
+
+    def rows(args: list[str]) -> list[dict]:
+        result = tablebase(*args, "--format", form)
+        assert result.returncode == 0, result.stderr
+        if form == "json":
+            return json.loads(result.stdout)
+        if form == "jsonl":
+            return [json.loads(line) for line in result.stdout.splitlines()]
+        return list(csv.DictReader(io.StringIO(result.stdout)))
+
+    games = rows(["games"])
+    assert [row["game"] for row in games] == list(all_games())
+    if form != "csv":  # a list of objects: CSV writes it as JSON text
+        assert games[0]["parameters"][0] == {
+            "name": "fingers",
+            "default": "5",
+            "values": "integer 2..100",
+            "help": "a hand reaching this many fingers overflows",
+        }
+    listed = rows(["rulesets"])
+    assert listed[0]["ruleset"] == "chopsticks" and "second player wins" in listed[0]["comment"]
+    [estimate] = rows(["estimate", "chopsticks"])
+    assert str(estimate["positions"]) == "224" and str(estimate["fits"]).lower() == "true"
+    assert {row["name"] for row in rows(["query", "--list"])} >= {"who_wins", "compare_rulesets"}
+
+
+def test_estimate_as_json_says_what_does_not_fit_and_exits_1(tmp_path):
+    import json
+    import os
+
+    result = tablebase(
+        "estimate",
+        "chopsticks",
+        "-f",
+        "json",
+        data=tmp_path,
+        env={**os.environ, "TABLEBASE_MAX_MEMORY": "1MB"},
+    )
+    assert result.returncode == 1, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["fits"] is False and "too big for this machine" in row["does_not_fit"]
+
+
+def test_verify_and_check_game_as_json(data):
+    import json
+
+    verified = tablebase("verify", "-q", "chopsticks", "-f", "json", data=data)
+    assert verified.returncode == 0, verified.stderr
+    assert json.loads(verified.stdout) == [{"ruleset": "chopsticks", "published_files_checked": True, "problems": []}]
+    game = tablebase("check-game", "sticks", "sticks:rows=2", "-f", "json")
+    assert game.returncode == 0, game.stderr
+    assert json.loads(game.stdout) == {"game": "sticks", "ruleset": "sticks:rows=2", "problems": []}
+
+
+@pytest.mark.parametrize("given", [[], ["missing"]])
+def test_check_on_a_folder_not_there_says_error_and_what_to_do(tmp_path, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "check", *given], capture_output=True, text=True, cwd=tmp_path
+    )
+    folder = given[0] if given else "data"
+    build = "`tablebase build chopsticks --data missing`" if given else "`tablebase build chopsticks`"
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: {folder} does not exist: name a data folder or an unpacked bundle (`tablebase check DIR`), "
+        f"or build a ruleset into it first ({build})\n"
+    )
