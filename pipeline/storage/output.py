@@ -1,5 +1,6 @@
-"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), and output
-written where a user asks for it: a file, a device, a FIFO or standard output, every write
+"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), the other
+commands' results written the same way (render_rows, render_item), and output written
+where a user asks for it: a file, a device, a FIFO or standard output, every write
 checked."""
 
 from __future__ import annotations
