@@ -2,7 +2,7 @@
 
 The commands live in pipeline/commands.py and are imported inside the error boundary, so
 that even a Ctrl-C while Python loads them ends in one line. Exit status: 0 done, 1 an
-error, 2 a usage error (Typer's), 130 interrupted. `--debug` (or TABLEBASE_DEBUG=1) shows
+error, 2 a malformed command line (Typer's usage errors and UsageError), 130 interrupted. `--debug` (or TABLEBASE_DEBUG=1) shows
 the traceback as well.
 """
 
@@ -83,7 +83,8 @@ def main() -> None:
         if _dropped:
             raise KeyboardInterrupt
         sys.stdout = checked_stdout(stdout)
-        status = app(standalone_mode=False)
+        # named as the error lines name it, however it was started (`python -m pipeline`)
+        status = app(prog_name="tablebase", standalone_mode=False)
     except BaseException as error:  # the one place errors become a line
         try:
             message, status = line_for(error)
@@ -115,7 +116,7 @@ def require_address_space() -> None:
     failed in words that blamed a data file."""
     arguments = sys.argv[1:]
     command = next((argument for argument in arguments if not argument.startswith("-")), None)
-    if command is None or command in CHECKED or "--help" in arguments or address_space() is None:
+    if command is None or command in CHECKED or {"--help", "-h"} & set(arguments) or address_space() is None:
         return  # no limit (as nearly always): estimate's import, a third of a second, is not paid
     from pipeline.stages.estimate import require_address_space as require
 
@@ -169,13 +170,30 @@ def line_for(error: BaseException) -> tuple[str | None, int]:
         return plugin_failure(error), 1
     if isinstance(error, loaded("pipeline.core.errors", "ReaderGone")):
         reader_gone()
-    if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # usage: Typer's message
+    usage = usage_line(error)
+    if usage is not None:
+        return usage, 2
+    if isinstance(error, loaded("typer", "TyperException")) and hasattr(error, "show"):  # the help, for no command
         error.show()
         sys.exit(getattr(error, "exit_code", 2))
     message, status = describe(error)
     if message is not None and os.environ.get("TABLEBASE_DEBUG"):
         traceback.print_exc()
     return message, status
+
+
+def usage_line(error: BaseException) -> str | None:
+    """A malformed command line Typer found (an unknown option, a missing argument, a value
+    of the wrong form) as one line that names the command's help; None for anything else,
+    and for no command at all, which shows the help itself."""
+    usage = loaded("typer._click.exceptions", "UsageError") + loaded("click.exceptions", "UsageError")
+    if not isinstance(error, usage) or type(error).__name__ == "NoArgsIsHelpError":
+        return None
+    # Typer words a value outside a choice "Value error, 'x' is not one of …": the words after it say it all
+    message = error.format_message().replace("Value error, ", "").rstrip(".")
+    ctx = getattr(error, "ctx", None)
+    help_for = f": see `{ctx.command_path} --help`" if ctx is not None else ""
+    return f"{message[:1].lower()}{message[1:]}{help_for}"
 
 
 #: The out-of-memory line, encoded at the start, for when memory runs out while an error is described.
@@ -315,6 +333,8 @@ def describe(error: BaseException) -> tuple[str | None, int]:
             else str(cause or "failed").splitlines()[0]
         )
         return f"{reason}{where()}: {error}", 1
+    if isinstance(error, loaded("pipeline.core.errors", "UsageError")):
+        return str(error), 2
     if isinstance(error, loaded("pipeline.core.errors", "TablebaseError")):
         return str(error), 1
     if isinstance(error, OSError):

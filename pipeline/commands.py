@@ -6,9 +6,12 @@ Errors are not handled here: pipeline/cli.py turns each into one line.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import inspect
 import os
 import sys
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -16,13 +19,13 @@ import typer
 from typer.core import TyperGroup
 
 from pipeline import __version__
-from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
+from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError, UsageError
 from pipeline.core.values import in_plies, in_words
 from pipeline.datadir.layout import DataDir
 from pipeline.engines import engine_kind
 from pipeline.games import all_games
 from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file, not_installed
-from pipeline.storage.output import Format
+from pipeline.storage.output import Format, ItemFormat, ListFormat, render_item, render_rows
 from pipeline.storage.progress import log
 
 if TYPE_CHECKING:
@@ -47,10 +50,44 @@ def _remember(param: typer.CallbackParam, value: bool) -> None:
             os.environ["TABLEBASE_DEBUG"] = "1"
 
 
+#: The groups of `tablebase --help`, everyday commands first, each command in the order
+#: help lists it (Typer would list them as they are defined, the stages first).
+HELP_PANELS = {
+    "Everyday": ("build", "probe", "query", "sql", "play", "draw", "check", "publish"),
+    "Games, rulesets and more": ("games", "rulesets", "estimate", "claims", "check-game", "version"),
+    "Stages one at a time (build runs them all)": ("enumerate", "solve", "verify", "export"),
+}
+
+
+def unwrapped(text: str | None) -> str | None:
+    """Help text with each paragraph on one line, for Rich to wrap at the terminal's width:
+    Typer's Rich help keeps a docstring's line breaks, which cut sentences in two. An
+    `Example` paragraph keeps its lines (one command a line)."""
+    if text is None:
+        return None
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph if paragraph.startswith("Example") else " ".join(paragraph.split()) for paragraph in paragraphs
+    )
+
+
 class _Commands(TyperGroup):
     """The command group: each command also takes the global options after its name
     (`tablebase build x -q` as `tablebase -q build x`), parsed with the command's own
     options, so that an option's value or what follows `--` is never taken for one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = unwrapped(self.help)
+        for command in self.commands.values():
+            command.help = unwrapped(command.help)
+        for panel, names in HELP_PANELS.items():
+            for name in names:
+                self.commands[name].rich_help_panel = panel  # type: ignore[attr-defined]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        order = {name: i for i, name in enumerate(name for names in HELP_PANELS.values() for name in names)}
+        return sorted(super().list_commands(ctx), key=lambda name: order.get(name, len(order)))
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         _given.clear()  # a new invocation (tests run several in one process)
@@ -73,8 +110,9 @@ app = typer.Typer(
     name="tablebase",
     cls=_Commands,
     help="Solve small two-player games completely and publish the tablebases as Parquet.\n\n"
-    "--quiet, --verbose and --debug go before the command's name or after it.",
-    add_completion=False,
+    "--quiet, --verbose and --debug go before the command's name or after it. "
+    "Every command takes -h (--help); those that print a result take --format json.",
+    context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -85,15 +123,53 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progre
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Show a line as each stage begins and every rank or level it solves.")
 ]
+
+
+class EngineName(str, Enum):
+    """The engines --engine names (pipeline.engines.ENGINES): a choice, so that a name
+    misspelt there is a malformed command line (exit 2)."""
+
+    duckdb = "duckdb"
+    spark = "spark"
+
+
 EngineOption = Annotated[
-    str | None,
+    EngineName | None,
     typer.Option(
         "--engine",
         help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
         '"Running on Spark"). Default: $TABLEBASE_ENGINE, else duckdb.',
         show_default=False,
+        case_sensitive=False,
     ),
 ]
+
+
+def _engine(name: EngineName | None) -> EngineKind:
+    """The engine --engine names (else $TABLEBASE_ENGINE's, else DuckDB), checked to run here."""
+    return engine_kind(None if name is None else name.value, available=True)
+
+
+ListFormatOption = Annotated[
+    ListFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="text (for people), csv, json (one array of objects, one per line of the text) "
+        "or jsonl (JSON Lines: one object per line).",
+    ),
+]
+ItemFormatOption = Annotated[
+    ItemFormat, typer.Option("--format", "-f", help="text (for people) or json (one object, on one line).")
+]
+
+
+def _show(rows: list[dict[str, Any]], form: ListFormat, text: Callable[[], None]) -> None:
+    """A listing: `text` prints it for people, else the rows in `form` on stdout."""
+    if form is ListFormat.text:
+        text()
+    else:
+        typer.echo(render_rows(rows, form), nl=False)
 
 
 def _setup(quiet: bool, verbose: bool = False) -> None:
@@ -150,14 +226,16 @@ def enumerate_command(
     verbose: VerboseOption = False,
     engine: EngineOption = None,
 ) -> None:
-    """Write every position and transition of each ruleset to Parquet.
+    """Write each ruleset's positions and transitions to Parquet.
+
+    Every position reachable from the start, and every move between them.
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
     """
     from pipeline.stages.enumerate import enumerate_ruleset
 
     _setup(quiet, verbose)
-    kind = engine_kind(engine, available=True)
+    kind = _engine(engine)
     store = DataDir(data)
     _each(rulesets, lambda rules: _staged(enumerate_ruleset, store, rules, kind))
 
@@ -170,14 +248,16 @@ def solve(
     verbose: VerboseOption = False,
     engine: EngineOption = None,
 ) -> None:
-    """Label every enumerated position win / loss / tie / draw with its remoteness.
+    """Label every enumerated position with its value and remoteness.
+
+    The value is win, loss, tie or draw, for the player to move.
 
     Example: tablebase solve chopsticks
     """
     from pipeline.stages.solve import solve as solve_stage
 
     _setup(quiet, verbose)
-    kind = engine_kind(engine, available=True)
+    kind = _engine(engine)
     store = DataDir(data)
     _each(rulesets, lambda rules: _staged(solve_stage, store, rules, kind))
 
@@ -189,10 +269,12 @@ def verify(
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
     engine: EngineOption = None,
+    form: ListFormatOption = ListFormat.text,
 ) -> None:
-    """Check every solved value against its children and the rules, and, where the catalog
-    publishes that solution, the ruleset's published files as `tablebase check` does; exit 1
-    on any failure.
+    """Check every solved value against its children and the rules.
+
+    Where the catalog publishes that solution, also check the ruleset's published files as
+    `tablebase check` does. Exit 1 on any failure.
 
     Example: tablebase verify chopsticks
     """
@@ -200,12 +282,14 @@ def verify(
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
-    kind = engine_kind(engine, available=True)
+    kind = _engine(engine)
     store = DataDir(data)
-    problems, said = [], []
+    problems, said, rows = [], [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
         result = _staged(verify_stage, store, rules, kind)
         found = check_published(store, rules, result["solution_sha256"][0].as_py())
+        # a value that does not check ends the command above, in one line
+        rows.append({"ruleset": rules.id, "published_files_checked": found is not None, "problems": found or []})
         if found is None:
             said.append(
                 f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
@@ -218,7 +302,7 @@ def verify(
                 f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
                 f"and the catalog and database match the catalog's checksums and SHA256SUMS"
             )
-    _report(problems, "\n".join(said))
+    _report(problems, "\n".join(said), None if form is ListFormat.text else render_rows(rows, form))
 
 
 @app.command()
@@ -232,10 +316,10 @@ def export(
     verbose: VerboseOption = False,
     engine: EngineOption = None,
 ) -> None:
-    """Write the tablebase of each verified ruleset, then the catalog, the database of views
-    and SHA256SUMS again (alone: only those three, from the rulesets' summaries).
+    """Publish verified rulesets; rewrite the catalog and database.
 
-    With no ruleset, rewrite only the catalog and tablebases.duckdb, from what is published.
+    Write the tablebase of each verified ruleset, then the catalog, the database of views
+    and SHA256SUMS again. With no ruleset, rewrite only those three, from what is published.
 
     Examples: tablebase export chopsticks
               tablebase export
@@ -244,7 +328,7 @@ def export(
     from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
-    kind = engine_kind(engine, available=True)
+    kind = _engine(engine)
     store = DataDir(data)
     parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
     if not parsed and not data.is_dir():
@@ -273,7 +357,10 @@ def build(
         ),
     ] = True,
 ) -> None:
-    """Enumerate, solve, verify and export each ruleset; publish only what verifies.
+    """Enumerate, solve, verify and export; publish what verifies.
+
+    A ruleset is published whole or not at all: one that fails to verify leaves what was
+    built before as it was.
 
     Examples: tablebase build chopsticks:overflow=rollover
               tablebase build --all
@@ -282,7 +369,7 @@ def build(
     from pipeline.stages.build import rewrite_database
 
     _setup(quiet, verbose)
-    kind = engine_kind(engine, available=True)
+    kind = _engine(engine)
     ids = list(rulesets or [])
     if all_:
         listed, note = _listed(ruleset_file)
@@ -290,7 +377,7 @@ def build(
             log.info("%s", note)
         ids += [rules.id for rules, _ in listed]
     if not ids:
-        raise RulesetError("nothing to build: name rulesets or use --all")
+        raise UsageError("nothing to build: name rulesets or use --all (see `tablebase build --help`)")
     store = DataDir(data)
     parsed = [Ruleset.parse(text) for text in ids]
     built = 0
@@ -321,29 +408,46 @@ def build(
 def estimate(
     rulesets: RulesetsArg,
     data: DataOption = Path("data"),
+    form: ListFormatOption = ListFormat.text,
 ) -> None:
-    """Count each ruleset's positions and transitions without building it, and say what a build needs.
+    """Say what building a ruleset needs, without building it.
 
-    Exits 1 if one would not fit this machine's memory or the disk under --data.
+    Count each ruleset's positions and transitions and the memory and disk a build takes.
+    Exit 1 if one would not fit this machine's memory or the disk under --data.
 
     Example: tablebase estimate sticks:rows=12 chopsticks:fingers=40,hands=3
     """
     from pipeline.stages.estimate import estimate as estimate_of
     from pipeline.stages.estimate import require_fit
 
-    refused = 0
+    lines, rows = [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
         found = estimate_of(rules)
+        row: dict[str, Any] = {"ruleset": rules.id, "counted": found is not None}
+        rows.append(row)
         if found is None:
-            typer.echo(f"{rules.id}: its game cannot count itself before building")
+            lines.append(f"{rules.id}: its game cannot count itself before building")
             continue
-        typer.echo(found.describe())
+        lines.append(found.describe())
+        size = found.size
+        row.update(
+            positions=size.positions,
+            positions_exact=size.exact,
+            likely_positions=size.likely_positions,
+            transitions_at_most=size.transitions,
+            likely_transitions=size.likely_transitions,
+            memory_bytes=found.memory,
+            disk_bytes=found.disk,
+            fits=True,
+            does_not_fit=None,
+        )
         try:
             require_fit(rules, data)
         except RulesetError as error:
-            typer.echo(f"  does not fit: {error}")
-            refused += 1
-    if refused:
+            lines.append(f"  does not fit: {error}")
+            row.update(fits=False, does_not_fit=str(error))
+    _show(rows, form, lambda: typer.echo("\n".join(lines)))
+    if any(row.get("fits") is False for row in rows):
         sys.exit(1)
 
 
@@ -356,8 +460,17 @@ def probe(
         typer.Argument(help="Position text, quoted where it holds a | (e.g. '1-1|1-1'), or start.", show_default=False),
     ],
     data: DataOption = Path("data"),
+    form: Annotated[
+        ItemFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (for people) or json: one object on one line, the Probe of the Python API "
+            "(value and remoteness for the player to move; each move's for the player to move after it).",
+        ),
+    ] = ItemFormat.text,
 ) -> None:
-    """Show a position's value and remoteness and every move, best first.
+    """Show a position's value and every move, best first.
 
     The value is the player to move's, and said in words after it. `start` names the
     ruleset's start position.
@@ -371,6 +484,9 @@ def probe(
     result = probe_position(ruleset, position, data)
     if result.note:
         typer.echo(f"note: {result.note}", err=True)
+    if form is ItemFormat.json:
+        typer.echo(render_item(dataclasses.asdict(result)), nl=False)
+        return
     rules = Ruleset.parse(ruleset)
     if result.position in legal_starts(rules):
         words = in_words(result.value, result.remoteness)
@@ -388,13 +504,17 @@ def probe(
         )
 
 
-def _report(problems: list[str], all_well: str) -> None:
-    """Each problem on a line of stderr and exit 1; else `all_well`."""
-    for line in problems:
+def _report(problems: list[str], all_well: str, result: str | None = None) -> None:
+    """Each problem on a line of stderr and exit 1; else `all_well`. Where the result was
+    asked for as JSON, `result` (which holds the problems) instead, and exit 1 if any."""
+    if result is not None:
+        typer.echo(result, nl=False)
+    for line in problems if result is None else []:
         typer.echo(line, err=True)
     if problems:
         sys.exit(1)
-    typer.echo(all_well)
+    if result is None:
+        typer.echo(all_well)
 
 
 def _folder(out: Path | None) -> None:
@@ -408,24 +528,29 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key:
-            raise RulesetError(f"bad --param {pair!r}: expected name=value")
+            raise UsageError(f"bad --param {pair!r}: expected name=value")
         params[key] = value
     return params
 
 
-def _emit(table, form: Format, output: Path | None, data: Path) -> None:
-    """Write a query's result in `form` to `output` (never inside `data`), or to stdout."""
-    from pipeline.storage.output import render, write_output
-    from pipeline.storage.parquet import table_bytes
-
+def _check_output(form: Format, output: Path | None, data: Path) -> None:
+    """Refuse, before the query runs, an output that cannot be: parquet to no file (a
+    malformed command line), or a file inside `data`."""
+    if form is Format.parquet and output is None:
+        raise UsageError("--format parquet needs --output FILE")
     # through symlinks, so that no link leads into the data folder (realpath, unlike
     # resolve, leaves a symlink loop for write_output to name in one line)
     target = None if output is None else Path(os.path.realpath(output))
     if target is not None and data.resolve() in [target, *target.parents]:
         raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
-    if form is Format.parquet:
-        if output is None:
-            raise RulesetError("--format parquet needs --output FILE")
+
+
+def _emit(table, form: Format, output: Path | None) -> None:
+    """Write a query's result in `form` to `output` (checked by _check_output), or to stdout."""
+    from pipeline.storage.output import render, write_output
+    from pipeline.storage.parquet import table_bytes
+
+    if form is Format.parquet and output is not None:
         write_output(table_bytes(table), output)
         typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
@@ -494,7 +619,10 @@ QueriesOption = Annotated[
 def query(
     name: Annotated[
         str | None,
-        typer.Argument(help="A query of the library (or of --queries) by name, or an .sql file.", show_default=False),
+        typer.Argument(
+            help="A query of the library (or of --queries) by name, an .sql file, or - for standard input.",
+            show_default=False,
+        ),
     ] = None,
     param: ParamOption = None,
     form: FormatOption = Format.table,
@@ -507,27 +635,45 @@ def query(
     read_files: ReadFilesOption = False,
     allow_writes: AllowWritesOption = False,
 ) -> None:
-    """Run a query file over every built tablebase (views: catalog, tablebase, transitions).
+    """Run a query of the library over every built tablebase.
+
+    The query sees the views catalog, tablebase and transitions; `tablebase query --list`
+    lists the library.
 
     Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
     from pipeline.products.query import find_query, list_queries, run_sql
 
     if list_:
-        for item in list_queries(queries):
-            params = " ".join(f"--param {p}=…" for p in item.parameters)
-            typer.echo(f"{item.name}  {params}".rstrip())
+        _check_output(form, output, data)
+        listed = list_queries(queries)
+        if form is not Format.table or output is not None:
+            import pyarrow as pa
+
+            rows = [{"name": q.name, "description": q.description, "parameters": q.parameters} for q in listed]
+            schema = pa.schema(
+                [("name", pa.string()), ("description", pa.string()), ("parameters", pa.list_(pa.string()))]
+            )
+            _emit(pa.Table.from_pylist(rows, schema=schema), form, output)
+            return
+        for item in listed:
+            options = " ".join(f"--param {p}=…" for p in item.parameters)
+            typer.echo(f"{item.name}  {options}".rstrip())
             typer.echo(f"    {item.description}")
         return
     if name is None:
-        raise RulesetError("name a query (see tablebase query --list)")
-    path = find_query(name, queries)
-    _emit(run_sql(data, path.read_text(), _parse_params(param or []), allow_writes, read_files), form, output, data)
+        raise UsageError("name a query (see `tablebase query --list`)")
+    params = _parse_params(param or [])
+    _check_output(form, output, data)
+    text = _standard_input() if name == "-" else find_query(name, queries).read_text()
+    _emit(run_sql(data, text, params, allow_writes, read_files), form, output)
 
 
 @app.command()
 def sql(
-    statement: Annotated[str, typer.Argument(help="One SQL statement.", show_default=False)],
+    statement: Annotated[
+        str, typer.Argument(help="One SQL statement; - reads it from standard input.", show_default=False)
+    ],
     param: ParamOption = None,
     form: FormatOption = Format.table,
     output: OutputOption = None,
@@ -535,16 +681,36 @@ def sql(
     read_files: ReadFilesOption = False,
     allow_writes: AllowWritesOption = False,
 ) -> None:
-    """Run one SQL statement over every built tablebase (views: catalog, tablebase, transitions).
+    """Run one SQL statement over every built tablebase.
 
-    Only reading statements run, on the data folder's views alone; --read-files lets a SELECT
-    read other files too, --allow-writes lets any statement do anything.
+    The statement sees the views catalog, tablebase and transitions. Only reading statements
+    run, on the data folder's views alone; --read-files lets a SELECT read other files too,
+    --allow-writes lets any statement do anything.
 
-    Example: tablebase sql "SELECT ruleset, start_value FROM catalog"
+    Examples: tablebase sql "SELECT ruleset, start_value FROM catalog"
+              echo "SELECT count(*) FROM tablebase" | tablebase sql -
     """
     from pipeline.products.query import run_sql
 
-    _emit(run_sql(data, statement, _parse_params(param or []), allow_writes, read_files), form, output, data)
+    params = _parse_params(param or [])
+    _check_output(form, output, data)
+    text = _standard_input() if statement == "-" else statement
+    _emit(run_sql(data, text, params, allow_writes, read_files), form, output)
+
+
+def _standard_input() -> str:
+    """The SQL of `-`: standard input, read to its end (on a terminal, saying how to end it)."""
+    from pipeline.products.query import QueryError
+
+    if sys.stdin is None:  # descriptor 0 closed when Python started
+        raise QueryError("`-` reads the SQL from standard input, and it is closed")
+    if sys.stdin.isatty():
+        typer.echo("reading the SQL from standard input: end it with Ctrl-D", err=True)
+    text = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    try:
+        return text.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise QueryError(f"the SQL on standard input is not UTF-8 text (byte {error.start})") from None
 
 
 @app.command()
@@ -557,7 +723,9 @@ def claims(
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Check the seeds' claims (the library's claim_*.sql and seed*.sql) and write a Markdown report.
+    """Check the seeds' claims and write a Markdown report.
+
+    The claims are the queries of the library named claim_*.sql and seed*.sql.
 
     Example: tablebase claims --out data/claims.md
     """
@@ -575,15 +743,28 @@ def check(
         Path | None, typer.Argument(help="A data folder or an unpacked bundle (default: --data).", show_default=False)
     ] = None,
     data: DataOption = Path("data"),
+    form: ItemFormatOption = ItemFormat.text,
 ) -> None:
-    """Check checksums, schemas and every tablebase against its catalog row; exit 1 on any problem.
+    """Check a data folder or a bundle: checksums, schemas, counts.
+
+    Every file against SHA256SUMS and the catalog's checksums, every schema, and every
+    tablebase against its catalog row. Exit 1 on any problem, one line a problem.
 
     Example: tablebase check dist/tablebase-0.3.0
     """
     from pipeline.datadir.check import check as check_folder
 
     target = folder or data
-    _report(check_folder(target), f"{target}: every file checks")
+    if not target.is_dir():
+        what = "is not a folder" if target.exists() else "does not exist"
+        into = "" if target == Path("data") else f" --data {target}"
+        raise DataError(
+            f"{target} {what}: name a data folder or an unpacked bundle (`tablebase check DIR`), "
+            f"or build a ruleset into it first (`tablebase build chopsticks{into}`)"
+        )
+    problems = check_folder(target)
+    result = render_item({"folder": str(target), "problems": problems})
+    _report(problems, f"{target}: every file checks", result if form is ItemFormat.json else None)
 
 
 @app.command()
@@ -593,7 +774,9 @@ def publish(
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Write the download bundle: the dataset folder, zip archives (all, and one per game), SHA256SUMS.
+    """Write the download bundle: dataset folder, zips, SHA256SUMS.
+
+    The dataset folder, a zip archive of all of it and one per game, and their checksums.
 
     Example: tablebase publish --out dist
     """
@@ -611,63 +794,95 @@ def check_game(
     ruleset: Annotated[
         str | None, typer.Argument(help="A small ruleset of it (default: its defaults).", show_default=False)
     ] = None,
+    form: ItemFormatOption = ItemFormat.text,
 ) -> None:
-    """Check a game against the contract the pipeline relies on; exit 1 on any problem.
+    """Check a game against the contract the pipeline relies on.
+
+    Exit 1 on any problem, one line a problem.
 
     Example: tablebase check-game octal octal:code=0.07,start=9
     """
     from pipeline.products.gamecheck import check_game as run_checks
 
-    _report(run_checks(name, ruleset), f"{name}: keeps the game contract")
+    problems = run_checks(name, ruleset)
+    result = render_item({"game": name, "ruleset": ruleset, "problems": problems})
+    _report(problems, f"{name}: keeps the game contract", result if form is ItemFormat.json else None)
 
 
 @app.command()
-def games() -> None:
-    """List every game and its rule parameters with their values and defaults (each game's
-    rules: the README's "Games and their rules"); exit 1, naming it, if a plug-in is broken.
+def games(form: ListFormatOption = ListFormat.text) -> None:
+    """List every game and its rule parameters.
+
+    Each parameter with its values and default (each game's rules: the README's "Games and
+    their rules"). Exit 1, naming it, if a plug-in is broken.
 
     Example: tablebase games
     """
     from pipeline.games import broken_plugins
 
-    for game in all_games().values():
-        typer.echo(f"{game.name}: {game.summary}")
-        settings = [f"{param.name}={param.default}" for param in game.params]
-        width = max(map(len, settings), default=0)
-        kinds = max((len(param.values_help()) for param in game.params), default=0)
-        for setting, param in zip(settings, game.params):
-            typer.echo(f"  {setting:<{width}}  {param.values_help():<{kinds}}  {param.help}")
+    def text() -> None:
+        for game in all_games().values():
+            typer.echo(f"{game.name}: {game.summary}")
+            settings = [f"{param.name}={param.default}" for param in game.params]
+            width = max(map(len, settings), default=0)
+            kinds = max((len(param.values_help()) for param in game.params), default=0)
+            for setting, param in zip(settings, game.params):
+                typer.echo(f"  {setting:<{width}}  {param.values_help():<{kinds}}  {param.help}")
+
+    rows = [
+        {
+            "game": game.name,
+            "summary": game.summary,
+            "parameters": [
+                {"name": param.name, "default": param.default, "values": param.values_help(), "help": param.help}
+                for param in game.params
+            ],
+        }
+        for game in all_games().values()
+    ]
+    _show(rows, form, text)
     broken = broken_plugins()
     if broken:  # the games above work; the installation still has something to mend
         raise RulesetError("; ".join(broken))
 
 
 @app.command()
-def rulesets(ruleset_file: RulesetFileOption = None) -> None:
-    """List the named rulesets of the ruleset file with their comments.
+def rulesets(ruleset_file: RulesetFileOption = None, form: ListFormatOption = ListFormat.text) -> None:
+    """List the named rulesets of the ruleset file.
 
     Example: tablebase rulesets
     """
     listed, note = _listed(ruleset_file)
     if note is not None:
         typer.echo(note, err=True)
-    for rules, comment in listed:
-        typer.echo(f"{rules.id:<45} {comment}")
+    rows = [{"ruleset": rules.id, "comment": comment} for rules, comment in listed]
+    _show(rows, form, lambda: typer.echo("".join(f"{rules.id:<45} {comment}\n" for rules, comment in listed), nl=False))
 
 
 @app.command()
 def version() -> None:
-    """Print the pipeline's version.
+    """Print the version number.
+
+    The number alone, for scripts; `tablebase --version` prints `tablebase <version>`.
 
     Example: tablebase version
     """
     typer.echo(__version__)
 
 
+class Side(str, Enum):
+    """Who the user plays in `tablebase play` (pipeline.products.play.SIDES)."""
+
+    first = "first"
+    second = "second"
+
+
 @app.command()
 def play(
     ruleset: Annotated[str, typer.Argument(help="Ruleset id.", show_default=False)],
-    side: Annotated[str, typer.Option("--as", help="Play first or second (from --from: move there or not).")] = "first",
+    side: Annotated[
+        Side, typer.Option("--as", help="Play first or second (from --from: move there or not).")
+    ] = Side.first,
     start: Annotated[
         str, typer.Option("--from", help="The position to play from: start, or a position text such as '1-2|0-1'.")
     ] = "start",
@@ -679,8 +894,9 @@ def play(
     ] = 200,
     data: DataOption = Path("data"),
 ) -> None:
-    """Play a ruleset against the perfect opponent: type a move's number, name or resulting position;
-    hint shows the best move; quit stops.
+    """Play a ruleset against the perfect opponent.
+
+    Type a move's number, name or resulting position; hint shows the best move; quit stops.
 
     Examples: tablebase play chopsticks --as second
               tablebase play chopsticks --from '1-2|0-1' --hide-values
@@ -689,7 +905,7 @@ def play(
     from pipeline.products.play import play as play_game
 
     play_game(
-        ruleset, data, human_first=parse_side(side), start=start, show_values=not hide_values, max_plies=max_plies
+        ruleset, data, human_first=parse_side(side.value), start=start, show_values=not hide_values, max_plies=max_plies
     )
 
 
@@ -713,7 +929,10 @@ def draw(
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
 ) -> None:
-    """Draw each ruleset's page (the game walked from the start), state graph and winning strategy (DOT; SVG if Graphviz is installed), and the index.
+    """Draw each ruleset's page, state graph and winning strategy.
+
+    The page walks the game from the start; the graphs are DOT files, and SVG too if
+    Graphviz is installed. The index of every page is drawn again.
 
     Example: tablebase draw chopsticks chopsticks:split=any
     """
@@ -736,7 +955,7 @@ def draw(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(__version__)
+        typer.echo(f"tablebase {__version__}")
         raise typer.Exit()
 
 
@@ -756,7 +975,10 @@ def _options(
         bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")
     ] = False,
     version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print `tablebase <version>` and exit."
+        ),
     ] = False,
 ) -> None:
     """The global options, before the command's name (after it: _Commands)."""

@@ -57,9 +57,137 @@ def test_every_command_has_help_with_an_example():
     runner = CliRunner()
     for command in app.registered_commands:
         name = command.name or command.callback.__name__
-        result = runner.invoke(app, [name, "--help"])
-        assert result.exit_code == 0, name
-        assert "Example" in result.output, f"{name} --help shows no example"
+        for option in ("--help", "-h"):
+            result = runner.invoke(app, [name, option])
+            assert result.exit_code == 0, name
+            assert "Example" in result.output, f"{name} {option} shows no example"
+    assert runner.invoke(app, ["-h"]).output == runner.invoke(app, ["--help"]).output
+
+
+def test_help_lists_everyday_commands_first_each_on_one_line_at_80_columns():
+    import os
+
+    import typer.main
+
+    from pipeline.commands import HELP_PANELS
+
+    group = typer.main.get_command(app)
+    assert sorted(name for names in HELP_PANELS.values() for name in names) == sorted(group.commands)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(map(len, lines)) <= 80
+    listed = [line.split()[1] for line in lines if line.startswith("│ ") and line.split()[1] in group.commands]
+    assert listed == [name for names in HELP_PANELS.values() for name in names]
+    assert listed[:2] == ["build", "probe"]
+    for name, command in group.commands.items():
+        summary = command.help.split("\n\n")[0]
+        assert any(f"│ {name} " in line and summary in line for line in lines), f"{name}: {summary!r} wraps"
+
+
+def test_help_paragraphs_have_no_line_breaks_but_the_examples():
+    """Typer's Rich help keeps a docstring's line breaks, which cut sentences in two at
+    80 columns: each paragraph is one line, for Rich to wrap at the terminal's width."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, command in [("tablebase", group), *group.commands.items()]:
+        for paragraph in command.help.split("\n\n"):
+            assert paragraph.startswith("Example") or "\n" not in paragraph, (name, paragraph)
+
+
+def test_shell_completion_completes_commands_and_options():
+    import os
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_TABLEBASE_COMPLETE": "complete_bash", "COMP_WORDS": words}
+        env["COMP_CWORD"] = str(len(words.split()) - 1)
+        done = subprocess.run([sys.executable, "-m", "pipeline"], capture_output=True, text=True, cwd=ROOT, env=env)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout.split()
+
+    assert complete("tablebase pro") == ["probe"]
+    assert "--format" in complete("tablebase sql --f")
+    assert {"publish", "play", "probe"} <= set(complete("tablebase p"))
+
+
+def test_completion_installs_for_a_named_shell(tmp_path):
+    import os
+
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    shown = tablebase("--show-completion", "bash", env=env)
+    assert shown.returncode == 0 and "_TABLEBASE_COMPLETE=complete_bash" in shown.stdout, shown.stderr
+    installed = tablebase("--install-completion", "bash", env=env)
+    assert installed.returncode == 0, installed.stderr
+    assert "_TABLEBASE_COMPLETE" in (tmp_path / ".bash_completions" / "tablebase.sh").read_text()
+
+
+@pytest.fixture
+def entry(monkeypatch, capsys):
+    """Run the installed script's entry point in this process (a new Python for each of
+    dozens of command lines would take most of a minute): (exit status, stdout, stderr)."""
+    from pipeline import cli
+
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), sys.unraisablehook
+
+    def run(*args: str) -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "argv", ["tablebase", *args])
+        with pytest.raises(SystemExit) as leaving:
+            cli.main()
+        out, err = capsys.readouterr()
+        return leaving.value.code or 0, out, err
+
+    yield run
+    signal.signal(signal.SIGINT, saved[0])
+    signal.signal(signal.SIGTERM, saved[1])
+    sys.unraisablehook = saved[2]
+
+
+def malformed_lines() -> list[list[str]]:
+    """A malformed command line for every command (an unknown option; no argument where
+    one is required), and those the commands find themselves."""
+    import typer.main
+
+    lines = [["--no-such-option"], ["no-such-command"]]
+    for name, command in typer.main.get_command(app).commands.items():
+        lines.append([name, "--no-such-option"])
+        if any(param.required for param in command.params if param.param_type_name == "argument"):
+            lines.append([name])
+    return lines + [
+        ["build"],  # no ruleset and no --all
+        ["build", "chopsticks", "--engine", "sparkle"],
+        ["query"],  # no query named, no --list
+        ["sql", "SELECT 1", "-p", "no-equals-sign"],
+        ["sql", "SELECT 1", "--format", "parquet"],  # parquet needs --output
+        ["sql", "SELECT 1", "--format", "xml"],
+        ["probe", "chopsticks", "start", "extra"],
+        ["play", "chopsticks", "--as", "third"],
+        ["play", "chopsticks", "--max-plies", "many"],
+        ["check", "a", "b"],
+    ]
+
+
+@pytest.mark.parametrize("args", malformed_lines(), ids=" ".join)
+def test_every_malformed_command_line_exits_2_with_one_line(entry, tmp_path, args):
+    status, out, err = entry(*args, "--data", str(tmp_path / "data"))
+    assert status == 2, err
+    [line] = err.splitlines()
+    assert line.startswith("error: ") and out == "", err
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_malformed_line_names_the_commands_help(entry):
+    assert entry("probe", "chopsticks") == (
+        2,
+        "",
+        "error: missing argument 'position': see `tablebase probe --help`\n",
+    )
 
 
 @pytest.mark.parametrize(
@@ -232,11 +360,12 @@ def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkey
     )
 
 
-def test_version_option_prints_the_version_and_exits_0():
+@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_version_option_prints_the_name_and_version_and_exits_0(option):
     from pipeline import __version__
 
-    result = tablebase("--version")
-    assert (result.returncode, result.stdout, result.stderr) == (0, f"{__version__}\n", "")
+    result = tablebase(option)
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"tablebase {__version__}\n", "")
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
@@ -275,7 +404,7 @@ def test_a_global_option_after_double_dash_or_as_a_value_is_not_taken(data):
     result = tablebase("sql", "--data", str(data), "--", "-q")
     assert result.returncode == 1 and 'syntax error at or near "-"' in result.stderr
     result = tablebase("sql", "SELECT 1", "-p", "-q", data=data)
-    assert result.returncode == 1 and "bad --param '-q'" in result.stderr
+    assert result.returncode == 2 and "bad --param '-q'" in result.stderr
 
 
 def test_rulesets_outside_the_repository_reads_the_packaged_file_and_says_so(tmp_path):
@@ -343,3 +472,145 @@ def test_the_packaged_file_leaves_out_rulesets_of_games_not_installed_and_says_w
     assert err.endswith("; left out, their game not installed here: nosuchgame:size=3\n"), err
     with pytest.raises(Exception, match="unknown game 'nosuchgame'"):  # a file named: every ruleset or an error
         commands.app(["rulesets", "--rulesets", str(packaged)], standalone_mode=False)
+
+
+def test_publish_shows_its_progress_as_the_build_stages_do(data, tmp_path_factory):
+    """Minutes on a large data folder: a bar on a terminal, a line every 30 s and one at
+    the end elsewhere, its phases with -v, nothing with -q (pipeline/storage/progress.py)."""
+    import re
+
+    dist = tmp_path_factory.mktemp("dist")  # outside the data folder, which is tmp_path
+    ended = tablebase("publish", "--out", str(dist), data=data)
+    assert ended.returncode == 0, ended.stderr
+    [line] = ended.stderr.splitlines()
+    assert re.fullmatch(rf"\d\d:\d\d:\d\d publish {re.escape(str(dist))}: 2 rulesets, 2 archives in \d+\.\d\d s", line)
+    phases = tablebase("publish", "-v", "--out", str(dist), data=data)
+    said = [line.split(": ", 1)[1] for line in phases.stderr.splitlines() if "done in" in line]
+    assert [phase.rsplit(": done", 1)[0] for phase in said] == [
+        "checking the data folder",
+        "the dataset folder",
+        "tablebase-" + __import__("pipeline").__version__ + ".zip",
+        "an archive a game",
+    ], phases.stderr
+    quiet = tablebase("publish", "-q", "--out", str(dist), data=data)
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("args", [["sql", "-"], ["query", "-"]])
+def test_a_dash_reads_the_sql_from_standard_input(data, args):
+    import json
+
+    result = tablebase(*args, "--format", "json", data=data, input="SELECT count(*) AS rulesets FROM catalog\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [{"rulesets": 2}]
+
+
+def test_sql_from_standard_input_that_is_not_utf8_is_one_line(data):
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "sql", "-", "--data", str(data)],
+        input=b"SELECT '\xff'",
+        capture_output=True,
+        cwd=ROOT,
+    )
+    assert result.returncode == 1
+    assert result.stderr.decode() == "error: the SQL on standard input is not UTF-8 text (byte 8)\n"
+
+
+def test_probe_as_json_is_the_probe_of_the_python_api(data):
+    import dataclasses
+    import json
+
+    from pipeline.products.probe import probe
+
+    result = tablebase("probe", "chopsticks", "start", "-f", "json", data=data)
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+    assert json.loads(result.stdout) == dataclasses.asdict(probe("chopsticks", "start", data))
+
+
+def test_check_as_json_holds_its_problems_and_exits_as_text_does(data):
+    import json
+
+    good = tablebase("check", "-f", "json", data=data)
+    assert (good.returncode, json.loads(good.stdout)) == (0, {"folder": str(data), "problems": []})
+    (data / "chopsticks" / "default" / "tablebase.parquet").write_bytes(b"changed")
+    bad = tablebase("check", "--format", "json", data=data)
+    assert bad.returncode == 1 and bad.stderr == ""
+    problems = json.loads(bad.stdout)["problems"]
+    assert problems and any("tablebase.parquet" in problem for problem in problems)
+
+
+@pytest.mark.parametrize("form", ["json", "jsonl", "csv"])
+def test_listings_print_as_json_jsonl_or_csv(form):
+    import csv
+    import io
+    import json
+
+    from pipeline.games import all_games
+
+    def rows(args: list[str]) -> list[dict]:
+        result = tablebase(*args, "--format", form)
+        assert result.returncode == 0, result.stderr
+        if form == "json":
+            return json.loads(result.stdout)
+        if form == "jsonl":
+            return [json.loads(line) for line in result.stdout.splitlines()]
+        return list(csv.DictReader(io.StringIO(result.stdout)))
+
+    games = rows(["games"])
+    assert [row["game"] for row in games] == list(all_games())
+    if form != "csv":  # a list of objects: CSV writes it as JSON text
+        assert games[0]["parameters"][0] == {
+            "name": "fingers",
+            "default": "5",
+            "values": "integer 2..100",
+            "help": "a hand reaching this many fingers overflows",
+        }
+    listed = rows(["rulesets"])
+    assert listed[0]["ruleset"] == "chopsticks" and "second player wins" in listed[0]["comment"]
+    [estimate] = rows(["estimate", "chopsticks"])
+    assert str(estimate["positions"]) == "224" and str(estimate["fits"]).lower() == "true"
+    assert {row["name"] for row in rows(["query", "--list"])} >= {"who_wins", "compare_rulesets"}
+
+
+def test_estimate_as_json_says_what_does_not_fit_and_exits_1(tmp_path):
+    import json
+    import os
+
+    result = tablebase(
+        "estimate",
+        "chopsticks",
+        "-f",
+        "json",
+        data=tmp_path,
+        env={**os.environ, "TABLEBASE_MAX_MEMORY": "1MB"},
+    )
+    assert result.returncode == 1, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["fits"] is False and "too big for this machine" in row["does_not_fit"]
+
+
+def test_verify_and_check_game_as_json(data):
+    import json
+
+    verified = tablebase("verify", "-q", "chopsticks", "-f", "json", data=data)
+    assert verified.returncode == 0, verified.stderr
+    assert json.loads(verified.stdout) == [{"ruleset": "chopsticks", "published_files_checked": True, "problems": []}]
+    game = tablebase("check-game", "sticks", "sticks:rows=2", "-f", "json")
+    assert game.returncode == 0, game.stderr
+    assert json.loads(game.stdout) == {"game": "sticks", "ruleset": "sticks:rows=2", "problems": []}
+
+
+@pytest.mark.parametrize("given", [[], ["missing"]])
+def test_check_on_a_folder_not_there_says_error_and_what_to_do(tmp_path, monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "check", *given], capture_output=True, text=True, cwd=tmp_path
+    )
+    folder = given[0] if given else "data"
+    build = "`tablebase build chopsticks --data missing`" if given else "`tablebase build chopsticks`"
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"error: {folder} does not exist: name a data folder or an unpacked bundle (`tablebase check DIR`), "
+        f"or build a ruleset into it first ({build})\n"
+    )

@@ -109,8 +109,10 @@ def test_end_of_input_ends_the_game_cleanly(built):
 
 def test_a_bad_side_is_one_line_error(built):
     result = tablebase_play(built, "chopsticks", "--as", "third", stdin="")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == ["error: --as must be first or second, not 'third'"]
+    assert result.returncode == 2  # a malformed command line
+    assert result.stderr.strip().splitlines() == [
+        "error: invalid value for '--as': 'third' is not one of 'first', 'second': see `tablebase play --help`"
+    ]
 
 
 def test_a_move_can_be_named_by_the_position_it_leads_to(built):

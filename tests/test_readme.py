@@ -67,6 +67,7 @@ SKIPPED = {
     ". .venv/bin/activate": "a shell's own command: the tests call the entry point itself",
     "make all": "builds every ruleset of rulesets.toml and their pages: minutes",
     "make test": "the whole test suite",
+    "tablebase --install-completion": "writes to the user's shell start-up file",
     "tablebase build --all": "every ruleset of rulesets.toml: minutes",
     "pip install 'tablebase[spark]'": "installs from the network",
     "tablebase build sticks:rows=8 --engine spark": "Spark: Java, and a session that takes long to start",
@@ -104,7 +105,7 @@ def readme_commands() -> list[str]:
 
 COMMANDS = readme_commands()
 #: What a command reads on its standard input.
-STDIN = {"play": "quit\n"}
+STDIN = {"play": "quit\n", "sql": "SELECT count(*) FROM catalog\n"}
 
 
 def shell_words(command: str) -> list[str]:

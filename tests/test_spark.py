@@ -107,8 +107,8 @@ def test_bad_input_on_spark_is_one_line(tmp_path):
     assert result.stderr.count("\n") == 1 and "tictactoe" in result.stderr
     assert not (tmp_path / "tictactoe").exists()
     result = run("build", "sticks", "--engine", "sparkle", "--data", str(tmp_path))
-    assert (
-        result.returncode == 1 and result.stderr == "error: --engine: unknown engine 'sparkle' (known: duckdb, spark)\n"
+    assert result.returncode == 2 and result.stderr == (  # a malformed command line
+        "error: invalid value for '--engine': 'sparkle' is not one of 'duckdb', 'spark': see `tablebase build --help`\n"
     )
 
 

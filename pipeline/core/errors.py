@@ -7,6 +7,11 @@ class TablebaseError(Exception):
     """Base class of every error a user's input or data can cause."""
 
 
+class UsageError(TablebaseError, ValueError):
+    """A command line of the wrong form: an argument or option missing, or a value that
+    cannot be one of it (the CLI exits 2, as for the usage errors Typer finds)."""
+
+
 class RulesetError(TablebaseError, ValueError):
     """An unknown game or parameter, or a parameter value out of range."""
 

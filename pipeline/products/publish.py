@@ -32,18 +32,30 @@ from pipeline.datadir.views import write_database
 from pipeline.products.datacard import citation_cff, croissant, data_card, data_licence, datapackage
 from pipeline.stages.export import write_catalog_table
 from pipeline.storage.parquet import atomic_path, sha256
-from pipeline.storage.progress import log
+from pipeline.storage.progress import Stage
 
 #: Files that zip would not make smaller.
 STORED = (".parquet", ".zip")
 
+#: The shares of publish's time its phases take, for the bar's time left: measured on a
+#: data folder of 31 MB (connect:cols=5,rows=4 and three small rulesets; 7.9 s): the check
+#: 1.6 s, the dataset folder (database, metadata, SHA256SUMS, its check) 2.6 s, its archive
+#: 0.1 s (Parquet is stored, not compressed), a folder, a check and an archive a game 3.7 s.
+CHECK_SHARE, DATASET_SHARE, ARCHIVE_SHARE, GAMES_SHARE = 0.2, 0.3, 0.05, 0.45
+
 
 def publish(data: Path, out: Path) -> list[Path]:
     """Write the bundle of `data` into `out`; the archives and the unpacked folder."""
-    problems = check(data)
-    if problems:
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
+    with Stage(f"publish {out}") as stage:
+        stage.phase("checking the data folder", CHECK_SHARE)
+        problems = check(data)
+        if problems:
+            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+            raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
+        return _publish(data, out, stage)
+
+
+def _publish(data: Path, out: Path, stage: Stage) -> list[Path]:
     if data.resolve() in [out.resolve(), *out.resolve().parents]:
         raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
     store = DataDir(data)
@@ -52,10 +64,15 @@ def publish(data: Path, out: Path) -> list[Path]:
     try:
         out.mkdir(parents=True, exist_ok=True)
         written = []
+        stage.phase("the dataset folder", DATASET_SHARE)
         tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, extras=True))
         written.append(tree)
-        archives = [_zip(tree, out / f"{name}.zip", name)]
-        for game in sorted(set(catalog["game"].to_pylist())):
+        stage.phase(f"{name}.zip", ARCHIVE_SHARE)
+        archives = [_zip(tree, out / f"{name}.zip", name, stage)]
+        games = sorted(set(catalog["game"].to_pylist()))
+        stage.phase("an archive a game", GAMES_SHARE)
+        for done, game in enumerate(games):
+            stage.count(done, len(games), "games")
             rows = catalog.filter(pc.equal(catalog["game"], game))
             scratch = out / f".{name}-{game}"
             shutil.rmtree(scratch, ignore_errors=True)
@@ -72,7 +89,8 @@ def publish(data: Path, out: Path) -> list[Path]:
             f"no space left on the disk of --out {out}: nothing half-written is left there; "
             f"free some space there and publish again, or publish elsewhere"
         ) from None
-    log.info("published %d rulesets to %s: %s", catalog.num_rows, out, ", ".join(p.name for p in archives))
+    stage.count(len(games), len(games), "games")
+    stage.summary = f"{catalog.num_rows} rulesets, {len(archives)} archives"
     return written + archives + [out / SUMS]
 
 
@@ -150,12 +168,18 @@ def _replace(final: Path, make) -> Path:
     return final
 
 
-def _zip(folder: Path, archive: Path, root: str) -> Path:
-    """A zip of `folder` whose entries sit under `root/`, written aside then renamed."""
+def _zip(folder: Path, archive: Path, root: str, stage: Stage | None = None) -> Path:
+    """A zip of `folder` whose entries sit under `root/`, written aside then renamed;
+    `stage` counts the MB read."""
     tmp = archive.with_name(f".{archive.name}.tmp")
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    total, done = sum(path.stat().st_size for path in files), 0
     try:
         with zipfile.ZipFile(tmp, "w") as handle:
-            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            for path in files:
+                if stage is not None:
+                    stage.count(done >> 20, total >> 20, "MB")
+                done += path.stat().st_size
                 entry = zipfile.ZipInfo(
                     f"{root}/{path.relative_to(folder).as_posix()}", date_time=(1980, 1, 1, 0, 0, 0)
                 )

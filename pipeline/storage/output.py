@@ -1,5 +1,6 @@
-"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), and output
-written where a user asks for it: a file, a device, a FIFO or standard output, every write
+"""Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), the other
+commands' results written the same way (render_rows, render_item), and output written
+where a user asks for it: a file, a device, a FIFO or standard output, every write
 checked."""
 
 from __future__ import annotations
@@ -27,6 +28,33 @@ class Format(str, Enum):
     json = "json"  # one JSON array of objects, one object per line
     jsonl = "jsonl"  # JSON Lines: one object per line, nothing around them
     parquet = "parquet"  # binary: written to a file, never rendered as text
+
+
+class ListFormat(str, Enum):
+    """How a command that lists things (games, rulesets, estimates) prints them."""
+
+    text = "text"  # the command's own lines, for people
+    csv = "csv"
+    json = "json"  # one JSON array of objects, as a query's
+    jsonl = "jsonl"
+
+
+class ItemFormat(str, Enum):
+    """How a command that prints one result (a probe, a check) prints it."""
+
+    text = "text"  # the command's own lines, for people
+    json = "json"  # one JSON object, on one line
+
+
+def render_rows(rows: list[dict[str, object]], form: ListFormat) -> str:
+    """A command's rows of plain values (lists and dicts of them too) as text in `form`
+    (csv, json or jsonl), written as `render` writes a query's result."""
+    return render(pa.Table.from_pylist(rows), form.value)
+
+
+def render_item(item: dict[str, object]) -> str:
+    """A command's one result as one JSON object on a line, written as `render` writes a row."""
+    return render(pa.Table.from_pylist([item]), Format.jsonl)
 
 
 def render(table: pa.Table, form: Format | str) -> str:
