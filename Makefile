@@ -11,7 +11,7 @@ RULESETS ?= rulesets.toml
 BUILT := $(DATA)/.cache/make-all
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test lint format bench claims dist clean install dev java chromium pages-shots enumerate solve verify export build big billion dobutsu
+.PHONY: all test lint format bench claims dist clean install dev publish-deps java chromium pages-shots enumerate solve verify export build big billion dobutsu
 .DELETE_ON_ERROR:
 
 all: $(BUILT) $(DATA)/pages/index.html
@@ -20,9 +20,12 @@ all: $(BUILT) $(DATA)/pages/index.html
 # and the example game plug-in.
 install: $(VENV)/.installed
 
-# Everything the tests need besides: the test extra, Spark, playwright for the pages' browser
-# test and DuckDB 1.1.3.
+# Everything the tests need besides: the test and publish extras, Spark, playwright for the
+# pages' browser test, DuckDB 1.1.3 and cffconvert.
 dev: $(VENV)/.installed-dev
+
+# What `tablebase publish` writes the bundle's metadata with (the publish extra).
+publish-deps: $(VENV)/.installed-publish
 
 # setuptools' note on every editable install ("Please be careful with folders in your working
 # directory…"), a box of asterisks printed twice, says nothing about this project.
@@ -39,9 +42,18 @@ $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 
 # DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
 # with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
+# cffconvert, CITATION.cff's own validator, in a virtual environment of its own: it requires
+# jsonschema < 4, which frictionless (the test and publish extras) rules out. tests/test_bundle_metadata.py
+# runs $(VENV)/cffconvert/bin/cffconvert --validate on a published bundle.
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(EDITABLE) $(BIN)/pip install --quiet -e '.[test,browser,spark]'
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[test,publish,browser,spark]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
+	$(PYTHON) -m venv $(VENV)/cffconvert
+	$(VENV)/cffconvert/bin/pip install --quiet cffconvert==2.0.0
+	touch $@
+
+$(VENV)/.installed-publish: $(VENV)/.installed
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[publish]'
 	touch $@
 
 # Every ruleset is rebuilt when the ruleset file or the pipeline's code changes. The target is a
@@ -116,8 +128,9 @@ $(DATA)/claims.md: $(DATA)/catalog.parquet $(wildcard queries/*.sql)
 	$(BIN)/tablebase claims --data $(DATA) --out $@
 
 # What goes on a download page: the dataset folder, zip archives and SHA256SUMS, in dist/.
-dist: $(DATA)/catalog.parquet $(DATA)/pages/index.html $(DATA)/claims.md
-	$(BIN)/tablebase publish --data $(DATA) --out dist
+# URL=… says where it goes (the metadata's address; default the project's Homepage).
+dist: $(DATA)/catalog.parquet $(DATA)/pages/index.html $(DATA)/claims.md $(VENV)/.installed-publish
+	$(BIN)/tablebase publish --data $(DATA) --out dist $(if $(URL),--url '$(URL)')
 
 # Connect-Four's boards of 10^7 to 10^8 positions (rulesets-big.toml) into data/, beside the
 # others: a few minutes each (BENCHMARKS.md).

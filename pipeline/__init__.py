@@ -1,3 +1,8 @@
 """tablebase: solve small two-player games completely and publish the results as Parquet."""
 
-__version__ = "0.3.0"
+# The version and its release date, said once: the package, every catalog row
+# (pipeline_version) and a published bundle's metadata carry them. CHANGELOG.md's top entry
+# names the same two (tests/test_bundle_metadata.py holds them together); raise both with
+# each release.
+__version__ = "0.12.0"
+__released__ = "2026-11-26"

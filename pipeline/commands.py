@@ -770,6 +770,14 @@ def check(
 @app.command()
 def publish(
     out: Annotated[Path, typer.Option("--out", help="Folder for the bundle.")] = Path("dist"),
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Where the bundle is published, the address its metadata gives (default: the project's Homepage).",
+            show_default=False,
+        ),
+    ] = None,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -784,7 +792,7 @@ def publish(
 
     _setup(quiet, verbose)
     _folder(out)
-    for path in publish_bundle(data, out):
+    for path in publish_bundle(data, out, url):
         typer.echo(f"wrote {path}")
 
 

@@ -129,7 +129,12 @@ def test_make_all_installs_the_light_install_and_make_test_every_extra():
     light = make_dry_run("all")
     assert not any("[" in line for line in light), light
     assert any(line.endswith("pip install --quiet -e .") for line in light), light
-    assert any(".[test,browser,spark]" in line for line in make_dry_run("test"))
+    assert any(".[test,publish,browser,spark]" in line for line in make_dry_run("test"))
+
+
+def test_make_dist_installs_the_publish_extra_and_make_test_cffconvert_apart():
+    assert any(".[publish]" in line for line in make_dry_run("dist"))
+    assert any("cffconvert/bin/pip install --quiet cffconvert==" in line for line in make_dry_run("test"))
 
 
 def test_make_install_hides_setuptools_note_on_editable_installs():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import __version__
+from pipeline import __released__, __version__
 from pipeline.core.dataset import (
     CATALOG,
     KEY,
@@ -26,10 +26,10 @@ from pipeline.core.dataset import (
 )
 from pipeline.core.values import in_words
 from pipeline.games import find_game
+from pipeline.products.metadata import DATA_LICENCE, KEYWORDS, SEEDS, TITLE, type_name
 
 LICENCE_FILE = "LICENSE-DATA"
 CODE_LICENCE = "MIT"
-DATA_LICENCE = "CC0-1.0"
 
 
 def data_licence() -> str:
@@ -41,17 +41,6 @@ def data_licence() -> str:
     if text is None:
         raise FileNotFoundError(f"{LICENCE_FILE} is not installed with the package")
     return text
-
-
-def type_name(data_type: pa.DataType) -> str:
-    """A column type as a reader sees it: `list<int8>`, `string` (dictionary-encoded)."""
-    if pa.types.is_dictionary(data_type):
-        return f"{type_name(data_type.value_type)} (dictionary-encoded)"
-    if pa.types.is_list(data_type):
-        return f"list<{type_name(data_type.value_type)}>"
-    if pa.types.is_map(data_type):
-        return f"map<{type_name(data_type.key_type)}, {type_name(data_type.item_type)}>"
-    return {"bool": "boolean"}.get(str(data_type), str(data_type))
 
 
 def _columns(columns: list[tuple[str, pa.DataType | None, bool, str]]) -> list[str]:
@@ -78,8 +67,8 @@ def _file_section(kind: FileKind) -> list[str]:
     return lines + _columns(columns) + [""]
 
 
-def data_card(folder: Path, catalog: pa.Table) -> str:
-    """DATASET.md for the dataset in `folder`, whose catalog is `catalog`."""
+def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
+    """DATASET.md for the dataset in `folder`, whose catalog is `catalog`, published at `url`."""
     rows = sorted(CatalogRow.rows(catalog), key=lambda r: (r.game, r.ruleset))
     games = sorted({row.game for row in rows})
     versions = sorted({row.pipeline_version for row in rows})
@@ -239,8 +228,8 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "(`claims.md` where the bundle has it):",
         "",
         *[
-            f"- seed {number}: {title}, {author}" + (f", <{url}>" if url else " (address not recorded)")
-            for number, title, author, url in SEEDS
+            f"- seed {number}: {title}, {author}" + (f", <{address}>" if address else " (address not recorded)")
+            for number, title, author, address in SEEDS
         ],
         "",
         "## How to cite",
@@ -249,9 +238,10 @@ def data_card(folder: Path, catalog: pa.Table) -> str:
         "",
         "```",
         "@misc{tablebase,",
-        "  title  = {tablebase: two-player games solved completely},",
+        f"  title  = {{{TITLE}}},",
         f"  note   = {{Dataset version {__version__}, {len(rows)} rulesets, built by tablebase {', '.join(versions)}}},",
-        "  year   = {2026},",
+        f"  year   = {{{__released__[:4]}}},",
+        *([f"  url    = {{{url}}},"] if url else []),
         "}",
         "```",
         "",
@@ -274,31 +264,6 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-# -- metadata for dataset hubs and citation tools ---------------------------------------
-# Each is written from the catalog alone, with keys in a fixed order and no date: the same
-# rulesets give the same bytes.
-
-#: The blog posts the games come from (README "The seeds"): number, title, author, URL
-#: where one is recorded (../shared/seeds/ keeps the texts, not their addresses).
-SEEDS = (
-    ("000", "指で数字を増やして5を目指すゲームが後手必勝であることを示す", "the blog ねぇうしくんうしくん", None),
-    ("001", "棒消しゲームは先手必勝か後手必勝かどうかについて微考ペガサス", "stackprobe7s_memo", None),
-    ("002", "変種石取りゲームの必勝法", "Enjapma (ISer Advent Calendar 2019, day 19)", None),
-    (
-        "003",
-        "「割りばし」が後手必勝であることを確認する",
-        "kaityo256 (Qiita)",
-        "https://qiita.com/kaityo256/items/86562e9ab20ae7bced1d",
-    ),
-    ("004", "グリーン・ハッケンブッシュとGrundy数", "Qiita", None),
-)
-TITLE = "tablebase: two-player games solved completely"
-DESCRIPTION = (
-    "Every position, every move and the value of every position under perfect play "
-    "(win/loss/tie/draw for the player to move, remoteness in plies, Grundy value) "
-    "of small two-player games and their rule variants, as Parquet."
-)
-KEYWORDS = ("game-theory", "combinatorial-game-theory", "tablebase", "retrograde-analysis", "parquet")
 #: The files every ruleset's folder holds that carry the ruleset's id in a `ruleset` column.
 WITH_RULESET = tuple(kind.name for kind in RULESET_FILES if any(c.name == "ruleset" for c in kind.columns))
 
@@ -315,235 +280,26 @@ def size_category(rows: int) -> str:
     return "n>1T"
 
 
-def card_header(rows: list[dict]) -> str:
+def card_header(rows: list[CatalogRow]) -> str:
     """The YAML front matter Hugging Face reads from a dataset card: licence, size, tags,
-    and one config per game (its tablebases) so that `load_dataset(path, game)` reads it."""
-    games = sorted({row["game"] for row in rows})
-    lines = [
-        "---",
-        "license: cc0-1.0",
-        "pretty_name: tablebase",
-        "size_categories:",
-        f"- {size_category(sum(r['positions'] for r in rows))}",
-        "tags:",
-    ]
-    lines += [f"- {tag}" for tag in KEYWORDS]
-    lines += ["configs:"]
-    for index, game in enumerate(games):
-        lines += [
-            f"- config_name: {game}",
-            "  data_files:",
-            "  - split: train",
-            f"    path: {game}/*/tablebase.parquet",
-        ]
-        if index == 0:
-            lines.append("  default: true")
-    return "\n".join(lines + ["---", ""]) + "\n"
+    and one config per game (its tablebases) so that `load_dataset(path, game)` reads it.
+    Dumped by PyYAML: huggingface_hub's DatasetCardData writes the same YAML through PyYAML,
+    with an HTTP client and a dozen packages more."""
+    import yaml
 
-
-def croissant(rows: list[dict], catalog_sha256: str) -> str:
-    """croissant.json: the dataset described in MLCommons Croissant 1.0 (JSON-LD): the
-    catalog, one file set and one record set per game's tablebases."""
-    import json
-
-    games = sorted({row["game"] for row in rows})
-    columns = list(TABLEBASE.columns)
-    kinds = {"string": "sc:Text", "int64": "sc:Integer", "int32": "sc:Integer", "bool": "sc:Boolean"}
-    distribution: list[dict] = [
-        {
-            "@type": "cr:FileObject",
-            "@id": "catalog.parquet",
-            "name": "catalog.parquet",
-            "description": CATALOG.what,
-            "contentUrl": "catalog.parquet",
-            "encodingFormat": "application/x-parquet",
-            "sha256": catalog_sha256,
-        }
-    ]
-    record_sets = []
-    for game in games:
-        distribution.append(
+    games = sorted({row.game for row in rows})
+    header = {
+        "license": DATA_LICENCE.lower(),
+        "pretty_name": "tablebase",
+        "size_categories": [size_category(sum(r.positions for r in rows))],
+        "tags": list(KEYWORDS),
+        "configs": [
             {
-                "@type": "cr:FileSet",
-                "@id": f"{game}-tablebases",
-                "name": f"{game}-tablebases",
-                "description": f"every {game} ruleset's tablebase.parquet",
-                "encodingFormat": "application/x-parquet",
-                "includes": f"{game}/*/tablebase.parquet",
+                "config_name": game,
+                "data_files": [{"split": "train", "path": f"{game}/*/tablebase.parquet"}],
+                **({"default": True} if index == 0 else {}),
             }
-        )
-        record_sets.append(
-            {
-                "@type": "cr:RecordSet",
-                "@id": game,
-                "name": game,
-                "description": f"every position of every {game} ruleset with its value",
-                "field": [
-                    {
-                        "@type": "cr:Field",
-                        "@id": f"{game}/{c.name}",
-                        "name": c.name,
-                        "description": c.meaning,
-                        "dataType": kinds[str(c.type)],
-                        "source": {"fileSet": {"@id": f"{game}-tablebases"}, "extract": {"column": c.name}},
-                    }
-                    for c in columns
-                ],
-            }
-        )
-    document = {
-        "@context": CROISSANT_CONTEXT,
-        "@type": "sc:Dataset",
-        "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": "tablebase",
-        "description": DESCRIPTION,
-        "license": "https://creativecommons.org/publicdomain/zero/1.0/",
-        "url": "DATASET.md",  # the dataset has no address of its own: its card
-        "version": __version__,
-        "keywords": list(KEYWORDS),
-        "citeAs": citation_bibtex(rows),
-        "isBasedOn": [url for *_, url in SEEDS if url],
-        "distribution": distribution,
-        "recordSet": record_sets,
-    }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
-
-
-#: The JSON-LD context Croissant 1.0's specification gives every document.
-CROISSANT_CONTEXT = {
-    "@language": "en",
-    "@vocab": "https://schema.org/",
-    "citeAs": "cr:citeAs",
-    "column": "cr:column",
-    "conformsTo": "dct:conformsTo",
-    "cr": "http://mlcommons.org/croissant/",
-    "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"},
-    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/",
-    "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract",
-    "field": "cr:field",
-    "fileProperty": "cr:fileProperty",
-    "fileObject": "cr:fileObject",
-    "fileSet": "cr:fileSet",
-    "format": "cr:format",
-    "includes": "cr:includes",
-    "isLiveDataset": "cr:isLiveDataset",
-    "jsonPath": "cr:jsonPath",
-    "key": "cr:key",
-    "md5": "cr:md5",
-    "parentField": "cr:parentField",
-    "path": "cr:path",
-    "recordSet": "cr:recordSet",
-    "references": "cr:references",
-    "regex": "cr:regex",
-    "repeated": "cr:repeated",
-    "replace": "cr:replace",
-    "sc": "https://schema.org/",
-    "separator": "cr:separator",
-    "source": "cr:source",
-    "subField": "cr:subField",
-    "transform": "cr:transform",
-    "samplingRate": "cr:samplingRate",
-    "equivalentProperty": "cr:equivalentProperty",
-}
-
-
-def citation_bibtex(rows: list[dict]) -> str:
-    """The BibTeX entry DATASET.md shows, on one line."""
-    versions = sorted({row["pipeline_version"] for row in rows})
-    return (
-        f"@misc{{tablebase, title = {{{TITLE}}}, note = {{Dataset version {__version__}, {len(rows)} rulesets, "
-        f"built by tablebase {', '.join(versions)}}}}}"
-    )
-
-
-def datapackage(rows: list[dict]) -> str:
-    """datapackage.json: the dataset as a Frictionless Data Package (v2): the catalog and
-    every ruleset's tablebase.parquet, each with its schema and SHA-256 from the catalog."""
-    import json
-
-    kinds = {"string": "string", "int64": "integer", "int32": "integer", "bool": "boolean"}
-
-    def schema(columns) -> dict:
-        return {
-            "fields": [
-                {"name": c.name, "type": kinds.get(str(c.type), "any"), "description": c.meaning} for c in columns
-            ]
-        }
-
-    resources = [
-        {
-            "name": "catalog",
-            "path": "catalog.parquet",
-            "format": "parquet",
-            "mediatype": "application/vnd.apache.parquet",
-            "description": CATALOG.what,
-        }
-    ]
-    for row in sorted(rows, key=lambda r: r["folder"]):
-        resources.append(
-            {
-                "name": f"{row['folder'].replace('/', '.')}.tablebase",
-                "title": row["ruleset"],
-                "path": row["tablebase_path"],
-                "format": "parquet",
-                "mediatype": "application/vnd.apache.parquet",
-                "hash": f"sha256:{row['tablebase_sha256']}",
-                "description": f"{row['ruleset']}: every position with its value (the game's own columns besides)",
-                "schema": schema(TABLEBASE.columns),
-            }
-        )
-    document = {
-        "$schema": "https://datapackage.org/profiles/2.0/datapackage.json",
-        "name": "tablebase",
-        "title": TITLE,
-        "description": DESCRIPTION,
-        "version": __version__,
-        "licenses": [
-            {
-                "name": "CC0-1.0",
-                "path": "https://creativecommons.org/publicdomain/zero/1.0/",
-                "title": "Creative Commons Zero v1.0 Universal",
-            }
+            for index, game in enumerate(games)
         ],
-        "keywords": list(KEYWORDS),
-        "sources": [
-            {"title": f"seed {number}: {title} ({author})", **({"path": url} if url else {})}
-            for number, title, author, url in SEEDS
-        ],
-        "resources": resources,
     }
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
-
-
-def citation_cff(rows: list[dict]) -> str:
-    """CITATION.cff (Citation File Format 1.2.0): how to cite this dataset."""
-    import json
-
-    # every text quoted as JSON writes it (a JSON string is a YAML one): unquoted, the
-    # message's ': ' made the file YAML that no citation tool could read
-    quoted = json.JSONEncoder(ensure_ascii=False).encode
-    versions = ", ".join(sorted({row["pipeline_version"] for row in rows}))
-    message = "If you use this dataset, please cite it as below (a citation is welcome, not required: CC0)."
-    lines = [
-        "cff-version: 1.2.0",
-        f"message: {quoted(message)}",
-        "type: dataset",
-        f"title: {quoted(TITLE)}",
-        "authors:",
-        "  - name: tablebase contributors",
-        f"version: {quoted(__version__)}",
-        "license: CC0-1.0",
-        f"abstract: {quoted(f'{DESCRIPTION} {len(rows)} rulesets, built by tablebase {versions}.')}",
-        "keywords:",
-        *[f"  - {tag}" for tag in KEYWORDS],
-        "references:",
-    ]
-    for number, title, author, url in SEEDS:
-        lines += ["  - type: blog", f"    title: {quoted(title)}", "    authors:", f"      - name: {quoted(author)}"]
-        if url:
-            lines.append(f"    url: {quoted(url)}")
-        lines.append(f"    notes: {quoted(f'seed {number}')}")
-    return "\n".join(lines) + "\n"
+    return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n"

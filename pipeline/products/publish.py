@@ -25,14 +25,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
+from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, full_disk
 from pipeline.datadir.check import SUMS, check
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import write_database
-from pipeline.products.datacard import citation_cff, croissant, data_card, data_licence, datapackage
+from pipeline.products import metadata
+from pipeline.products.datacard import data_card, data_licence
 from pipeline.stages.export import write_catalog_table
 from pipeline.storage.parquet import atomic_path, sha256
-from pipeline.storage.progress import Stage
+from pipeline.storage.progress import Stage, log
 
 #: Files that zip would not make smaller.
 STORED = (".parquet", ".zip")
@@ -44,20 +46,31 @@ STORED = (".parquet", ".zip")
 CHECK_SHARE, DATASET_SHARE, ARCHIVE_SHARE, GAMES_SHARE = 0.2, 0.3, 0.05, 0.45
 
 
-def publish(data: Path, out: Path) -> list[Path]:
-    """Write the bundle of `data` into `out`; the archives and the unpacked folder."""
+def publish(data: Path, out: Path, url: str | None = None) -> list[Path]:
+    """Write the bundle of `data` into `out`; the archives and the unpacked folder. `url` is
+    where the bundle is published (its metadata's address); by default the project's
+    Homepage or Repository, as pyproject.toml's [project.urls] declares them."""
+    metadata.libraries()
     with Stage(f"publish {out}") as stage:
         stage.phase("checking the data folder", CHECK_SHARE)
         problems = check(data)
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
-        return _publish(data, out, stage)
+        return _publish(data, out, stage, url)
 
 
-def _publish(data: Path, out: Path, stage: Stage) -> list[Path]:
+def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]:
     if data.resolve() in [out.resolve(), *out.resolve().parents]:
         raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
+    declared = metadata.project_urls()
+    url = url or declared.get("Homepage") or declared.get("Repository")
+    if url is None:
+        log.warning(
+            "no address for the dataset: croissant.json, datapackage.json and CITATION.cff say none; "
+            "publish --url URL (where the bundle goes) or declare [project.urls] Homepage in pyproject.toml"
+        )
+    links = (url, declared.get("Repository"))
     store = DataDir(data)
     catalog = pq.read_table(store.catalog)
     name = f"tablebase-{__version__}"
@@ -65,7 +78,7 @@ def _publish(data: Path, out: Path, stage: Stage) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
         written = []
         stage.phase("the dataset folder", DATASET_SHARE)
-        tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, extras=True))
+        tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, links, extras=True))
         written.append(tree)
         stage.phase(f"{name}.zip", ARCHIVE_SHARE)
         archives = [_zip(tree, out / f"{name}.zip", name, stage)]
@@ -77,7 +90,7 @@ def _publish(data: Path, out: Path, stage: Stage) -> list[Path]:
             scratch = out / f".{name}-{game}"
             shutil.rmtree(scratch, ignore_errors=True)
             try:
-                _dataset(store, rows, scratch, extras=False)
+                _dataset(store, rows, scratch, links, extras=False)
                 archives.append(_zip(scratch, out / f"{name}-{game}.zip", f"{name}-{game}"))
             finally:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -94,7 +107,9 @@ def _publish(data: Path, out: Path, stage: Stage) -> list[Path]:
     return written + archives + [out / SUMS]
 
 
-def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> None:
+def _dataset(
+    store: DataDir, catalog: pa.Table, folder: Path, links: tuple[str | None, str | None], extras: bool
+) -> None:
     """A complete dataset folder: the catalog's rulesets, database, card, licence, checksums."""
     folder.mkdir(parents=True)
     for row in catalog.to_pylist():
@@ -111,7 +126,7 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
                 _link(source, folder / item)
     write_database(folder)
     (folder / "LICENSE").write_text(data_licence())
-    _write_metadata(folder, catalog)
+    _write_metadata(folder, catalog, *links)
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     _write_sums(folder, files)
     problems = check(folder)
@@ -119,17 +134,18 @@ def _dataset(store: DataDir, catalog: pa.Table, folder: Path, extras: bool) -> N
         raise DataError(f"the bundle does not check: {problems[0]}")
 
 
-def _write_metadata(folder: Path, catalog: pa.Table) -> None:
+def _write_metadata(folder: Path, catalog: pa.Table, url: str | None, repository: str | None) -> None:
     """The data card (DATASET.md, and README.md, where dataset hubs look for it), Croissant,
-    Frictionless and citation metadata, all from the catalog written into `folder`."""
-    card = data_card(folder, catalog)
-    rows = catalog.to_pylist()
+    Frictionless and citation metadata, from the catalog and the Parquet files in `folder`."""
+    card = data_card(folder, catalog, url)
+    rows = CatalogRow.rows(catalog)
+    files = metadata.parquet_files(folder, rows)
     for name, text in (
         ("DATASET.md", card),
         ("README.md", card),
-        ("croissant.json", croissant(rows, sha256(folder / "catalog.parquet"))),
-        ("datapackage.json", datapackage(rows)),
-        ("CITATION.cff", citation_cff(rows)),
+        ("croissant.json", metadata.croissant(files, url)),
+        ("datapackage.json", metadata.datapackage(files, url)),
+        ("CITATION.cff", metadata.citation_cff(rows, url, repository)),
     ):
         (folder / name).write_text(text, encoding="utf-8")
 
