@@ -65,8 +65,8 @@ def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]
         raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
     declared = metadata.project_urls()
     url = url or declared.get("Homepage") or declared.get("Repository")
-    if url is None:
-        log.warning(
+    if url is None:  # said with -v: a bundle for one's own use needs no address
+        log.debug(
             "no address for the dataset: croissant.json, datapackage.json and CITATION.cff say none; "
             "publish --url URL (where the bundle goes) or declare [project.urls] Homepage in pyproject.toml"
         )
