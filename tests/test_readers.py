@@ -415,6 +415,24 @@ def test_copied_folder_database_reads_the_copy(data, catalog, tmp_path, monkeypa
         assert not [sql for (sql,) in views if str(data) in sql]  # no path of the original folder
 
 
+def test_the_database_is_written_from_a_folder_holding_another_catalog(data, catalog, tmp_path, monkeypatch):
+    """DuckDB looks for the views' files in the working directory first: the database written
+    from one holding another data folder's catalog once failed its own check, and the build with it."""
+    from pipeline.datadir.views import write_database
+
+    copy = Path(shutil.copytree(data, tmp_path / "copy"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(data / "catalog.parquet", elsewhere)
+    pq.write_table(pq.read_table(elsewhere / "catalog.parquet").slice(0, 1), elsewhere / "catalog.parquet")
+    monkeypatch.chdir(elsewhere)
+    write_database(copy)
+    monkeypatch.chdir(copy)
+    with duckdb.connect("tablebases.duckdb", read_only=True) as con:
+        read = by_ruleset(con.sql("SELECT ruleset, count(*) FROM tablebase GROUP BY ALL").fetchall())
+    assert read == counts(catalog, "positions")
+
+
 @pytest.fixture
 def copied(data, tmp_path) -> Path:
     """The database of a copy of `data`."""

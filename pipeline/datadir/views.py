@@ -133,7 +133,7 @@ def write_database(data: Path) -> Path:
             con.execute("DETACH tablebases")
         finally:
             con.close()
-        _check_database(tmp, data)
+        _check_database(tmp, data, files)
     return path
 
 
@@ -148,9 +148,17 @@ def set_search_path(con: duckdb.DuckDBPyConnection, data: Path) -> None:
     con.execute("SET file_search_path = ?", [str(folder)])
 
 
-def _check_database(path: Path, data: Path) -> None:
+def _check_database(path: Path, data: Path, files: list[str]) -> None:
     """Open the database just written and count every view's rows before it replaces the old
-    one: a full disk must not leave a database without its views."""
+    one: a full disk must not leave a database without its views.
+
+    DuckDB looks for the views' relative `files` in the working directory before
+    file_search_path: where one is found there (another data folder's catalog.parquet), the
+    count runs in a child process working in `data` (the views would rightly refuse a mix)."""
+    here = Path.cwd().resolve()
+    if here != data.resolve() and any((here / file).exists() for file in files):
+        _check_database_in(path, data)
+        return
     try:
         con = duckdb.connect(str(path), read_only=True)
         try:
@@ -161,6 +169,26 @@ def _check_database(path: Path, data: Path) -> None:
             con.close()
     except duckdb.Error as error:
         raise DataError(f"{path.name} could not be written whole ({str(error).splitlines()[0]})") from None
+    wal = path.with_name(path.name + ".wal")
+    if wal.exists():
+        raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
+
+
+def _check_database_in(path: Path, data: Path) -> None:
+    """`_check_database` in a child process whose working directory is `data`."""
+    import subprocess
+    import sys
+
+    count = (
+        "import sys, duckdb\n"
+        "con = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "for view in ('catalog', 'tablebase', 'transitions'):\n"
+        "    con.sql(f'SELECT count(*) FROM {view}').fetchall()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", count, str(path.resolve())], cwd=data, capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DataError(f"{path.name} could not be written whole ({last})")
     wal = path.with_name(path.name + ".wal")
     if wal.exists():
         raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
