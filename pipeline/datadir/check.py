@@ -713,11 +713,9 @@ def cached_sha256(store: DataDir, path: Path) -> str:
 def stamped_sha256(path: Path) -> tuple[list[int] | None, str]:
     """`path`'s stat and SHA-256, read through one open file; the stat None if the file
     changed while it was read (then the digest goes in no cache)."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
         before = _stamp_of(os.fstat(handle.fileno()))
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+        digest = hashlib.file_digest(handle, "sha256")
         after = _stamp_of(os.fstat(handle.fileno()))
     return (before if before == after else None), digest.hexdigest()
 
