@@ -31,14 +31,10 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import TypeGuard
 
-try:
-    import fcntl
-except ImportError:  # Windows: the cache is written without a lock
-    fcntl = None
-
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from filelock import FileLock
 
 from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
@@ -791,9 +787,7 @@ def _update_cache(store: DataDir, change: Callable[[dict], object]) -> None:
     path = _cache_file(store)
     try:
         path.parent.mkdir(exist_ok=True)
-        with open(path.with_name("sha256.lock"), "a") as lock:
-            if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with FileLock(path.with_name("sha256.lock"), thread_local=False):
             cache = _read_cache(store)
             change(cache)
             with atomic_path(path) as tmp:
