@@ -18,8 +18,8 @@ all: $(DATA)/catalog.parquet $(DATA)/pages/index.html
 # and the example game plug-in.
 install: $(VENV)/.installed
 
-# Everything the tests need besides: the test extra, Spark, playwright for the pages' browser
-# test and DuckDB 1.1.3.
+# Everything the tests need besides: the data and test extras, Spark, playwright for the
+# pages' browser test and DuckDB 1.1.3.
 dev: $(VENV)/.installed-dev
 
 # setuptools' note on every editable install ("Please be careful with folders in your working
@@ -38,7 +38,7 @@ $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 # DuckDB 1.1.3 beside the venv's own, for tests/test_readers.py: data/tablebases.duckdb must open
 # with the oldest DuckDB its storage format promises (PYTHONPATH=$(VENV)/duckdb-1.1).
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(EDITABLE) $(BIN)/pip install --quiet -e '.[test,browser,spark]'
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,browser,spark]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	touch $@
 
