@@ -546,6 +546,11 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     has no catalog (nothing is built there), for the commands that read a built tablebase."""
     if store.catalog.exists():
         return
+    if store.root.is_file() and store.root.name == store.database.name:  # the views' file, named for its folder
+        raise DataError(
+            f"{store.root} is the database of views over a data folder, not the folder: "
+            f"name the folder it is in with --data {store.root.parent}"
+        )
     if ruleset is not None:
         raise DataError(
             f"{ruleset} is not built: {store.catalog} is missing; build it with "
