@@ -36,14 +36,19 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+from pipeline.cli import small_pages
 
-from pipeline.core.dataset import POSITIONS
-from pipeline.stages.enumerate import TRANSITIONS_ENCODING
-from pipeline.storage.parquet import ROW_GROUP_ROWS, BatchWriter, Encoding, atomic_path
-from pipeline.storage.threads import in_order
+# as `tablebase` runs: NumPy reads whether to ask for huge pages when it is first imported
+small_pages()
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from pipeline.core.dataset import POSITIONS  # noqa: E402
+from pipeline.stages.enumerate import TRANSITIONS_ENCODING  # noqa: E402
+from pipeline.storage.parquet import ROW_GROUP_ROWS, BatchWriter, Encoding, atomic_path  # noqa: E402
+from pipeline.storage.threads import in_order  # noqa: E402
 
 #: Positions decided at each remoteness in Dōbutsu shōgi (the figures its author measured),
 #: of 493,573,042: the shape every size is scaled to, levels between them interpolated
@@ -300,7 +305,7 @@ def check(folder: Path, solution: Path, positions: int, levels: int, seed: int) 
 def run_stage(folder: Path, stage: str, impartial: bool) -> int:
     """The pipeline's solve or verify on the folder's files, as `tablebase` runs a stage
     (its level lines on stderr), timed."""
-    from pipeline.cli import reuse_freed_memory, small_pages
+    from pipeline.cli import reuse_freed_memory
     from pipeline.datadir.layout import RulesetFiles
     from pipeline.stages.run import open_run
     from pipeline.stages.solve import solve
@@ -308,8 +313,7 @@ def run_stage(folder: Path, stage: str, impartial: bool) -> int:
     from pipeline.storage.progress import configure
 
     configure(verbose=True)
-    small_pages()  # as `tablebase` runs
-    reuse_freed_memory()
+    reuse_freed_memory()  # as `tablebase` runs
     began = time.perf_counter()
     with open_run(RulesetFiles(folder), folder / ".scratch", label=folder.name, impartial=impartial) as run:
         (solve if stage == "solve" else verify)(run)

@@ -128,11 +128,14 @@ def small_pages() -> None:
     virtual machines measured (BENCHMARKS.md, version 0.5) faulting a huge page in costs so
     much that the stages spent as long in the kernel as in NumPy: verify's NumPy pass over
     chopsticks:fingers=15,hands=4 took 13.9 s with them (10.7 s of it in the kernel) and
-    7.9 s without. TABLEBASE_HUGEPAGES=1 keeps NumPy's default."""
-    if os.environ.get("TABLEBASE_HUGEPAGES") != "1":
-        import numpy
+    7.9 s without. TABLEBASE_HUGEPAGES=1 keeps NumPy's default, and so does a
+    NUMPY_MADVISE_HUGEPAGE the user set.
 
-        numpy._core.multiarray._set_madvise_hugepage(False)
+    Through NumPy's documented NUMPY_MADVISE_HUGEPAGE, which it reads when it is imported,
+    so this runs before anything imports NumPy; its private `_set_madvise_hugepage` is not
+    where NumPy 1.26 keeps it (numpy.core, not numpy._core), and the command failed there."""
+    if os.environ.get("TABLEBASE_HUGEPAGES") != "1":
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 #: glibc's mallopt parameters: the size from which a block is its own mapping, and how

@@ -5,6 +5,8 @@ tests/test_pages.py walks the pages of every game in a browser."""
 from __future__ import annotations
 
 import csv
+import html
+import itertools
 import json
 import logging
 import re
@@ -12,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -29,8 +32,8 @@ from pipeline.stages.build import build
 ROOT = Path(__file__).resolve().parent.parent
 DRAWN = ["chopsticks", "chopsticks:overflow=rollover"]
 
-NODE = re.compile(r"^  ([po])(\d+) \[(.*)\];$")
-EDGE = re.compile(r"^  ([po])(\d+) -> ([po])(\d+) ")
+NODE = re.compile(r"^\t([po])(\d+) \[(.*)\]$")
+EDGE = re.compile(r"^\t([po])(\d+) -> ([po])(\d+) ")
 
 
 class Page(HTMLParser):
@@ -247,6 +250,46 @@ def test_svg_follows_graphviz(built, tmp_path, monkeypatch):
     draw(["chopsticks"], built, tmp_path / "with")
     for name in ("graph.svg", "strategy.svg"):
         assert "<svg" in (tmp_path / "with" / "chopsticks" / "default" / name).read_text()
+
+
+def test_a_dot_that_cannot_run_leaves_the_dot_files_and_says_how_to_get_graphviz(built, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(draw_module.shutil, "which", lambda name: "/usr/bin/dot")  # found, then gone
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with caplog.at_level(logging.WARNING, logger="tablebase"):
+        draw(["chopsticks"], built, tmp_path / "pages")
+    folder = tmp_path / "pages" / "chopsticks" / "default"
+    assert {"graph.dot", "strategy.dot", "index.html"} <= {p.name for p in folder.iterdir()}
+    assert not list(folder.glob("*.svg"))
+    assert {r.getMessage() for r in caplog.records} == {draw_module.GRAPHVIZ_HINT}
+
+
+#: Texts a game may give its positions and moves that mean something else in DOT: quotes,
+#: Graphviz's escapes (\\N is the node's name, \\l a line break), HTML, a keyword.
+ODD_TEXTS = ['say "hi" \\N', "<b>bold</b>", "ends in \\", "graph", "x\\ly", "<1>"]
+
+
+def test_every_text_is_drawn_as_it_is(built):
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz is not installed")
+    rules = Ruleset.parse("chopsticks")
+    graph = draw_module.load_graph(rules, built, draw_module.read_summary(rules, built), reachable_only=True)
+    odd = [p.id for p in graph.reachable() if p.id != graph.start][: len(ODD_TEXTS)]
+    positions = graph.positions | {pid: replace(graph.positions[pid], text=text) for pid, text in zip(odd, ODD_TEXTS)}
+    texts = itertools.cycle(ODD_TEXTS)
+    moves = {pid: [replace(edge, move=next(texts)) for edge in edges] for pid, edges in graph.moves.items()}
+    graph = replace(graph, positions=positions, moves=moves)
+
+    def drawn(dot) -> tuple[set[str], set[str]]:
+        svg = dot.pipe(format="svg").decode()
+        texts = re.findall(r"<text[^>]*>(.*?)</text>", svg)
+        return {html.unescape(t) for t in texts}, {html.unescape(t) for t in re.findall(r'xlink:title="(.*?)"', svg)}
+
+    texts, titles = drawn(draw_module.state_graph(graph))
+    assert set(ODD_TEXTS) <= texts  # the positions' labels
+    assert set(ODD_TEXTS) <= titles  # the moves' tooltips
+    plan = draw_module.strategy(graph)
+    texts, _ = drawn(draw_module.strategy_graph(graph, plan))
+    assert {move for _, _, move in plan.edges} <= texts and len(plan.edges) > 0  # the moves' labels
 
 
 def test_only_reachable_positions_are_listed_when_there_are_too_many(built, tmp_path, monkeypatch):

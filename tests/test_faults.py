@@ -660,10 +660,9 @@ def test_scratch_made_and_dropped_side_by_side_never_loses_a_folder(tmp_path):
     assert not [p for p in (".staging", ".tmp") if (tmp_path / "data" / p).exists()]
 
 
-def test_sweep_of_a_data_folder_not_there_recovers_nothing(tmp_path, monkeypatch):
-    """Where no lock is taken (no fcntl, as on Windows) the data folder is not made by the
-    lock, and sweep said None for it: `build` then failed on tuple(None)."""
+def test_sweep_of_a_data_folder_not_there_recovers_nothing(tmp_path):
+    """Where no lock was taken (no fcntl, as on Windows, before filelock) the data folder was
+    not made by the lock, and sweep said None for it: `build` then failed on tuple(None)."""
     from pipeline.datadir import layout
 
-    monkeypatch.setattr(layout, "fcntl", None)
     assert layout.DataDir(tmp_path / "data").sweep() == []

@@ -99,8 +99,8 @@ def test_the_repositorys_ruleset_file_is_the_packaged_one():
 
 
 def test_the_default_install_is_what_the_commands_need():
-    """Spark, the browser test's driver and the tests' packages are extras (the default
-    install was 1.4 GB with them)."""
+    """Spark, the browser test's driver, the tests' packages and pandas and Polars are extras
+    (the default install was 1.4 GB with them); filelock and graphviz are pure Python, 2.4 MB together."""
     import re
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -108,9 +108,10 @@ def test_the_default_install_is_what_the_commands_need():
     def names(requirements: list[str]) -> set[str]:
         return {re.split(r"[<>=!~\[; ]", requirement)[0] for requirement in requirements}
 
-    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy", "jinja2"}
+    assert names(project["dependencies"]) == {"duckdb", "pyarrow", "typer", "numpy", "jinja2", "filelock", "graphviz"}
     extras = project["optional-dependencies"]
     assert names(extras["spark"]) == {"pyspark"} and names(extras["browser"]) == {"playwright"}
+    assert names(extras["data"]) == {"pandas", "polars"}
     assert "playwright" not in names(extras["test"]) and "pyspark" not in names(extras["test"])
 
 
@@ -129,7 +130,7 @@ def test_make_all_installs_the_light_install_and_make_test_every_extra():
     light = make_dry_run("all")
     assert not any("[" in line for line in light), light
     assert any(line.endswith("pip install --quiet -e .") for line in light), light
-    assert any(".[test,publish,browser,spark]" in line for line in make_dry_run("test"))
+    assert any(".[data,test,publish,browser,spark]" in line for line in make_dry_run("test"))
 
 
 def test_make_dist_installs_the_publish_extra_and_make_test_cffconvert_apart():

@@ -115,3 +115,20 @@ def test_what_stops_the_writing_is_raised_not_the_failed_close(tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         write_batches(batches(), tmp_path / "out.parquet", schema)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 5 * (1 << 18) + 3])
+def test_a_files_sha256_is_that_of_its_whole_bytes_whatever_its_size(tmp_path, size):
+    """Both ways the checksums are taken (the catalog's, and check's with the file's stat)
+    give the SHA-256 of the whole bytes, on files that end before, at and past a read's block."""
+    import hashlib
+
+    from pipeline.datadir.check import stamped_sha256
+    from pipeline.storage.parquet import sha256
+
+    path = tmp_path / "file"
+    path.write_bytes(np.random.default_rng(size).bytes(size))
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert sha256(path) == expected
+    stamp, digest = stamped_sha256(path)
+    assert digest == expected and stamp is not None and stamp[0] == size

@@ -183,6 +183,61 @@ def test_database_file_works_from_elsewhere_with_file_search_path(data, catalog,
         check_views(con, catalog)
 
 
+#: Each view's comment and what DuckDB says when it reads `catalog` from elsewhere.
+COMMENTS_READER = """
+import json, sys, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+try:
+    con.sql("SELECT count(*) FROM catalog").fetchall()
+except duckdb.Error as error:
+    refused = str(error)
+print(json.dumps({
+    "version": duckdb.__version__,
+    "comments": dict(con.sql("SELECT view_name, comment FROM duckdb_views() WHERE NOT internal").fetchall()),
+    "refused": refused,
+}))
+"""
+
+
+@pytest.mark.parametrize("old", [True, False], ids=["duckdb-1.1", "duckdb-own"])
+def test_each_view_says_how_to_open_the_database_from_elsewhere(data, tmp_path, old):
+    """Opened from a folder without its files, DuckDB names neither the folder nor the
+    setting that would find them; duckdb_views() does."""
+    if old and not (OLD_DUCKDB / "duckdb").is_dir():
+        pytest.fail(f"DuckDB 1.1.3 is not installed in {OLD_DUCKDB}: run `make dev`", pytrace=False)
+    env = {**os.environ, "PYTHONPATH": str(OLD_DUCKDB)} if old else None
+    done = subprocess.run(
+        [sys.executable, "-c", COMMENTS_READER, str(data / "tablebases.duckdb")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["version"] == "1.1.3") == old
+    assert sorted(answer["comments"]) == sorted(VIEWS)
+    assert 'No files found that match the pattern "catalog.parquet"' in answer["refused"]
+    for comment in answer["comments"].values():
+        assert "SET file_search_path" in comment and answer["refused"].split(": ", 1)[1] in comment
+
+
+@pytest.mark.parametrize("args", [["sql", "SELECT count(*) FROM catalog"], ["probe", "chopsticks", "start"]])
+def test_the_database_named_as_the_data_folder_names_its_folder(data, args):
+    """It said `nothing is built in …/tablebases.duckdb: …/tablebases.duckdb/catalog.parquet is missing`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", *args, "--data", str(data / "tablebases.duckdb")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        f"error: {data / 'tablebases.duckdb'} is the database of views over a data folder, not the folder: "
+        f"name the folder it is in with --data {data}\n"
+    )
+
+
 # -- pyarrow -----------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from pipeline.products.query import run_sql
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+README_PATH = Path(__file__).resolve().parent.parent / "README.md"
+README = README_PATH.read_text()
 EXAMPLES = re.findall(r"```sql\n(.*?)```", README, flags=re.S)
 
 
@@ -38,23 +39,43 @@ def test_readme_probe_example_is_current(built):
         assert move.move in block
 
 
-READERS = re.search(r"```python\n(duckdb\.sql\(.*?)```", README, flags=re.S).group(1).splitlines()
+#: The readers' block: a line of imports, then one reader a line.
+IMPORTS, *READERS = re.search(r"```python\n(import .*?)```", README, flags=re.S).group(1).splitlines()
 
 
 @pytest.mark.parametrize("line", READERS, ids=[line.split("#")[-1].strip() for line in READERS])
 def test_readme_reader_one_liners_run(built, tmp_path, monkeypatch, line):
-    import glob
-
     import duckdb
-    import pandas
-    import polars
-    import pyarrow.dataset
 
     (tmp_path / "data").symlink_to(built)
     monkeypatch.chdir(tmp_path)
-    result = eval(line, {"duckdb": duckdb, "glob": glob, "pandas": pandas, "polars": polars, "pyarrow": pyarrow})
+    names: dict = {}
+    exec(IMPORTS, names)
+    result = eval(line, names)
     rows = result.fetchall() if isinstance(result, duckdb.DuckDBPyRelation) else result
     assert len(rows) > 0
+
+
+def test_the_readers_come_with_tablebase_or_the_extra_the_readme_names():
+    """Every module the readers' block imports is Python's own, or installed with tablebase,
+    or with the extra its import line names: pandas and Polars came with the tests alone, so
+    the examples failed in the environment `make install` makes."""
+    import ast
+    import importlib.metadata
+    import sys
+    import tomllib
+
+    project = tomllib.loads((README_PATH.parent / "pyproject.toml").read_text())["project"]
+    extra = re.search(r"pip install 'tablebase\[(\w+)\]'", IMPORTS)
+    assert extra, f"the readers' import line names no extra to install: {IMPORTS}"
+    requirements = project["dependencies"] + project["optional-dependencies"][extra[1]]
+    installed = {re.match(r"[\w.-]+", requirement)[0].lower().replace("_", "-") for requirement in requirements}
+    distributions = importlib.metadata.packages_distributions()
+    modules = {alias.name.split(".")[0] for node in ast.parse(IMPORTS).body for alias in node.names}
+    assert {"duckdb", "pandas", "polars", "pyarrow"} <= modules
+    for module in sorted(modules - set(sys.stdlib_module_names)):
+        names = {name.lower().replace("_", "-") for name in distributions.get(module, [module])}
+        assert names & installed, f"{module} is neither a dependency of tablebase nor in its {extra[1]} extra"
 
 
 # Every shell command of the README, run as printed. ---------------------------------

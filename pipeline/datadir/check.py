@@ -31,14 +31,10 @@ from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import TypeGuard
 
-try:
-    import fcntl
-except ImportError:  # Windows: the cache is written without a lock
-    fcntl = None
-
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from filelock import FileLock
 
 from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
@@ -550,6 +546,11 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     has no catalog (nothing is built there), for the commands that read a built tablebase."""
     if store.catalog.exists():
         return
+    if store.root.is_file() and store.root.name == store.database.name:  # the views' file, named for its folder
+        raise DataError(
+            f"{store.root} is the database of views over a data folder, not the folder: "
+            f"name the folder it is in with --data {store.root.parent}"
+        )
     if ruleset is not None:
         raise DataError(
             f"{ruleset} is not built: {store.catalog} is missing; build it with "
@@ -717,11 +718,9 @@ def cached_sha256(store: DataDir, path: Path, cache: dict | None = None) -> str:
 def stamped_sha256(path: Path) -> tuple[list[int] | None, str]:
     """`path`'s stat and SHA-256, read through one open file; the stat None if the file
     changed while it was read (then the digest goes in no cache)."""
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
         before = _stamp_of(os.fstat(handle.fileno()))
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+        digest = hashlib.file_digest(handle, "sha256")
         after = _stamp_of(os.fstat(handle.fileno()))
     return (before if before == after else None), digest.hexdigest()
 
@@ -797,9 +796,7 @@ def _update_cache(store: DataDir, change: Callable[[dict], object]) -> None:
     path = _cache_file(store)
     try:
         path.parent.mkdir(exist_ok=True)
-        with open(path.with_name("sha256.lock"), "a") as lock:
-            if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with FileLock(path.with_name("sha256.lock"), thread_local=False):
             cache = _read_cache(store)
             change(cache)
             with atomic_path(path) as tmp:

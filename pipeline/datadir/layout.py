@@ -27,12 +27,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-try:
-    import fcntl
-except ImportError:  # Windows: builds there take no lock
-    fcntl = None
+from filelock import FileLock, Timeout
 
 from pipeline.core.errors import DataError
 from pipeline.games.rulesets import Ruleset
@@ -251,8 +248,8 @@ class DataDir:
 
         Without `wait`, DataError(`busy`) at once if another process holds it."""
         key = (self.root.resolve(), name)
-        if fcntl is None or _held.get(key):
-            _held[key] = _held.get(key, 0) + 1
+        if _held.get(key):
+            _held[key] += 1
             try:
                 yield
             finally:
@@ -260,40 +257,39 @@ class DataDir:
             return
         path = self.root / ".locks" / f"{name}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a+") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                raise DataError(busy or f"{self.root} is busy ({name})") from None
-            _held[key] = 1
-            try:
-                yield
-            finally:
-                _held[key] = 0
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        # the process's lock, whichever thread takes it, as `_held` counts it
+        lock = FileLock(path, thread_local=False)
+        try:
+            lock.acquire(timeout=-1 if wait else 0)
+        except Timeout:
+            raise DataError(busy or f"{self.root} is busy ({name})") from None
+        _held[key] = 1
+        try:
+            yield
+        finally:
+            _held[key] = 0
+            lock.release()
 
     def claim(self) -> None:
         """Hold this process's lock in the data directory (data/.locks/process.<pid>.lock)
         until the process ends: `sweep` leaves the scratch named by its PID alone while the
         lock is held, and takes it once the process is gone, whoever has its PID by then."""
-        if fcntl is None:
-            return
         path = self._process_lock(os.getpid())
         key = (os.getpid(), self.root.resolve())
         held = _claimed.pop(key, None)
         if held is not None:
-            if _same_file(held, path):
+            lock, file = held
+            if _same_file(file, path):
                 _claimed[key] = held
                 return
-            held.close()  # the data directory was deleted or replaced under this process
+            lock.release()  # the data directory was deleted or replaced under this process
         with self.lock("publish"):  # `sweep` removes the lock files of ended processes under it
-            handle = open(path, "a+")  # noqa: SIM115 - kept open for the lock it holds, until the process ends
+            lock = FileLock(path, thread_local=False)
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no other process has this PID
-            except BlockingIOError:  # but a child forked by a process that had it may hold it
-                handle.close()
+                lock.acquire(timeout=0)  # free: no other process has this PID
+            except Timeout:  # but a child forked by a process that had it may hold it
                 raise DataError(f"{path} is held by another process: end it, or delete the file") from None
-            _claimed[key] = handle  # kept open, and so held, until the process ends
+            _claimed[key] = (lock, os.stat(path))  # held until the process ends
 
     def _process_lock(self, pid: int) -> Path:
         return self.root / ".locks" / f"process.{pid}.lock"
@@ -301,18 +297,18 @@ class DataDir:
     def _runs(self, owner: str) -> bool:
         """Whether the process that named its scratch `owner` (its PID) runs: it holds its
         process lock. Never this process: `sweep` runs before this process makes its scratch."""
-        if fcntl is None or not owner.isdigit() or int(owner) == os.getpid():
+        if not owner.isdigit() or int(owner) == os.getpid():
             return False
-        try:
-            handle = open(self._process_lock(int(owner)))  # noqa: SIM115 - `with handle` below, once open
-        except FileNotFoundError:
+        path = self._process_lock(int(owner))
+        if not path.exists():
             return False  # a PID alone proves nothing: it may be another process's by now
-        with handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            return False
+        lock = FileLock(path, thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return True
+        lock.release()
+        return False
 
     def sweep(self) -> list[str]:
         """Remove what ended processes left: their staging and scratch folders and their
@@ -385,13 +381,14 @@ def _names_a_ruleset(name: str) -> bool:
 #: Locks this process holds, by (data directory, name): how many times over.
 _held: dict[tuple[Path, str], int] = {}
 #: Each data directory's process lock this process holds, by (PID, data directory): the
-#: open file, never closed (a forked child has a PID and lock of its own).
-_claimed: dict[tuple[int, Path], IO[str]] = {}
+#: lock, never released, and its file as it was when taken (a forked child has a PID and
+#: lock of its own).
+_claimed: dict[tuple[int, Path], tuple[FileLock, os.stat_result]] = {}
 
 
-def _same_file(handle: IO[str], path: Path) -> bool:
-    """Whether the open `handle` is still the file at `path` (not deleted or replaced)."""
+def _same_file(file: os.stat_result, path: Path) -> bool:
+    """Whether the file `file` describes is still the one at `path` (not deleted or replaced)."""
     try:
-        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+        return os.path.samestat(file, os.stat(path))
     except OSError:
         return False

@@ -34,6 +34,20 @@ FOREIGN = (
 )
 
 
+#: Each view of data/tablebases.duckdb, as its comment says it.
+VIEW_COMMENTS = {
+    "catalog": "one row per built ruleset (catalog.parquet)",
+    "tablebase": "every position of every built ruleset (each catalog row's tablebase_path)",
+    "transitions": "every move of every built ruleset (each catalog row's transitions_path)",
+}
+#: How to open the database, said in each view's comment.
+WHERE_FROM = (
+    ". It reads the files beside tablebases.duckdb by paths relative to its folder: open it from "
+    "that folder (cd into it), or SET file_search_path to it first; from anywhere else DuckDB "
+    'answers No files found that match the pattern "catalog.parquet" (or a ruleset\'s file)'
+)
+
+
 def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, list[str]]:
     """Each view's files, relative to `data`, from the catalog (DataError if none is built,
     or if a row names a file anywhere but in its ruleset's folder inside `data`), or from
@@ -128,6 +142,10 @@ def write_database(data: Path) -> Path:
                 "COMMENT ON MACRO same_folder IS 'true when every file is found in one folder, whose "
                 "catalog.parquet is the one this database was written with'"
             )
+            # what a user who opened the database elsewhere finds in duckdb_views(): DuckDB's
+            # own error (No files found that match the pattern "catalog.parquet") names no setting
+            for view, what in VIEW_COMMENTS.items():
+                con.execute(f"COMMENT ON VIEW {view} IS {quote_path(what + WHERE_FROM)}")
             con.execute("USE memory")
             con.execute("CHECKPOINT tablebases")
             con.execute("DETACH tablebases")

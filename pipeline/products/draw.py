@@ -22,12 +22,12 @@ ones, up to PAGE_LIMIT of those. Values are the side to move's, as everywhere.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import graphviz
 
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, TablebaseError
@@ -60,8 +60,6 @@ GRAPHVIZ_HINT = (
     "Graphviz is not installed, so graphs and strategies are written as DOT files only: install it "
     "to draw them as SVG (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz)"
 )
-#: Seconds Graphviz may spend laying out one graph before the SVG is given up.
-DOT_TIMEOUT = 120
 #: Graphs with more edges than this get dot's quicker layout settings.
 FAST_LAYOUT_EDGES = 250
 #: Graphs with more edges than this are laid out by sfdp (force-directed) instead of dot.
@@ -180,78 +178,82 @@ def strategy(graph: RulesetGraph) -> Strategy:
 
 
 # --- DOT ---------------------------------------------------------------------------------
+# Built with the graphviz package, which quotes every name and attribute as DOT wants; each
+# text from the data goes through `_text`, so Graphviz shows it as it is.
 
 
-def _dot_label(*lines: str) -> str:
-    """A DOT string of `lines` joined by DOT's line breaks."""
-    return '"' + "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines) + '"'
+def _text(*lines: str) -> str:
+    """`lines` as one DOT text shown literally (backslashes and a <…> text are not DOT's
+    escapes or HTML), joined by DOT's line breaks."""
+    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in lines))
 
 
-def _value_text(value: str, remoteness: int | None) -> str:
-    return in_plies(value, remoteness)
-
-
-def _node_attributes(position: Position, start: bool, *extra: str) -> str:
-    attributes = [
-        f"label={_dot_label(position.text, _value_text(position.value, position.remoteness), *extra)}",
-        f'fillcolor="{COLOURS[position.value]}"',
+def _node(dot: graphviz.Digraph, name: str, position: Position, start: bool, *extra: str) -> None:
+    attributes = {
+        "fillcolor": COLOURS[position.value],
         # Graphviz makes the node a link in the SVG: to the position on the page beside it
-        f'URL="index.html#p{position.id}"',
-        'target="_top"',
-    ]
+        "URL": f"index.html#p{position.id}",
+        "target": "_top",
+    }
     if position.over:
-        attributes.append("peripheries=2")
+        attributes["peripheries"] = "2"
     if start:
-        attributes.append("penwidth=3")
-    return ", ".join(attributes)
+        attributes["penwidth"] = "3"
+    dot.node(name, _text(position.text, in_plies(position.value, position.remoteness), *extra), **attributes)
 
 
-_DOT_DEFAULTS = [
-    '  node [shape=box, style=filled, fontname="Helvetica", fontsize=10];',
-    '  edge [fontname="Helvetica", fontsize=8, color="#607d8b", arrowsize=0.6];',
-]
+def _digraph(name: str, title: str, edges: int, quick: bool = False) -> graphviz.Digraph:
+    """A digraph titled `title` of `edges` edges: past LAYERED_EDGES dot's layers take
+    minutes, and sfdp lays it out. The DOT file says so, and draws the SVG's picture.
+
+    `quick`: past FAST_LAYOUT_EDGES, a few passes of dot's network simplex, which dominates
+    the layout time of bigger graphs (12 s to 2 s at 550 edges) for nearly the same picture."""
+    graph = {"label": title, "labelloc": "t", "fontname": "Helvetica"}
+    if edges > LAYERED_EDGES:
+        graph |= {"layout": "sfdp", "overlap": "prism"}
+    elif quick and edges > FAST_LAYOUT_EDGES:
+        graph |= {"nslimit": "1", "nslimit1": "1"}
+    return graphviz.Digraph(
+        _text(name),
+        graph_attr=graph,
+        node_attr={"shape": "box", "style": "filled", "fontname": "Helvetica", "fontsize": "10"},
+        edge_attr={"fontname": "Helvetica", "fontsize": "8", "color": "#607d8b", "arrowsize": "0.6"},
+    )
 
 
-def state_graph_dot(graph: RulesetGraph) -> str:
+def state_graph(graph: RulesetGraph) -> graphviz.Digraph:
     """The positions reachable from the start as a DOT digraph: one node `p<id>` each,
     filled by value, a double border where the game is over, a thick one at the start;
     one edge per move, the move's label as its tooltip."""
     nodes = graph.reachable()
     edges = [edge for p in nodes for edge in sorted(graph.moves[p.id], key=lambda e: e.dst)]
-    title = _dot_label(
+    title = _text(
         f"{graph.rules.id}: {len(nodes):,} positions reachable from {graph.summary.start}, {len(edges):,} moves",
         f"fill: the value for the side to move ({', '.join(f'{COLOUR_NAMES[v]} {v}' for v in WORDS)})",
         "double border: game over; thick border: the start",
     )
-    lines = [
-        f"digraph {_dot_label(graph.rules.id)} {{",
-        f'  graph [label={title}, labelloc=t, fontname="Helvetica"];',
-        *_DOT_DEFAULTS,
-    ]
-    if len(edges) > FAST_LAYOUT_EDGES:
-        # dot's network simplex dominates the layout time of bigger graphs (12 s to 2 s at
-        # 550 edges); a few passes give nearly the same picture.
-        lines.insert(2, "  graph [nslimit=1, nslimit1=1];")
-    lines += [f"  p{p.id} [{_node_attributes(p, p.id == graph.start)}];" for p in nodes]
-    lines += [f"  p{e.src} -> p{e.dst} [tooltip={_dot_label(e.move)}];" for e in edges]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    dot = _digraph(graph.rules.id, title, len(edges), quick=True)
+    for p in nodes:
+        _node(dot, f"p{p.id}", p, p.id == graph.start)
+    for e in edges:
+        dot.edge(f"p{e.src}", f"p{e.dst}", tooltip=_text(e.move))
+    return dot
 
 
-def strategy_dot(graph: RulesetGraph, plan: Strategy) -> str:
+def strategy_graph(graph: RulesetGraph, plan: Strategy) -> graphviz.Digraph:
     """The strategy as a DOT digraph: node `p<id>` where the strategy's owner moves,
     `o<id>` where the opponent does; edges labelled with the move."""
     other = "second" if plan.owner == "first" else "first"
     start = graph.positions[graph.start]
     if plan.holds != Value.WIN:
         what = "draw" if plan.holds == Value.DRAW else "tie"
-        title = _dot_label(
+        title = _text(
             f"{graph.rules.id}: the start is a {what}; the first player's {what} strategy ({len(plan.nodes):,} positions)",
             f"at the first player's turns one move that keeps the {what} (or wins fastest after a mistake),",
             f"at the second player's turns every reply; the second player can hold the {what} too",
         )
     else:
-        title = _dot_label(
+        title = _text(
             f"{graph.rules.id}: {in_words(start.value, start.remoteness)} ({len(plan.nodes):,} positions)",
             f"at the {plan.owner} player's turns one fastest winning move, at the {other} player's turns every reply",
         )
@@ -259,44 +261,32 @@ def strategy_dot(graph: RulesetGraph, plan: Strategy) -> str:
     def name(node: tuple[int, bool]) -> str:
         return f"{'p' if node[1] else 'o'}{node[0]}"
 
-    lines = [
-        f"digraph {_dot_label('strategy ' + graph.rules.id)} {{",
-        f'  graph [label={title}, labelloc=t, fontname="Helvetica"];',
-        *_DOT_DEFAULTS,
-    ]
+    dot = _digraph("strategy " + graph.rules.id, title, len(plan.edges))
     for node in plan.nodes:
         mover = plan.owner if node[1] else other
-        lines.append(
-            f"  {name(node)} [{_node_attributes(graph.positions[node[0]], node == plan.nodes[0], f'{mover} to move')}];"
-        )
-    lines += [f"  {name(a)} -> {name(b)} [label={_dot_label(move)}];" for a, b, move in plan.edges]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        _node(dot, name(node), graph.positions[node[0]], node == plan.nodes[0], f"{mover} to move")
+    for a, b, move in plan.edges:
+        dot.edge(name(a), name(b), label=_text(move))
+    return dot
 
 
-def render_svg(dot_file: Path, edges: int) -> Path | None:
-    """Draw `dot_file` as SVG beside it with Graphviz; None where `dot` is not installed
-    or cannot draw it in DOT_TIMEOUT seconds (the DOT file is the product; SVG is a view).
-    Graphs of more than LAYERED_EDGES edges are laid out by sfdp: dot's layers take minutes."""
-    program = shutil.which("dot")
-    if program is None:
-        return None
-    layout = ["-Kdot"] if edges <= LAYERED_EDGES else ["-Ksfdp", "-Goverlap=prism"]
-    target = dot_file.with_suffix(".svg")
+def render_svg(dot: graphviz.Digraph, target: Path) -> Path | None:
+    """Draw `dot` as SVG into `target` with Graphviz; None where `dot` is not installed or
+    fails on it (the DOT file is the product; SVG is a view). No time limit: only pictures
+    small enough to read are drawn (READABLE_*), in under a second each (sticks:rows=6's
+    strategy, 412 moves: 0.64 s)."""
     try:
-        with atomic_path(target) as tmp:
-            subprocess.run(
-                [program, *layout, "-Tsvg", "-o", str(tmp), str(dot_file)],
-                check=True,
-                capture_output=True,
-                timeout=DOT_TIMEOUT,
-            )
-    except subprocess.TimeoutExpired:
-        log.warning("Graphviz took over %d s on %s: no SVG drawn", DOT_TIMEOUT, dot_file)
+        svg = dot.pipe(format="svg", quiet=True)
+    except graphviz.ExecutableNotFound:
+        log.warning(GRAPHVIZ_HINT)
         return None
-    except subprocess.CalledProcessError as error:
-        log.warning("Graphviz failed on %s: %s", dot_file, error.stderr.decode(errors="replace").strip())
+    except graphviz.CalledProcessError as error:
+        log.warning(
+            "Graphviz failed on %s: %s", target.with_suffix(".dot"), error.stderr.decode(errors="replace").strip()
+        )
         return None
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(svg)
     return target
 
 
@@ -346,17 +336,15 @@ def draw_ruleset(
     written: list[Path] = []
     pictures: list[str] = []
     notes: list[str] = []
-    graphviz = shutil.which("dot") is not None
-    if not graphviz and (graphs or strategies):
+    drawn = shutil.which("dot") is not None
+    if not drawn and (graphs or strategies):
         notes.append(GRAPHVIZ_HINT + ".")
     if graphs:
         nodes = graph.reachable()
         edges = sum(len(graph.moves[p.id]) for p in nodes)
         readable = len(nodes) <= READABLE_POSITIONS and edges <= READABLE_MOVES
-        written += _picture(
-            folder, "graph", state_graph_dot(graph), "state graph", edges, graphviz and readable, pictures
-        )
-        if graphviz and not readable:
+        written += _picture(folder, "graph", state_graph(graph), "state graph", drawn and readable, pictures)
+        if drawn and not readable:
             notes.append(
                 f"The state graph ({len(nodes):,} positions, {edges:,} moves) is not drawn as a picture: "
                 f"past {READABLE_POSITIONS} positions or {READABLE_MOVES} moves it is a tangle nobody can "
@@ -370,10 +358,9 @@ def draw_ruleset(
             written += _picture(
                 folder,
                 "strategy",
-                strategy_dot(graph, plan),
+                strategy_graph(graph, plan),
                 f"{what} of the {plan.owner} player",
-                len(plan.edges),
-                graphviz and readable,
+                drawn and readable,
                 pictures,
             )
         if not readable:
@@ -390,11 +377,11 @@ def draw_ruleset(
 
 
 def _picture(
-    folder: Path, name: str, dot: str, what: str, edges: int, svg: bool, pictures: list[tuple[str, str]]
+    folder: Path, name: str, dot: graphviz.Digraph, what: str, svg: bool, pictures: list[tuple[str, str]]
 ) -> list[Path]:
     """Write `name`.dot, and `name`.svg with `svg`; add both to `pictures` for the page."""
-    dot_file = _write(folder / f"{name}.dot", dot)
-    drawn = render_svg(dot_file, edges) if svg else None
+    dot_file = _write(folder / f"{name}.dot", dot.source)
+    drawn = render_svg(dot, folder / f"{name}.svg") if svg else None
     if drawn is not None:
         pictures.append((drawn.name, f"{what} (SVG: click a position to see it on this page)"))
     pictures.append((dot_file.name, f"{what} (DOT, for Graphviz and other tools)"))

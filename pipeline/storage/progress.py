@@ -54,6 +54,8 @@ def configure(quiet: bool = False, verbose: bool = False) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     log.setLevel(logging.NOTSET)  # the root's level decides, whatever an earlier caller set
+    # filelock says at DEBUG every time a data folder's lock is taken and let go: its own news
+    logging.getLogger("filelock").setLevel(logging.WARNING)
     _console = console if bars else None
     global _heartbeat
     _heartbeat = HEARTBEAT if not quiet and not bars else None
