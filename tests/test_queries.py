@@ -275,3 +275,36 @@ def test_database_file_holds_the_views(built, tmp_path, monkeypatch):
     con.close()
     assert rulesets == in_tablebase and "chopsticks" in rulesets
     assert moves == 350
+
+
+@pytest.mark.parametrize(
+    ("sql", "bound"),
+    [
+        ("SELECT count(*) FROM catalog", {"catalog"}),
+        ("WITH c AS (SELECT * FROM catalog) SELECT count(*) FROM c", {"catalog"}),
+        ("SELECT count(*) FROM tablebase JOIN catalog USING (ruleset)", {"catalog", "tablebase"}),
+        ("SELECT 1", set()),
+        ("SELECT count(*) FROM 'elsewhere.parquet'", {"catalog", "tablebase", "transitions"}),  # refused later
+        ("SELECT count(*) FROM tablebas", {"catalog", "tablebase", "transitions"}),  # DuckDB's 'Did you mean'
+        ("EXPLAIN SELECT count(*) FROM transitions", {"transitions"}),
+        ("PIVOT catalog ON game USING count(*)", {"catalog", "tablebase", "transitions"}),
+    ],
+)
+def test_a_statement_binds_only_the_views_it_names(built, monkeypatch, sql, bound):
+    """Binding a view reads the footer of every file it names: a look at the catalog binds no other."""
+    import pipeline.products.query as query
+
+    seen = []
+    real = query.connect_views
+
+    def spy(data, read_only=False, views=None):
+        con = real(data, read_only, views)
+        seen.append({name for (name,) in con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()})
+        return con
+
+    monkeypatch.setattr(query, "connect_views", spy)
+    try:
+        query.run_sql(built, sql)
+    except query.QueryError:
+        pass  # the typo and the file: refused, after the views were made
+    assert seen == [bound]

@@ -24,6 +24,8 @@ from pipeline.datadir.layout import DataDir, misplaced
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, quote_path
 from pipeline.storage.parquet import atomic_path, read_table, require
 
+#: The views every connection of ours and data/tablebases.duckdb define.
+VIEWS = frozenset({"catalog", "tablebase", "transitions"})
 #: The oldest DuckDB release that can open data/tablebases.duckdb.
 STORAGE_VERSION = "v1.1.0"
 #: What the database's views say when they meet another data folder than their own.
@@ -80,9 +82,10 @@ def define_views(
     relative: bool = False,
     guard: str = "",
     trusted: list[dict] | None = None,
+    views: set[str] | None = None,
 ) -> dict[str, list[str]]:
-    """Create the views catalog, tablebase and transitions over `data` in `con`; each view's
-    files, relative to `data` (`published_paths`).
+    """Create the views catalog, tablebase and transitions over `data` in `con` (those in
+    `views` only, if given); each view's files, relative to `data` (`published_paths`).
 
     `relative`: name the files relative to `data`. `guard`: an SQL condition every view
     also requires. `trusted`: the catalog's rows as `trusted_catalog` returned them."""
@@ -92,8 +95,13 @@ def define_views(
     def literal(file: str) -> str:
         return quote_path(file if relative else data / file)
 
-    con.execute(f"CREATE OR REPLACE VIEW catalog AS SELECT * FROM read_parquet({literal('catalog.parquet')}){where}")
+    if views is None or "catalog" in views:
+        con.execute(
+            f"CREATE OR REPLACE VIEW catalog AS SELECT * FROM read_parquet({literal('catalog.parquet')}){where}"
+        )
     for name, files in paths.items():
+        if views is not None and name not in views:
+            continue  # binding it would read the footer of every file it names
         listed = ", ".join(literal(file) for file in files)
         con.execute(
             f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}"
@@ -212,9 +220,9 @@ def _check_database_in(path: Path, data: Path) -> None:
         raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
 
 
-def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the views defined, once the catalog and every file it
-    names have their recorded checksums (`trusted_catalog`).
+def connect_views(data: Path, read_only: bool = False, views: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the views defined (those in `views`, if given), once the
+    catalog and every file it names have their recorded checksums (`trusted_catalog`).
 
     `read_only`: the connection may open the files the views read and no other (DuckDB's
     allowed_paths, with enable_external_access off: no other file read or written, no
@@ -232,7 +240,7 @@ def connect_views(data: Path, read_only: bool = False) -> duckdb.DuckDBPyConnect
     con = duckdb.connect()
     # the views' query reads the footers of every file again, as binding them did
     con.execute("SET parquet_metadata_cache = true")
-    paths = define_views(con, data, trusted=rows)
+    paths = define_views(con, data, trusted=rows, views=views)
     if not read_only:
         return con
     files = [store.catalog, *(data / file for listed in paths.values() for file in listed)]

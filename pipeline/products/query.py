@@ -28,7 +28,7 @@ import pyarrow as pa
 from pipeline.core.errors import PositionError, TablebaseError
 from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
-from pipeline.datadir.views import connect_views
+from pipeline.datadir.views import VIEWS, connect_views
 from pipeline.games import read_position
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import read_table, require
@@ -220,14 +220,14 @@ _WRITES = "add --allow-writes to run it with DuckDB's full power (it lets DuckDB
 _NETWORK = "add --allow-writes to let DuckDB reach the network (it lets DuckDB write files too)"
 
 
-def reads_files_only(sql: str) -> None:
+def reads_files_only(sql: str) -> dict:
     """Refuse (QueryError) a SELECT that could do more than read files: it holds another
     statement (a CTE's COPY), calls a table function outside READING_FUNCTIONS or names a
     remote file.
 
     DuckDB cannot let a statement read files and not write them (enable_external_access,
     allowed_directories and allowed_paths grant both), so --read-files reads the statement
-    itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only)."""
+    itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only); the parse tree."""
     tree = _parsed(sql)
     if tree["error"]:
         raise QueryError(f"--read-files reads the statement to run it: {tree['error_message']}; {_WRITES}")
@@ -251,11 +251,13 @@ def reads_files_only(sql: str) -> None:
         for text in filter(None, texts):
             if _URL.match(text.strip().strip('"')):
                 raise QueryError(f"--read-files reads local files only, not {text}: {_NETWORK}")
+    return tree
 
 
-def writes_nothing(sql: str, kind: str) -> None:
+def writes_nothing(sql: str, kind: str) -> dict | None:
     """Refuse (QueryError) a reading statement that holds one that writes: a CTE's COPY,
-    INSERT, UPDATE or DELETE, or EXPLAIN ANALYZE of anything but a SELECT.
+    INSERT, UPDATE or DELETE, or EXPLAIN ANALYZE of anything but a SELECT. The SELECT's
+    parse tree (the one an EXPLAIN explains), None for other statements.
 
     The views read the published files by name through DuckDB's allowed_paths, which would
     let a COPY (USE_TMP_FILE false) write over them: no such statement may reach that
@@ -270,7 +272,7 @@ def writes_nothing(sql: str, kind: str) -> None:
                 "add --allow-writes to run it"
             )
     if kind != "SELECT":
-        return
+        return None
     tree = _parsed(sql)
     if tree["error"]:
         raise QueryError(f"the statement could not be read to see that it only reads: {tree['error_message']}")
@@ -281,6 +283,26 @@ def writes_nothing(sql: str, kind: str) -> None:
                 f"this SELECT holds another statement ({what}), which can change things: only reading "
                 "statements run unless you add --allow-writes"
             )
+    return tree
+
+
+def views_named(tree: dict | None) -> set[str] | None:
+    """The views (catalog, tablebase, transitions) a SELECT's parse tree names, as a table or
+    as a table function's text (query_table('tablebase')); None, all of them, without a tree.
+    Binding a view reads the footer of every file it names: a query of the catalog binds none."""
+    if tree is None:
+        return None
+    names, ctes = set(), set()
+    for node, inside_function in _nodes(tree["statements"], False):
+        if node.get("type") in ("BASE_TABLE", "SHOW_REF"):
+            names.add(str(node.get("table_name", "")).lower())
+        elif inside_function and node.get("class") == "CONSTANT":
+            names.add(str(_text(node)).lower())
+        for entry in (node.get("cte_map") or {}).get("map", []):
+            ctes.add(str(entry.get("key", "")).lower())
+    if names - VIEWS - ctes:  # a typo DuckDB would answer with 'Did you mean "tablebase"?'
+        return None
+    return names & VIEWS
 
 
 def explained(sql: str) -> str:
@@ -374,12 +396,13 @@ def run_sql(
             "(SELECT, EXPLAIN, …) unless you add --allow-writes"
         )
     reading = read_files and not allow_writes and kind == "SELECT"
+    tree = None
     if reading:
-        reads_files_only(sql)
+        tree = reads_files_only(sql)
     elif not allow_writes:
-        writes_nothing(sql, kind)
+        tree = writes_nothing(sql, kind)
     params = checked_params(data, parameters(sql), dict(params or {}))
-    con = connect_views(data, read_only=not allow_writes and not reading)
+    con = connect_views(data, read_only=not allow_writes and not reading, views=views_named(tree))
     try:
         if reading:
             _read_files_only(con)
