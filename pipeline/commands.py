@@ -214,7 +214,7 @@ def _staged(stage: Callable[[Run], T], store: DataDir, rules: Ruleset, kind: Eng
     """One stage of `rules` in the data folder, on a session of its own."""
     from pipeline.stages.run import open_run
 
-    with open_run(store.ruleset(rules), store.temp, rules, kind) as run:
+    with open_run(store.ruleset(rules), store.temp, rules, kind, store=store) as run:
         return stage(run)
 
 

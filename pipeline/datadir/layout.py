@@ -335,6 +335,19 @@ class DataDir:
                     path.unlink(missing_ok=True)
         return published
 
+    def waiting(self) -> dict[str, Path]:
+        """The folders (`<game>/<slug>`) a publish killed between its two renames left in
+        data/.trash, where `recover` (`tablebase export`) finds them, by the folder they
+        go back to, where none is in their place."""
+        if not self.trash.is_dir():
+            return {}
+        found = {}
+        for old in sorted(self.trash.glob("*/*/*")):
+            folder = f"{old.parts[-2]}/{old.parts[-1]}"
+            if old.is_dir() and not (self.root / folder).exists():
+                found[folder] = old
+        return found
+
     def recover(self) -> list[str]:
         """Put back folders a killed `publish` left in data/.trash; drop the rest. The
         folders (`<game>/<slug>`) that such a publish had already put in place: their files

@@ -12,6 +12,7 @@ from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationEr
 from pipeline.datadir.check import write_sums
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import write_database
+from pipeline.datadir.written import moved
 from pipeline.engines import EngineKind, engine_kind
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -56,7 +57,7 @@ def build(
         stage.dir.mkdir(parents=True)
         keep = False
         try:
-            with open_run(stage, data.temp, rules, engine) as run:
+            with open_run(stage, data.temp, rules, engine, store=data) as run:
                 enumerate_ruleset(run)
                 solve(run)
                 try:
@@ -67,7 +68,8 @@ def build(
                     raise
                 summary = export(run)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
-                with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
+                with data.publishing(stage, rules) as final:  # the old folder comes back if the catalog fails
+                    moved(data, stage.dir, final.dir)  # what the stages wrote, under its published name
                     write_catalog(data, database=False, changed=rules.folder, exported=recovered)
                 if database:
                     rewrite_database(data, rules.id)
