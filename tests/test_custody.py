@@ -27,7 +27,10 @@ READS = {
 
 def tablebase(*args: str, data: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, "-q", "--data", str(data)], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "pipeline", *args, "-q", "--data", str(data)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -72,7 +75,9 @@ def test_a_stage_refuses_an_input_changed_by_hand(data, stage, kind):
     result = tablebase(stage, RULESET, data=data)
     assert result.returncode == 1, result.stdout
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith(f"error: {path} changed since a stage wrote it") and "tablebase build chopsticks" in line, line
+    assert line.startswith(f"error: {path} changed since a stage wrote it") and "tablebase build chopsticks" in line, (
+        line
+    )
     assert (data / FOLDER / "tablebase.parquet").read_bytes() == published
     assert (data / "catalog.parquet").read_bytes() == catalog
 
