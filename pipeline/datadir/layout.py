@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -188,18 +189,27 @@ class DataDir:
         if old:
             raise DataError(
                 f"{self.root} holds {len(old)} ruleset folder(s) of an earlier version's layout "
-                f"(e.g. {old[0].name}/): rebuild them with `make all` or `tablebase build`"
+                f"(e.g. {old[0].name}/), which nothing reads: {self.old_layout_remedy()}"
             )
 
-    def remove_old_layout(self) -> int:
-        """Delete the files of the earlier layout (they are rebuilt); the number of folders."""
-        old = self.old_layout()
-        for folder in old:
-            for kind in KINDS:  # what that version wrote there, and nothing else
-                (folder / f"{kind}.parquet").unlink(missing_ok=True)
-            if not any(folder.iterdir()):
-                folder.rmdir()
-        return len(old)
+    def old_layout_remedy(self) -> str:
+        """What rebuilds the folders of the earlier layout, naming their rulesets."""
+        ids = " ".join(shlex.quote(old_layout_id(folder)) for folder in self.old_layout())
+        return (
+            f"`tablebase build {ids}` rebuilds them in this layout (each old folder goes once rebuilt), or remove them"
+        )
+
+    def remove_old_layout(self, ruleset: str) -> Path | None:
+        """Delete the earlier layout's folder of `ruleset` (just built in this layout): its
+        files of the kinds that version wrote, and the folder once empty; the folder."""
+        for folder in self.old_layout():
+            if Ruleset.parse(old_layout_id(folder)).id == ruleset:
+                for kind in KINDS:  # what that version wrote there, and nothing else
+                    (folder / f"{kind}.parquet").unlink(missing_ok=True)
+                if not any(folder.iterdir()):
+                    folder.rmdir()
+                return folder
+        return None
 
     # -- publishing a ruleset's folder at once ---------------------------------------
 
@@ -381,6 +391,11 @@ def prune(folder: Path, root: Path) -> None:
         except OSError:
             return
         folder = folder.parent
+
+
+def old_layout_id(folder: Path) -> str:
+    """The ruleset id an earlier layout's folder is named by ('/' written %2F)."""
+    return folder.name.replace("%2F", "/").replace("%25", "%")
 
 
 def _names_a_ruleset(name: str) -> bool:

@@ -45,13 +45,6 @@ def build(
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
             recovered = tuple(data.sweep())
-            removed = data.remove_old_layout()
-        if removed:
-            log.info(
-                "removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
-                removed,
-                data.root,
-            )
         stage = data.staging(rules)
         shutil.rmtree(stage.dir, ignore_errors=True)
         stage.dir.mkdir(parents=True)
@@ -73,11 +66,27 @@ def build(
                     write_catalog(data, database=False, changed=rules.folder, exported=recovered)
                 if database:
                     rewrite_database(data, rules.id)
+                _replace_old_layout(data, rules)
             return summary
         finally:
             data.drop(data.temp)
             if not keep:
                 data.drop(stage.dir)
+
+
+def _replace_old_layout(data: DataDir, rules: Ruleset) -> None:
+    """The earlier layout's folder of `rules`, now built in this one, goes; the others stay
+    (a user's tablebases, which nothing reads until they are rebuilt), and are named."""
+    replaced = data.remove_old_layout(rules.id)
+    if replaced is not None:
+        log.info("removed %s, the earlier layout's folder of %s, now built in %s", replaced, rules.id, rules.folder)
+    if data.old_layout():
+        log.warning(
+            "%s still holds %d ruleset folder(s) of an earlier version's layout, kept, which nothing reads: %s",
+            data.root,
+            len(data.old_layout()),
+            data.old_layout_remedy(),
+        )
 
 
 def rewrite_database(data: DataDir, published: str = "") -> None:
