@@ -280,6 +280,28 @@ class DataDir:
             _held[key] = 0
             lock.release()
 
+    def require_writable_here(self) -> None:
+        """DataError unless the folder may be written as a data folder: not a published
+        bundle (its SHA256SUMS, metadata and catalog are the publisher's, which a build would
+        rewrite as a data folder's), not the system's own folders (`--data /` as root wrote a
+        catalog into /), not the home folder itself."""
+        if (self.root / "DATASET.md").exists():
+            raise DataError(
+                f"{self.root} is a published bundle (it holds DATASET.md), which builds never write: "
+                "build into a data folder (--data data), then `tablebase publish` it"
+            )
+        where = self.root.resolve()
+        system = (
+            where == Path(where.anchor)
+            or (where.parent == Path(where.anchor) and where.name in SYSTEM_FOLDERS)
+            or any(where.is_relative_to(Path(where.anchor) / name) for name in ("proc", "sys", "dev"))
+        )
+        if system or where == Path.home().resolve():
+            raise DataError(
+                f"{self.root} is {'your home folder' if not system else 'a folder of the system'}, "
+                "not one to fill with a data folder's files: name a folder of its own with --data (e.g. data)"
+            )
+
     def claim(self) -> None:
         """Hold this process's lock in the data directory (data/.locks/process.<pid>.lock)
         until the process ends: `sweep` leaves the scratch named by its PID alone while the
@@ -405,6 +427,29 @@ def _names_a_ruleset(name: str) -> bool:
         return False
     return True
 
+
+#: The system's folders at the top of the file system, never made a data folder.
+SYSTEM_FOLDERS = frozenset(
+    {
+        "bin",
+        "boot",
+        "dev",
+        "etc",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "proc",
+        "run",
+        "sbin",
+        "sys",
+        "usr",
+        "var",
+        "System",
+        "Windows",
+        "Program Files",
+    }
+)
 
 #: Locks this process holds, by (data directory, name): how many times over.
 _held: dict[tuple[Path, str], int] = {}

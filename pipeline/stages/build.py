@@ -38,6 +38,7 @@ def build(
     the Spark engine generates the moves on its executors too. Without
     `database`, data/tablebases.duckdb is left for the caller to rewrite (once for many builds).
     """
+    data.require_writable_here()
     engine = engine or engine_kind()
     if size_check:
         require_fit(rules, data.root, engine)
