@@ -287,6 +287,9 @@ NO_LINE, X_LINE, O_LINE = 0, 1, 2
 #: the same board gets the same figures: about 1 % error on the share of each ply's boards
 #: that are positions.
 SAMPLES = 20_000
+#: The tallest board whose columns likely_size lists (2^(rows + 1) patterns: 131,072 at 16 rows,
+#: listed in a second; 40 rows ran for hours): taller boards are sized by their bounds.
+TALLEST_SAMPLED = 16
 SEED = 20091124
 
 
@@ -301,7 +304,9 @@ def likely_size(cols: int, rows: int, k: int) -> tuple[list[int], int]:
     game ended there): the bound left out only horizontal and diagonal lines. Transitions:
     the kept positions' open columns, where play goes on. What the estimate sizes a build
     by (pipeline/stages/estimate.py); the bounds stay what a build is checked against."""
-    plies, _ = size_bound(cols, rows, k)
+    plies, transitions = size_bound(cols, rows, k)
+    if rows > TALLEST_SAMPLED:  # every column of 2^rows patterns would be listed: the bounds
+        return plies, transitions
     field = rows + 1
     columns = [  # (height, x's discs as bits from the bottom, whose line tops it)
         (height, bits, top)
