@@ -22,8 +22,8 @@ from pipeline.datadir.layout import DataDir
 from pipeline.games._svg import text_picture
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.draw import draw
-from pipeline.products.gamecheck import _drawing_problem
 from pipeline.products.pages import remoteness_histogram
+from pipeline.products.pictures import picture_problem
 from pipeline.stages.build import build
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
@@ -111,7 +111,7 @@ def test_every_game_draws_its_positions_and_a_plug_in_shows_its_text(site):
             assert svg.get("class").split() == ["position"] + (["sides"] if rules.game_name == "chopsticks" else []), (
                 ruleset
             )
-            assert "<script" not in picture and "href" not in picture, ruleset
+            assert picture_problem(picture) is None, (ruleset, text)
             assert (picture == text_picture(text)) == (rules.game_name == "takeaway"), (ruleset, text)
 
 
@@ -160,11 +160,11 @@ def test_a_histogram_of_one_remoteness_labels_it_once():
 
 
 def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
-    assert _drawing_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
-    assert "well-formed" in _drawing_problem("<svg><rect></svg>")
-    assert "not <svg>" in _drawing_problem("<div>3-4-5</div>")
-    assert "script" in _drawing_problem("<svg><script>alert(1)</script></svg>")
-    assert "not SVG text" in _drawing_problem(None)
+    assert picture_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
+    assert "well-formed" in picture_problem("<svg><rect></svg>")
+    assert "not <svg>" in picture_problem("<div>3-4-5</div>")
+    assert picture_problem("<svg><script>alert(1)</script></svg>").startswith("holds the element <script>")
+    assert "not SVG text" in picture_problem(None)
 
 
 # --- in the browser --------------------------------------------------------------------------
@@ -351,3 +351,4 @@ def test_the_inlined_style_and_script_cannot_end_their_element():
     for name, element in (("pages.css", "style"), ("ruleset.js", "script")):
         text = asset(name).lower()
         assert f"</{element}" not in text and "<!--" not in text, name
+
