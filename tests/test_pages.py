@@ -167,6 +167,14 @@ def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
     assert "not SVG text" in picture_problem(None)
 
 
+def test_the_readme_names_every_element_a_picture_may_hold():
+    from pipeline.products.pictures import ELEMENTS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    listed = readme[readme.index("a namespace: the elements") :][:200]
+    assert {element for element in ELEMENTS if f"`{element}`" not in listed} == set()
+
+
 # --- in the browser --------------------------------------------------------------------------
 
 
