@@ -22,8 +22,8 @@ from pipeline.datadir.layout import DataDir
 from pipeline.games._svg import text_picture
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.draw import draw
-from pipeline.products.gamecheck import _drawing_problem
 from pipeline.products.pages import remoteness_histogram
+from pipeline.products.pictures import picture_problem
 from pipeline.stages.build import build
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
@@ -111,7 +111,7 @@ def test_every_game_draws_its_positions_and_a_plug_in_shows_its_text(site):
             assert svg.get("class").split() == ["position"] + (["sides"] if rules.game_name == "chopsticks" else []), (
                 ruleset
             )
-            assert "<script" not in picture and "href" not in picture, ruleset
+            assert picture_problem(picture) is None, (ruleset, text)
             assert (picture == text_picture(text)) == (rules.game_name == "takeaway"), (ruleset, text)
 
 
@@ -160,11 +160,19 @@ def test_a_histogram_of_one_remoteness_labels_it_once():
 
 
 def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
-    assert _drawing_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
-    assert "well-formed" in _drawing_problem("<svg><rect></svg>")
-    assert "not <svg>" in _drawing_problem("<div>3-4-5</div>")
-    assert "script" in _drawing_problem("<svg><script>alert(1)</script></svg>")
-    assert "not SVG text" in _drawing_problem(None)
+    assert picture_problem('<svg class="position" viewBox="0 0 9 9"><rect width="9" height="9"/></svg>') is None
+    assert "well-formed" in picture_problem("<svg><rect></svg>")
+    assert "not <svg>" in picture_problem("<div>3-4-5</div>")
+    assert picture_problem("<svg><script>alert(1)</script></svg>").startswith("holds the element <script>")
+    assert "not SVG text" in picture_problem(None)
+
+
+def test_the_readme_names_every_element_a_picture_may_hold():
+    from pipeline.products.pictures import ELEMENTS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    listed = readme[readme.index("a namespace: the elements") :][:200]
+    assert {element for element in ELEMENTS if f"`{element}`" not in listed} == set()
 
 
 # --- in the browser --------------------------------------------------------------------------
@@ -351,3 +359,51 @@ def test_the_inlined_style_and_script_cannot_end_their_element():
     for name, element in (("pages.css", "style"), ("ruleset.js", "script")):
         text = asset(name).lower()
         assert f"</{element}" not in text and "<!--" not in text, name
+
+
+#: Handlers a plug-in's picture could hide, each noting in window.pwned that it ran.
+HANDLERS = (
+    '<svg class="position" width="20" height="20" viewBox="0 0 20 20" '
+    "onload=\"window.pwned = (window.pwned || []).concat('onload')\">"
+    '<foreignObject width="20" height="20"><img xmlns="http://www.w3.org/1999/xhtml" src="missing.png" '
+    "onerror=\"window.pwned = (window.pwned || []).concat('onerror')\"/></foreignObject>"
+    '<animate onbegin="window.pwned = (window.pwned || []).concat(\'onbegin\')" attributeName="x" dur="1s"/>'
+    "</svg>"
+)
+#: A picture of shapes and text that reads like markup: allowed, and inert.
+LOOKALIKE = (
+    '<svg class="position" width="60" height="20" viewBox="0 0 60 20" role="img" '
+    'aria-label="&lt;img src=x onerror=&quot;window.pwned=1&quot;&gt;"><rect width="60" height="20" fill="#eee"/>'
+    '<text x="2" y="14">&lt;img src=x onerror="window.pwned=1"&gt;</text></svg>'
+)
+
+
+def test_no_handler_of_a_plug_ins_picture_runs_in_the_page(monkeypatch, tmp_path, browser):
+    """The pictures drawn before the sanitiser's check ran their handlers in Chromium (the
+    move's picture on load, and again when the walk copies it); one that passes runs none."""
+    import pipeline.games.registry as games_module
+    import pipeline.products.pages as pages_module
+    from pipeline.games import all_games
+    from tests.test_plugins import Drawn
+
+    data = tmp_path / "data"
+    for picture, checked in ((HANDLERS, False), (LOOKALIKE, True)):
+        registry = {**all_games(), "drawn": Drawn(picture)}
+        monkeypatch.setattr(games_module, "_registry", lambda registry=registry: registry)
+        if not (data / "drawn").exists():
+            build(Ruleset.parse("drawn"), DataDir(data))
+        with monkeypatch.context() as unchecked:
+            if not checked:  # as draw was: what the page would run without the check
+                unchecked.setattr(pages_module, "picture_problem", lambda picture: None)
+            draw(["drawn"], data, tmp_path / ("checked" if checked else "unchecked"))
+        page = opened(browser, tmp_path / ("checked" if checked else "unchecked") / "drawn" / "default" / "index.html")
+        page.locator("#moves li a").first.click()  # to 2, whose picture the walk copies into place
+        page.wait_for_function("() => document.querySelector('#here').dataset.ply === '1'")
+        if checked:
+            page.wait_for_timeout(1500)  # an animation's onbegin would have run by now
+            assert page.evaluate("window.pwned") is None
+            assert page.locator("#here svg.position text").text_content() == '<img src=x onerror="window.pwned=1">'
+        else:
+            page.wait_for_function("() => (window.pwned || []).length >= 3", timeout=5000)
+            assert set(page.evaluate("window.pwned")) == {"onload", "onerror", "onbegin"}
+        page.close()

@@ -356,6 +356,8 @@ class Hostile(SimpleGame):
     def draw(self, rules, text):
         if BUG == "draw raises":
             raise TypeError("no picture")
+        if BUG == "picture onload" and text == "2":
+            return '<svg onload="alert(1)"><rect width="9" height="9"/></svg>'
         return super().draw(rules, text)
 
     def sides(self, rules, text):
@@ -507,3 +509,121 @@ def test_a_plug_in_bug_after_its_build_is_one_line_naming_it(tmp_path, bug, comm
     assert result.returncode == 1 and "Traceback" not in result.stderr and len(errors) == 1, result.stderr
     assert errors[0].startswith(line)
     assert sorted(p.read_bytes() for p in (tmp_path / "data").rglob("*.parquet")) == before
+
+
+#: Pictures a plug-in's draw() once slipped into the pages, each with script that ran in
+#: Chromium or a way to reach outside the page, and what check-game and draw say of it.
+BYPASSES = {
+    "onload": ('<svg onload="alert(1)"><rect width="9" height="9"/></svg>', "the attribute onload='alert(1)' on <svg>"),
+    "onload in mixed case": ('<svg OnLoAd="alert(1)"/>', "the attribute onload='alert(1)' on <svg>"),
+    "animate onbegin": (
+        '<svg><animate onbegin="alert(1)" attributeName="x" dur="1s"/></svg>',
+        "the element <animate>",
+    ),
+    "set onbegin": ('<svg><set onbegin="alert(1)" attributeName="x" to="1"/></svg>', "the element <set>"),
+    "foreignObject": (
+        '<svg><foreignObject><img xmlns="http://www.w3.org/1999/xhtml" src="x" onerror="alert(1)"/>'
+        "</foreignObject></svg>",
+        "the element <foreignObject>",
+    ),
+    "javascript link": ('<svg><a href="javascript:alert(1)"><text>2</text></a></svg>', "the element <a>"),
+    "entity-encoded javascript link": (
+        '<svg><a href="javascript&#58;alert(1)"><text>2</text></a></svg>',
+        "the element <a>",
+    ),
+    "xlink:href": (
+        '<svg><rect xmlns:xlink="http://www.w3.org/1999/xlink" xlink:href="javascript:alert(1)"/></svg>',
+        "the attribute xlink:href='javascript:alert(1)' on <rect>",
+    ),
+    "use of a data URL": ('<svg><use href="data:image/svg+xml,&lt;svg/&gt;#a"/></svg>', "the element <use>"),
+    "style with url()": (
+        '<svg><rect style="fill: url(javascript:alert(1))"/></svg>',
+        "the attribute style='fill: url(javascript:alert(1))' on <rect>",
+    ),
+    "paint with url()": ('<svg><rect fill="URL( https://example.org/x.svg#p )"/></svg>', "the attribute fill="),
+    "iframe": ('<svg><iframe src="javascript:alert(1)"/></svg>', "the element <iframe>"),
+    "script": ("<svg><script>alert(1)</script></svg>", "the element <script>"),
+    "CDATA": (
+        "<svg><text><![CDATA[<img src=x onerror=alert(1)>]]></text></svg>",
+        "a CDATA section '<img src=x onerror=alert(1)>'",
+    ),
+    "processing instruction": (
+        '<svg><?x ><image href="x" onerror="alert(1)"/><?x ?></svg>',
+        "a processing instruction 'x '",
+    ),
+}
+
+
+class Drawn(Broken):
+    """A plug-in drawing position 2 as `picture`, the others as text in a box."""
+
+    name = "drawn"
+
+    def __init__(self, picture: str):
+        super().__init__("")
+        self.picture = picture
+
+    def draw(self, rules, text):
+        return self.picture if text == "2" else super().draw(rules, text)
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> Path:
+    """A data folder with the plug-in `drawn` built (its pictures play no part in a build)."""
+    data = tmp_path_factory.mktemp("drawn")
+    with pytest.MonkeyPatch.context() as patch:
+        registry = {**all_games(), "drawn": Drawn("")}
+        patch.setattr(games_module, "_registry", lambda: registry)
+        build(Ruleset.parse("drawn"), DataDir(data))
+    return data
+
+
+@pytest.mark.parametrize("picture, refused", BYPASSES.values(), ids=BYPASSES)
+def test_check_game_and_draw_refuse_a_picture_with_script_or_a_reference(
+    monkeypatch, drawn, tmp_path, picture, refused
+):
+    from pipeline.products.draw import draw
+    from pipeline.products.gamecheck import check_game
+    from pipeline.products.pictures import PictureError
+
+    registry = {**all_games(), "drawn": Drawn(picture)}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    line = f"drawn on drawn: draw() of '2' holds {refused}"
+    problems = check_game("drawn")
+    assert len(problems) == 1 and problems[0].startswith(line), problems
+    with pytest.raises(PictureError) as error:
+        draw(["drawn"], drawn, tmp_path)
+    assert str(error.value) == problems[0]
+    assert not list(tmp_path.rglob("*.html"))
+
+
+def test_a_picture_of_shapes_and_text_is_drawn_as_it_is(monkeypatch, drawn, tmp_path):
+    """What looks like markup in a text or a label is text: it passes, and the page holds
+    the picture byte for byte."""
+    from pipeline.products.draw import draw
+    from pipeline.products.gamecheck import check_game
+
+    picture = (
+        '<svg class="position" width="40" height="20" viewBox="0 0 40 20" role="img" '
+        'aria-label="&lt;img src=x onerror=alert(1)&gt; url(x)"><g transform="translate(1 1)">'
+        '<path d="M0 0\n L 9 9" stroke="#000"/><text x="2" y="12">&lt;script&gt;alert(1)&lt;/script&gt;</text>'
+        "</g></svg>"
+    )
+    registry = {**all_games(), "drawn": Drawn(picture)}
+    monkeypatch.setattr(games_module, "_registry", lambda: registry)
+    assert check_game("drawn") == []
+    draw(["drawn"], drawn, tmp_path)
+    assert picture in (tmp_path / "drawn" / "default" / "index.html").read_text()
+
+
+def test_a_hostile_picture_is_one_line_from_check_game_and_draw(tmp_path):
+    """Through the command line, a plug-in installed as pip installs one."""
+    bug = "picture onload"
+    assert hostile(tmp_path, bug, "build", "-q", "hostile", "--data", "data").returncode == 0
+    checked = hostile(tmp_path, bug, "check-game", "hostile")
+    line = "hostile on hostile: draw() of '2' holds the attribute onload='alert(1)' on <svg>, which a page's picture"
+    assert checked.returncode == 1 and checked.stderr.startswith(line) and checked.stderr.count("\n") == 1
+    drawing = hostile(tmp_path, bug, "draw", "-q", "hostile", "--data", "data")
+    errors = [text for text in drawing.stderr.splitlines() if text.startswith("error: ")]  # (a warning: no Graphviz)
+    assert drawing.returncode == 1 and "Traceback" not in drawing.stderr and errors == [f"error: {checked.stderr}"[:-1]]
+    assert not list((tmp_path / "data").rglob("*.html"))

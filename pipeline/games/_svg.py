@@ -1,8 +1,9 @@
 """Small SVG pictures of positions, for the pages (`Game.draw`).
 
 A picture is inline SVG meant for an HTML page: no XML declaration, no namespace, no
-script and no reference outside itself, so a page stays self-contained. Sizes are in
-CSS pixels; the pages scale a picture through its viewBox.
+script and no reference outside itself, so a page stays self-contained; the elements and
+attributes allowed are pipeline/products/pictures.py's. Sizes are in CSS pixels; the pages
+scale a picture through its viewBox.
 """
 
 from __future__ import annotations

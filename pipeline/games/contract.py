@@ -282,7 +282,8 @@ class Game:
 
     def draw(self, rules: Rules, text: str) -> str:
         """A picture of the position `text` (canonical) as inline SVG for an HTML page:
-        no script and no reference outside itself (helpers in pipeline/games/_svg.py)."""
+        shapes and text alone, no script and no reference outside itself, as
+        pipeline/products/pictures.py lists (helpers in pipeline/games/_svg.py)."""
         return text_picture(text)
 
 

@@ -11,12 +11,11 @@ one (small) ruleset, run on every registered game by the tests:
     each with a label; none from a finished position, at least one from every other;
   - rank, where given: one integer of 32 bits per position, falling along every transition;
   - size, where given: its counts bound what was built (equal where it says exact);
-  - draw: the start and the first positions drawn as well-formed inline SVG for the pages.
+  - draw: the start and the first positions drawn as well-formed inline SVG for the pages,
+    holding only what a page's picture may (pipeline/products/pictures.py): no script.
 """
 
 from __future__ import annotations
-
-import xml.etree.ElementTree as ET
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +36,7 @@ from pipeline.games import (
     position_texts,
 )
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.pictures import picture_problem
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
 LIMIT = 2_000_000
@@ -72,21 +72,6 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
 DRAWN = 200
 
 
-def _drawing_problem(picture: object) -> str | None:
-    """What keeps `picture` from going inline into a page, or None."""
-    if not isinstance(picture, str):
-        return f"gives {type(picture).__name__}, not SVG text"
-    try:
-        root = ET.fromstring(picture)
-    except ET.ParseError as error:
-        return f"is not well-formed SVG: {error}"
-    if root.tag.rpartition("}")[2] != "svg":
-        return f"gives <{root.tag}>, not <svg>"
-    if "<script" in picture or "href" in picture:
-        return "holds a script or a link: a page's pictures stand alone"
-    return None
-
-
 def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     problems = []
     space = game.space(rules)
@@ -111,7 +96,7 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
             problems.append(f"{label}: the text {text!r} reads back as {canonical!r}")
             break
     for text in [game.start(rules), *texts[:DRAWN]]:
-        problem = _drawing_problem(game.draw(rules, text))
+        problem = picture_problem(game.draw(rules, text))
         if problem:
             problems.append(f"{label}: draw() of {text!r} {problem}")
             break

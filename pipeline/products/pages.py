@@ -31,6 +31,8 @@ from markupsafe import Markup
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.values import COLOURS, EDGE_COLOURS, PREFERENCE, WORDS, Value, for_pages, in_plies, in_words
 from pipeline.games._svg import text_picture
+from pipeline.games.rulesets import Ruleset
+from pipeline.products.pictures import PictureError, picture_problem
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Position, RulesetGraph
 
@@ -261,7 +263,7 @@ def _drawings(graph: RulesetGraph, listed: set[int], budget: int) -> tuple[dict[
     size, queue, seen = 0, deque([graph.start]), {graph.start}
     while queue:
         pid = queue.popleft()
-        picture = rules.game.draw(rules, positions[pid].text)
+        picture = _picture(rules, positions[pid].text)
         size += len(picture)
         if size > budget and pid != graph.start and len(drawn) > len(graph.moves[graph.start]):
             return drawn, False
@@ -271,12 +273,23 @@ def _drawings(graph: RulesetGraph, listed: set[int], budget: int) -> tuple[dict[
                 seen.add(edge.dst)
                 queue.append(edge.dst)
     for pid in sorted(listed - set(drawn)):  # those no walk from the start meets
-        picture = rules.game.draw(rules, positions[pid].text)
+        picture = _picture(rules, positions[pid].text)
         size += len(picture)
         if size > budget:
             return drawn, False
         drawn[pid] = picture
     return drawn, True
+
+
+def _picture(rules: Ruleset, text: str) -> str:
+    """The game's drawing of the position `text`; PictureError if it holds what a page's
+    picture may not (a script, a handler, a link: pipeline/products/pictures.py), as
+    `tablebase check-game` says it."""
+    picture = rules.game.draw(rules, text)
+    problem = picture_problem(picture)
+    if problem is not None:
+        raise PictureError(f"{rules.game_name} on {rules.id}: draw() of {text!r} {problem}")
+    return picture
 
 
 def for_the_mover(
@@ -392,7 +405,7 @@ def _ruleset_page(
         drawing_bytes=drawing,
         present=[v.value for v in PREFERENCE if any(p.value == v for p in graph.positions.values())],
         all_reachable=all(p.reachable for p in graph.positions.values()),
-        # the games' drawings are SVG checked by `tablebase check-game`: markup, not text
+        # the games' drawings are SVG checked by _picture (as by `tablebase check-game`): markup, not text
         picture=lambda p: Markup(drawings.get(p.id) or text_picture(p.text)),
         choices=lambda p: _choices(graph, p.id),
         note=lambda p: _position_note(graph, p),
