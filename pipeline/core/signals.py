@@ -44,7 +44,7 @@ class Interruptible(Protocol):
 
 
 _running: set[Interruptible] = set()
-_scratch: set[Path] = set()
+_scratch: dict[Path, Path] = {}  # folder: the folder below which emptied parents go
 _guard = threading.Lock()
 
 
@@ -102,9 +102,16 @@ def leave(line: str, code: int | None = None) -> None:
     waits here until the process is gone."""
     _leaving.acquire()
     with _guard:
-        folders = list(_scratch)
-    for folder in folders:
+        folders = list(_scratch.items())
+    for folder, root in folders:
         shutil.rmtree(folder, ignore_errors=True)
+        for parent in folder.parents:  # .staging/<pid>, .staging: as `DataDir.drop` leaves them
+            if parent == root or not parent.is_relative_to(root):
+                break
+            try:
+                parent.rmdir()
+            except OSError:  # not empty: another process's scratch
+                break
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 - whatever is left unwritten of the output, the line must go out
             stream.flush()
@@ -127,13 +134,14 @@ def interrupting(con: Interruptible) -> Iterator[None]:
             _running.discard(con)
 
 
-def scratch(folder: Path) -> None:
-    """Have `folder` removed if the watcher must end the process."""
+def scratch(folder: Path, root: Path) -> None:
+    """Have `folder` removed if the watcher must end the process, and its parents below
+    `root` that this leaves empty."""
     with _guard:
-        _scratch.add(folder)
+        _scratch[folder] = root
 
 
 def scratch_gone(folder: Path) -> None:
     """`folder` is removed (or no longer this process's to remove)."""
     with _guard:
-        _scratch.discard(folder)
+        _scratch.pop(folder, None)
