@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -62,10 +63,8 @@ def threads_waiting(process: subprocess.Popen) -> set[str]:
     an open() of a FIFO that has no writer, do_nanosleep a sleep)."""
     found = set()
     for task in Path(f"/proc/{process.pid}/task").glob("*"):
-        try:
+        with suppress(OSError):  # the thread ended meanwhile
             found.add((task / "wchan").read_text())
-        except OSError:
-            pass  # the thread ended meanwhile
     return found
 
 
