@@ -2,8 +2,9 @@
 
 The commands live in pipeline/commands.py and are imported inside the error boundary, so
 that even a Ctrl-C while Python loads them ends in one line. Exit status: 0 done, 1 an
-error, 2 a malformed command line (Typer's usage errors and UsageError), 130 interrupted. `--debug` (or TABLEBASE_DEBUG=1) shows
-the traceback as well.
+error, 2 a malformed command line (Typer's usage errors and UsageError), 130 interrupted
+(SIGINT), 143 terminated (SIGTERM), whatever the command was doing (pipeline.core.signals).
+`--debug` (or TABLEBASE_DEBUG=1) shows the traceback as well.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import sys
 import traceback
 
+from pipeline.core import signals
 from pipeline.storage.imports import hide_pandas, show_pandas
 
 
@@ -21,21 +23,15 @@ class Terminated(BaseException):
     """SIGTERM (timeout, a service manager): unwound like Ctrl-C, so scratch is removed."""
 
 
-_signals: list[int] = []
-
-
-#: Set once Ctrl-C arrives: a C extension's import it breaks (NumPy's) fails as an
-#: ImportError that does not carry the KeyboardInterrupt.
-_interrupted: list[int] = []
-
-
 def _interrupt(*_: object) -> None:
-    _interrupted.append(signal.SIGINT)
+    # noted: a C extension's import it breaks (NumPy's) fails as an ImportError that does
+    # not carry the KeyboardInterrupt, and DuckDB may turn it into an error of its own
+    signals.note(signal.SIGINT)
     raise KeyboardInterrupt
 
 
 def _terminate(*_: object) -> None:
-    _signals.append(signal.SIGTERM)  # DuckDB may turn the exception into its own interrupt
+    signals.note(signal.SIGTERM)  # DuckDB may turn the exception into its own interrupt
     raise Terminated()
 
 
@@ -60,6 +56,7 @@ def main() -> None:
         os.environ["TABLEBASE_DEBUG"] = "1"
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _interrupt)
+    signals.watch(interrupted)  # for a main thread held in C (DuckDB, a FIFO), where handlers never run
     sys.unraisablehook = _unraisable
     global _last_words
     # made now, while there is memory: where memory runs out, even describing it can fail
@@ -100,8 +97,8 @@ def main() -> None:
     finally:
         sys.stdout = stdout
         show_pandas()
-    if status == 130:  # Typer turns Ctrl-C into exit status 130, silently
-        leave(interrupted(), 130)
+    if status == 130 or signals.status():  # Typer turns Ctrl-C into exit status 130, silently
+        leave(interrupted(), signals.status() or 130)  # and a signal ends a command that finished meanwhile
     sys.exit(status or 0)
 
 
@@ -169,6 +166,9 @@ def reuse_freed_memory() -> None:
 def line_for(error: BaseException) -> tuple[str | None, int]:
     """The one line and exit status for what ended the command; None to let it end as it
     would (a command's own exit, or what is not ours to explain)."""
+    after_signal = signals.status()
+    if after_signal is not None:  # whatever the signal made fail (an open() it broke: EINTR), it ended the command
+        return interrupted(), after_signal
     if isinstance(error, SystemExit):  # a plug-in's sys.exit() must not end a command unexplained
         return plugin_failure(error), 1
     if isinstance(error, loaded("pipeline.core.errors", "ReaderGone")):
@@ -277,12 +277,10 @@ def leave(message: str, status: int) -> None:
     """Print the one line and exit with `status`. After Ctrl-C, at once: a signal left
     pending by an extension module (DuckDB's handler) would otherwise end the process
     by SIGINT during shutdown, with status -2 instead of 130."""
-    print(f"error: {message}", file=sys.stderr)
     if status in (130, 143):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+        signals.leave(message, status)  # the watcher may be ending the process too: one line
+    print(f"error: {message}", file=sys.stderr)
     sys.exit(status)
 
 
@@ -299,7 +297,7 @@ def reader_gone() -> None:
 
 
 def interrupted() -> str:
-    what = "terminated" if _signals else "interrupted"
+    what = "terminated" if signal.SIGTERM in signals.received else "interrupted"
     return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
 
 
@@ -315,7 +313,7 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     Nothing is imported to tell: what is not loaded did not raise it (`loaded`)."""
     if isinstance(error, loaded("typer", "Abort")):
         return "aborted", 1
-    if isinstance(error, KeyboardInterrupt) or (_interrupted and isinstance(error, ImportError)):
+    if isinstance(error, KeyboardInterrupt) or (signals.received and isinstance(error, ImportError)):
         return interrupted(), 130
     if isinstance(error, Terminated):
         return interrupted(), 143
@@ -326,7 +324,7 @@ def describe(error: BaseException) -> tuple[str | None, int]:
     if isinstance(error, loaded("duckdb", "InterruptException")) or (
         isinstance(error, RuntimeError) and "interrupted" in str(error).lower()
     ):
-        return interrupted(), 143 if _signals else 130
+        return interrupted(), signals.status() or 130
     errors = sys.modules.get("pipeline.core.errors")
     if isinstance(error, loaded("pipeline.core.errors", "UnfinishedError")):  # the reason, then what is published
         cause = error.__cause__

@@ -42,7 +42,7 @@ from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
 from pipeline.games.rulesets import Ruleset
-from pipeline.storage.parquet import atomic_path, read_table, require, sha256
+from pipeline.storage.parquet import atomic_path, read_table, regular, require, sha256
 
 SUMS = "SHA256SUMS"
 #: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.
@@ -638,7 +638,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
                 raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
             fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
             for kind in ("tablebase", "transitions"):
-                path = store.inside(row[f"{kind}_path"])
+                path = regular(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
                 if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
                     raise _absent(store, path, f"{kind} of {row['ruleset']}", fix)
                 checked.append((path, row[f"{kind}_sha256"], fix))
@@ -744,7 +744,7 @@ def cached_sha256(store: DataDir, path: Path, cache: dict | None = None) -> str:
 def stamped_sha256(path: Path) -> tuple[list[int] | None, str]:
     """`path`'s stat and SHA-256, read through one open file; the stat None if the file
     changed while it was read (then the digest goes in no cache)."""
-    with open(path, "rb") as handle:
+    with open(regular(path), "rb") as handle:
         before = _stamp_of(os.fstat(handle.fileno()))
         digest = hashlib.file_digest(handle, "sha256")
         after = _stamp_of(os.fstat(handle.fileno()))

@@ -32,6 +32,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from pipeline.core import signals
 from pipeline.core.errors import DataError
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import sync
@@ -142,11 +143,13 @@ class DataDir:
         if not folder.is_dir():
             with self.lock("publish"):
                 folder.mkdir(parents=True, exist_ok=True)
+        signals.scratch(folder, self.root)  # removed if a signal must end the process before `drop` can
 
     def drop(self, folder: Path) -> None:
         """Remove this process's scratch `folder`, and the folders above it left empty
         (.staging, .tmp among them, under the publish lock: see `_make`)."""
         shutil.rmtree(folder, ignore_errors=True)
+        signals.scratch_gone(folder)
         with self.lock("publish"):
             prune(folder.parent, self.root)
 

@@ -231,10 +231,7 @@ def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move |
         print(f"  {number:>2}. {move.move:<{width}}  -> {move.position}", file=stdout)
     while True:
         print("your move> ", end="", file=stdout, flush=True)
-        try:
-            line = stdin.readline()
-        except KeyboardInterrupt:  # Ctrl-C at the prompt is a way to quit, not a crash
-            line = ""
+        line = stdin.readline()  # Ctrl-C here ends the command as anywhere: one line, status 130
         if not line:
             print(file=stdout)
             return None

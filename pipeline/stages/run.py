@@ -11,6 +11,7 @@ from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.datadir.written import note_written, read_as_written
 from pipeline.engines import Engine, EngineKind, open_engine
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage.parquet import regular
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ def open_run(
     if impartial is None:
         impartial = rules.game.impartial if rules is not None else True
     label = label or (rules.id if rules is not None else files.dir.name)
+    for path in files.all():  # a FIFO in a file's place would hold a stage's read for ever
+        regular(path, f"the {path.stem} file of {label}")
     session = open_engine(engine, scratch)
     try:
         yield Run(rules, files, scratch, session, label, impartial, store)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -320,7 +321,7 @@ def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:
     """One Parquet file as a table. pq.read_table goes through pyarrow.dataset, whose
     first use imports pandas (0.2-0.5 s, paid by every build of a small ruleset)."""
-    file = pq.ParquetFile(path, read_dictionary=read_dictionary)
+    file = pq.ParquetFile(regular(path), read_dictionary=read_dictionary)
     missing = [name for name in columns or [] if name not in file.schema_arrow.names]
     if missing:  # as pq.read_table says it (ParquetFile.read raises a bare KeyError)
         raise pa.ArrowInvalid(f"No match for FieldRef.Name({missing[0]}) in {path}")
@@ -356,6 +357,7 @@ def require(path: Path, what: str) -> Path:
     """`path` if it exists and reads as Parquet; DataError naming `what` otherwise."""
     if not path.exists():
         raise DataError(f"{what} {path} is missing")
+    regular(path, what)
     try:
         pq.read_metadata(path)
     except (OSError, pa.ArrowException) as error:
@@ -363,6 +365,31 @@ def require(path: Path, what: str) -> Path:
     return path
 
 
+def regular(path: Path, what: str = "") -> Path:
+    """`path`, unless something other than a regular file is in its place (a FIFO, a
+    device, a socket, a folder): DataError then, before it is opened, as `tablebase check`
+    reports it. Opening a FIFO no one writes waits for ever, in C, where no signal reaches
+    Python; a device could be read without end. Not there at all is the caller's to say."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+        named = f"{what} {path}" if what else str(path)
+        raise DataError(f"{named} is not a regular file but {kind}: remove it and rebuild, or see `tablebase check`")
+    return path
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
 def sha256(path: Path) -> str:
-    with open(path, "rb") as handle:
+    with open(regular(path), "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
