@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_faults import SLOW, STAGES, assert_intact, digests, until_stage
+from tests.test_faults import SLOW, assert_intact, digests, until_stage
 
 #: The most a signal may take to end a command (pipeline.core.signals ends it after 1.5 s).
 WITHIN = 2.0
