@@ -295,8 +295,9 @@ def test_the_data_card_names_every_ruleset_file_and_column(built, tmp_path):
     version = __import__("pipeline").__version__
     card = (tmp_path / f"tablebase-{version}" / "DATASET.md").read_text()
     for row in pq.read_table(built / "catalog.parquet").to_pylist():
-        assert f"`{row['ruleset']}`" in card and f"`{row['folder']}/`" in card
+        assert f"`{row['ruleset']}`" in card and f"| `{row['folder']}` |" in card
     for kind in RULESET_FILES:
+        assert f"{kind.name}/<game>/<slug>.parquet" in card
         for column in kind.columns:
             assert f"| `{column.name}` |" in card
     for game_column in ("mover", "opponent", "rows"):
