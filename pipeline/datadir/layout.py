@@ -148,7 +148,9 @@ BY_KIND = ByKind()
 def _folders(root: Path) -> list[Path]:
     """The top folders of the dataset at `root` that hold rulesets' files."""
     return sorted(
-        path for path in root.iterdir() if _real_dir(path) and not path.name.startswith(".") and path.name not in RESERVED
+        path
+        for path in root.iterdir()
+        if _real_dir(path) and not path.name.startswith(".") and path.name not in RESERVED
     )
 
 

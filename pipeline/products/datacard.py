@@ -153,7 +153,8 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         "pandas, pyarrow, Polars and DuckDB given a folder read every Parquet file in it, taking the",
         "columns of the first they meet and filling or dropping the rest without a word; a folder",
         "mixing the six kinds would read as one table of nonsense. `tablebase/chopsticks` is every",
-        "chopsticks tablebase, `tablebase/` every tablebase.",
+        "chopsticks tablebase, one schema; `tablebase/` holds every game's, whose own columns differ:",
+        "read it with a reader that merges schemas (below), or the first game's columns are all you get.",
         "",
         f"Of a ruleset's files, {', '.join(f'`{name}`' for name in WITH_RULESET)} have a `ruleset` column",
         "holding its id (as the catalog does); the others hold one ruleset's rows and no such column:",
@@ -277,7 +278,7 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-#: The files every ruleset's folder holds that carry the ruleset's id in a `ruleset` column.
+#: The kinds of a ruleset's files that carry the ruleset's id in a `ruleset` column.
 WITH_RULESET = tuple(kind.name for kind in RULESET_FILES if any(c.name == "ruleset" for c in kind.columns))
 
 

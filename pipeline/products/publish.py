@@ -124,12 +124,12 @@ def _dataset(
     folder.mkdir(parents=True)
     catalog = laid_out(catalog, BY_KIND)
     for index, row in enumerate(catalog.to_pylist()):
-        source, target = store.files(row["folder"]), BY_KIND.files(folder, row["folder"])
+        built, laid = store.files(row["folder"]), BY_KIND.files(folder, row["folder"])
         for kind in KINDS:
             if kind != "summary":
-                _link(source.path(kind), target.path(kind))
-        target.summary.parent.mkdir(parents=True, exist_ok=True)
-        write_catalog_table(catalog.slice(index, 1), target.summary)  # its row, with the bundle's paths
+                _link(built.path(kind), laid.path(kind))
+        laid.summary.parent.mkdir(parents=True, exist_ok=True)
+        write_catalog_table(catalog.slice(index, 1), laid.summary)  # its row, with the bundle's paths
     write_catalog_table(catalog, folder / "catalog.parquet")
     if extras:
         for item in ("pages", "claims.md"):
