@@ -387,7 +387,9 @@ def test_a_bundle_has_the_data_folders_catalog_with_its_own_paths(base, bundle):
     for row in ours.to_pylist():
         for kind in ("tablebase", "transitions"):
             assert row[f"{kind}_path"] == f"{kind}/{row['folder']}.parquet"
-            assert (bundle / row[f"{kind}_path"]).read_bytes() == (base / row["folder"] / f"{kind}.parquet").read_bytes()
+            assert (bundle / row[f"{kind}_path"]).read_bytes() == (
+                base / row["folder"] / f"{kind}.parquet"
+            ).read_bytes()
 
 
 # -- verify ---------------------------------------------------------------------------------------
