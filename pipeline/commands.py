@@ -214,7 +214,8 @@ def _staged(stage: Callable[[Run], T], store: DataDir, rules: Ruleset, kind: Eng
     """One stage of `rules` in the data folder, on a session of its own."""
     from pipeline.stages.run import open_run
 
-    with open_run(store.ruleset(rules), store.temp, rules, kind) as run:
+    store.require_writable_here()
+    with open_run(store.ruleset(rules), store.temp, rules, kind, store=store) as run:
         return stage(run)
 
 
@@ -333,6 +334,7 @@ def export(
     parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
     if not parsed and not data.is_dir():
         raise DataError(f"{data} is not a data folder: build a ruleset into it first")
+    store.require_writable_here()
     for rules in parsed:
         _staged(export_stage, store, rules, kind)
     recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written

@@ -92,12 +92,21 @@ def test_a_command_meeting_the_earlier_layout_says_so_in_one_line(data):
         assert len(lines) == 1 and "earlier" in lines[0] and "layout" in lines[0], result.stderr
 
 
-def test_build_replaces_the_earlier_layout(data):
+def test_a_build_keeps_the_earlier_layouts_folders_but_the_one_it_rebuilds_and_names_them(data, caplog):
+    """A user's tablebases are never deleted without a word: a build of another ruleset keeps
+    them (it once deleted them all) and says how to rebuild them; rebuilding one replaces it."""
+    import logging
+
     _old_layout(data)
-    build(Ruleset.parse("sticks:rows=1"), DataDir(data))
-    assert not DataDir(data).old_layout()
-    assert not (data / "chopsticks:split=any").exists()
-    assert (data / "chopsticks" / "default" / "tablebase.parquet").exists()
+    with caplog.at_level(logging.INFO, logger="tablebase"):
+        build(Ruleset.parse("sticks:rows=1"), DataDir(data))
+    assert [folder.name for folder in DataDir(data).old_layout()] == ["chopsticks", "chopsticks:split=any"]
+    assert "`tablebase build chopsticks chopsticks:split=any` rebuilds them" in caplog.text
+    build(Ruleset.parse("chopsticks:split=any"), DataDir(data))
+    assert [folder.name for folder in DataDir(data).old_layout()] == ["chopsticks"]
+    assert (data / "chopsticks" / "split-any" / "tablebase.parquet").exists()
+    result = tablebase("sql", "SELECT 1", "--data", str(data))
+    assert result.returncode == 1 and "`tablebase build chopsticks` rebuilds them" in result.stderr
 
 
 # -- publishing a folder whole -------------------------------------------------------------

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
@@ -146,7 +147,8 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
         return rulesets is None or "/" not in name or ruleset_of(name) in chosen
 
     if rows is not None:
-        if "tablebases.duckdb" in files or not (folder / "tablebases.duckdb").exists():
+        # a catalog of no ruleset (every build so far interrupted) has nothing to view
+        if "tablebases.duckdb" in files or (rows and not (folder / "tablebases.duckdb").exists()):
             check_database(store, report)
         schemas: dict[tuple[str, str], tuple[pa.Schema, Path]] = {}
         for row in rows:
@@ -368,10 +370,32 @@ TOP_LEVEL = (
 
 
 def check_top_level(store: DataDir, report: _Report) -> None:
-    """Files beside the catalog that no part of the dataset accounts for."""
+    """Files beside the catalog that no part of the dataset accounts for, and folders a
+    killed publish left aside."""
     for path in sorted(store.root.iterdir()):
         if not path.is_dir() and path.name not in TOP_LEVEL and not path.name.startswith("."):
             report.add(path, "not a file of the dataset")
+    for folder, old in store.waiting().items():
+        report.add(old, waiting_remedy(store, folder, old))
+
+
+def waiting_remedy(store: DataDir, folder: str, old: Path) -> str:
+    """What to say of a ruleset's folder that waits in data/.trash (DataDir.waiting)."""
+    return (
+        f"the folder of {folder}, which a build killed while publishing left aside: "
+        f"`tablebase export --data {shlex.quote(str(store.root))}` puts it back in place"
+    )
+
+
+def _absent(store: DataDir, path: Path, what: str, fix: str) -> DataError:
+    """The error for a published file that is missing: where its folder waits in data/.trash,
+    the command that puts it back."""
+    owner = store.layout.owner(path.relative_to(store.root).as_posix())
+    folder = owner[0] if owner else ""
+    old = store.waiting().get(folder)
+    if old is not None:
+        return DataError(f"{what} {path} is missing: {waiting_remedy(store, folder, old)} (from {old})")
+    return DataError(f"{what} {path} is missing: {fix}")
 
 
 def check_database(store: DataDir, report: _Report) -> None:
@@ -567,6 +591,9 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
                 f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
                 "or name the folder it was built in with --data"
             )
+        for kind in ("tablebase", "transitions"):
+            if not files.path(kind).exists():
+                raise _absent(store, files.path(kind), f"{kind} of {rules.id}", fix)
         return [
             (require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
             for kind in ("tablebase", "transitions")
@@ -603,7 +630,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
             for kind in ("tablebase", "transitions"):
                 path = store.inside(row[f"{kind}_path"])
                 if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
-                    raise DataError(f"{kind} of {row['ruleset']} {path} is missing: {fix}")
+                    raise _absent(store, path, f"{kind} of {row['ruleset']}", fix)
                 checked.append((path, row[f"{kind}_sha256"], fix))
         return checked
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 import shutil
 import stat
 from collections.abc import Iterator, Mapping
@@ -337,18 +338,27 @@ class DataDir:
         if old:
             raise DataError(
                 f"{self.root} holds {len(old)} ruleset folder(s) of an earlier version's layout "
-                f"(e.g. {old[0].name}/): rebuild them with `make all` or `tablebase build`"
+                f"(e.g. {old[0].name}/), which nothing reads: {self.old_layout_remedy()}"
             )
 
-    def remove_old_layout(self) -> int:
-        """Delete the files of the earlier layout (they are rebuilt); the number of folders."""
-        old = self.old_layout()
-        for folder in old:
-            for kind in KINDS:  # what that version wrote there, and nothing else
-                (folder / f"{kind}.parquet").unlink(missing_ok=True)
-            if not any(folder.iterdir()):
-                folder.rmdir()
-        return len(old)
+    def old_layout_remedy(self) -> str:
+        """What rebuilds the folders of the earlier layout, naming their rulesets."""
+        ids = " ".join(shlex.quote(old_layout_id(folder)) for folder in self.old_layout())
+        return (
+            f"`tablebase build {ids}` rebuilds them in this layout (each old folder goes once rebuilt), or remove them"
+        )
+
+    def remove_old_layout(self, ruleset: str) -> Path | None:
+        """Delete the earlier layout's folder of `ruleset` (just built in this layout): its
+        files of the kinds that version wrote, and the folder once empty; the folder."""
+        for folder in self.old_layout():
+            if Ruleset.parse(old_layout_id(folder)).id == ruleset:
+                for kind in KINDS:  # what that version wrote there, and nothing else
+                    (folder / f"{kind}.parquet").unlink(missing_ok=True)
+                if not any(folder.iterdir()):
+                    folder.rmdir()
+                return folder
+        return None
 
     # -- publishing a ruleset's folder at once ---------------------------------------
 
@@ -419,6 +429,28 @@ class DataDir:
             _held[key] = 0
             lock.release()
 
+    def require_writable_here(self) -> None:
+        """DataError unless the folder may be written as a data folder: not a published
+        bundle (its SHA256SUMS, metadata and catalog are the publisher's, which a build would
+        rewrite as a data folder's), not the system's own folders (`--data /` as root wrote a
+        catalog into /), not the home folder itself."""
+        if is_bundle(self.root):
+            raise DataError(
+                f"{self.root} is a published bundle (it holds DATASET.md, or its SHA256SUMS lists one), which builds never write: "
+                "build into a data folder (--data data), then `tablebase publish` it"
+            )
+        where = self.root.resolve()
+        system = (
+            where == Path(where.anchor)
+            or (where.parent == Path(where.anchor) and where.name in SYSTEM_FOLDERS)
+            or any(where.is_relative_to(Path(where.anchor) / name) for name in ("proc", "sys", "dev"))
+        )
+        if system or where == Path.home().resolve():
+            raise DataError(
+                f"{self.root} is {'your home folder' if not system else 'a folder of the system'}, "
+                "not one to fill with a data folder's files: name a folder of its own with --data (e.g. data)"
+            )
+
     def claim(self) -> None:
         """Hold this process's lock in the data directory (data/.locks/process.<pid>.lock)
         until the process ends: `sweep` leaves the scratch named by its PID alone while the
@@ -484,6 +516,19 @@ class DataDir:
                     path.unlink(missing_ok=True)
         return published
 
+    def waiting(self) -> dict[str, Path]:
+        """The folders (`<game>/<slug>`) a publish killed between its two renames left in
+        data/.trash, where `recover` (`tablebase export`) finds them, by the folder they
+        go back to, where none is in their place."""
+        if not self.trash.is_dir():
+            return {}
+        found = {}
+        for old in sorted(self.trash.glob("*/*/*")):
+            folder = f"{old.parts[-2]}/{old.parts[-1]}"
+            if old.is_dir() and not (self.root / folder).exists():
+                found[folder] = old
+        return found
+
     def recover(self) -> list[str]:
         """Put back folders a killed `publish` left in data/.trash; drop the rest. The
         folders (`<game>/<slug>`) that such a publish had already put in place: their files
@@ -519,6 +564,11 @@ def prune(folder: Path, root: Path) -> None:
         folder = folder.parent
 
 
+def old_layout_id(folder: Path) -> str:
+    """The ruleset id an earlier layout's folder is named by ('/' written %2F)."""
+    return folder.name.replace("%2F", "/").replace("%25", "%")
+
+
 def _names_a_ruleset(name: str) -> bool:
     try:
         Ruleset.parse(name.replace("%2F", "/").replace("%25", "%"))
@@ -526,6 +576,29 @@ def _names_a_ruleset(name: str) -> bool:
         return False
     return True
 
+
+#: The system's folders at the top of the file system, never made a data folder.
+SYSTEM_FOLDERS = frozenset(
+    {
+        "bin",
+        "boot",
+        "dev",
+        "etc",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "proc",
+        "run",
+        "sbin",
+        "sys",
+        "usr",
+        "var",
+        "System",
+        "Windows",
+        "Program Files",
+    }
+)
 
 #: Locks this process holds, by (data directory, name): how many times over.
 _held: dict[tuple[Path, str], int] = {}

@@ -55,7 +55,6 @@ def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, 
     or if a row names a file anywhere but where the folder's layout puts it), or from
     the `trusted` rows `trusted_catalog` returned, whose paths it has checked so."""
     store = DataDir(data)
-    store.check_layout()
     rows = trusted
     if rows is None:
         require(store.catalog, "catalog")

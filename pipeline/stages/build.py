@@ -12,6 +12,7 @@ from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationEr
 from pipeline.datadir.check import write_sums
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import write_database
+from pipeline.datadir.written import moved
 from pipeline.engines import EngineKind, engine_kind
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -37,6 +38,7 @@ def build(
     the Spark engine generates the moves on its executors too. Without
     `database`, data/tablebases.duckdb is left for the caller to rewrite (once for many builds).
     """
+    data.require_writable_here()
     engine = engine or engine_kind()
     if size_check:
         require_fit(rules, data.root, engine)
@@ -44,19 +46,12 @@ def build(
     with data.lock(f"build.{rules.game_name}.{rules.slug}", wait=False, busy=busy):
         with data.lock("publish"):
             recovered = tuple(data.sweep())
-            removed = data.remove_old_layout()
-        if removed:
-            log.info(
-                "removed %d ruleset folder(s) of an earlier layout from %s: rebuild them to have them back",
-                removed,
-                data.root,
-            )
         stage = data.staging(rules)
         shutil.rmtree(stage.dir, ignore_errors=True)
         stage.dir.mkdir(parents=True)
         keep = False
         try:
-            with open_run(stage, data.temp, rules, engine) as run:
+            with open_run(stage, data.temp, rules, engine, store=data) as run:
                 enumerate_ruleset(run)
                 solve(run)
                 try:
@@ -67,15 +62,32 @@ def build(
                     raise
                 summary = export(run)
             with Stage(f"publish {rules.id}"), data.lock("publish"):
-                with data.publishing(stage, rules):  # the old folder comes back if the catalog fails
+                with data.publishing(stage, rules) as final:  # the old folder comes back if the catalog fails
+                    moved(data, stage.dir, final.dir)  # what the stages wrote, under its published name
                     write_catalog(data, database=False, changed=rules.folder, exported=recovered)
                 if database:
                     rewrite_database(data, rules.id)
+                _replace_old_layout(data, rules)
             return summary
         finally:
             data.drop(data.temp)
             if not keep:
                 data.drop(stage.dir)
+
+
+def _replace_old_layout(data: DataDir, rules: Ruleset) -> None:
+    """The earlier layout's folder of `rules`, now built in this one, goes; the others stay
+    (a user's tablebases, which nothing reads until they are rebuilt), and are named."""
+    replaced = data.remove_old_layout(rules.id)
+    if replaced is not None:
+        log.info("removed %s, the earlier layout's folder of %s, now built in %s", replaced, rules.id, rules.folder)
+    if data.old_layout():
+        log.warning(
+            "%s still holds %d ruleset folder(s) of an earlier version's layout, kept, which nothing reads: %s",
+            data.root,
+            len(data.old_layout()),
+            data.old_layout_remedy(),
+        )
 
 
 def rewrite_database(data: DataDir, published: str = "") -> None:

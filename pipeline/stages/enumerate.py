@@ -61,6 +61,12 @@ def enumerate_ruleset(run: Run) -> Enumerated:
     removed when done). The positions are found in this process; the moves are generated
     where the run's engine makes them (Engine.local_moves: the Spark engine on its
     executors, part by part)."""
+    enumerated = _enumerate(run)
+    run.wrote(run.files.positions, run.files.transitions)
+    return enumerated
+
+
+def _enumerate(run: Run) -> Enumerated:
     rules, out, scratch = run.ruleset, run.files, run.scratch
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)

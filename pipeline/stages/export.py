@@ -37,6 +37,9 @@ from pipeline.storage.progress import Stage, log
 def export(run: Run) -> CatalogRow:
     """Write the run's tablebase and summary files from verified stage outputs; return the summary."""
     rules, files = run.ruleset, run.files
+    require(files.verification, "verification file")
+    # each as the stage before wrote it: a file changed by hand never reaches the tablebase
+    read = run.reads(files.positions, files.transitions, files.solution, files.verification)
     require_verified(files)
     total = pq.read_metadata(files.positions).num_rows
     # shares of the time (for the progress bar), as measured on a 2-core machine on
@@ -128,10 +131,10 @@ def export(run: Run) -> CatalogRow:
         start_grundy=start[2],
         max_remoteness=max_remoteness,
         tablebase_sha256=sha256(files.tablebase),
-        transitions_sha256=sha256(files.transitions),
-        positions_sha256=sha256(files.positions),
-        solution_sha256=sha256(files.solution),
-        verification_sha256=sha256(files.verification),
+        transitions_sha256=read.get(files.transitions) or sha256(files.transitions),
+        positions_sha256=read.get(files.positions) or sha256(files.positions),
+        solution_sha256=read.get(files.solution) or sha256(files.solution),
+        verification_sha256=read.get(files.verification) or sha256(files.verification),
         pipeline_version=__version__,
     )
     write_table(summary.table(), files.summary)
@@ -311,6 +314,9 @@ def write_catalog(
             _remember(data, catalog, changed)
         if database and catalog.num_rows:
             write_database(data.root)
+            write_sums(data, {"tablebases.duckdb"})
+        elif database and data.database.exists():  # views over rulesets no longer built
+            data.database.unlink()
             write_sums(data, {"tablebases.duckdb"})
         return catalog.num_rows
 

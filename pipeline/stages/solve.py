@@ -61,6 +61,7 @@ def solve(run: Run) -> Solved:
     files, label, impartial = run.files, run.label, run.impartial
     require(files.positions, "positions file")
     require(files.transitions, "transitions file")
+    run.reads(files.positions, files.transitions)
     with Stage(f"solve {label}") as stage:
         db = run.engine
         try:
@@ -91,6 +92,7 @@ def solve(run: Run) -> Solved:
             )
         finally:
             db.release()
+    run.wrote(files.solution)
     return solved
 
 

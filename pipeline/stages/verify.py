@@ -121,6 +121,7 @@ def verify(run: Run) -> pa.Table:
         (files.solution, "solution file"),
     ):
         require(path, what)
+    read = run.reads(files.positions, files.transitions, files.solution)
     codes = {value.value: value.code for value in values.Value}
     positions = pq.read_metadata(files.positions).num_rows
     with Stage(f"verify {label}") as stage:
@@ -153,7 +154,7 @@ def verify(run: Run) -> pa.Table:
         stage.summary = f"{len(CHECKS)} checks on {positions:,} positions, " + (
             f"{failures:,} failures" if failures else "all passed"
         )
-    digest = sha256(files.solution)
+    digest = read.get(files.solution) or sha256(files.solution)
     result = pa.Table.from_pylist(
         [
             {
@@ -168,6 +169,7 @@ def verify(run: Run) -> pa.Table:
         schema=VERIFICATION_SCHEMA,
     )
     write_table(result, files.verification)
+    run.wrote(files.verification)
     failed = [r for r in result.to_pylist() if r["failures"]]
     if failed:
         raise VerificationError(

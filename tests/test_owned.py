@@ -1,0 +1,50 @@
+"""A command writes only where it owns: never a published bundle as a data folder, never the
+system's folders or the home folder itself (issue 33, item 10)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def tablebase(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
+    )
+
+
+@pytest.mark.parametrize("command", [["build", "sticks:rows=1"], ["enumerate", "sticks:rows=1"], ["export"]])
+def test_a_bundle_is_never_written_as_a_data_folder(tmp_path, command):
+    bundle = tmp_path / "tablebase-0.12.0"
+    bundle.mkdir()
+    (bundle / "DATASET.md").write_text("a published bundle\n")
+    (bundle / "SHA256SUMS").write_text("")
+    before = sorted(path.name for path in bundle.rglob("*"))
+    result = tablebase(*command, "-q", "--data", str(bundle))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {bundle} is a published bundle") and "--data data" in line, line
+    assert sorted(path.name for path in bundle.rglob("*")) == before
+
+
+@pytest.mark.parametrize("folder", ["/", "/etc", "/usr"])
+def test_the_systems_folders_are_never_a_data_folder(folder):
+    before = Path(folder, "catalog.parquet").exists()
+    result = tablebase("build", "sticks:rows=1", "-q", "--data", folder)
+    assert result.returncode == 1
+    assert "a folder of the system" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert Path(folder, "catalog.parquet").exists() == before
+    assert not Path(folder, ".locks").exists() or before
+
+
+def test_the_home_folder_itself_is_never_a_data_folder(tmp_path):
+    import os
+
+    home = tmp_path / "home"
+    home.mkdir()
+    result = tablebase("build", "sticks:rows=1", "-q", "--data", str(home), env={**os.environ, "HOME": str(home)})
+    assert result.returncode == 1 and "your home folder" in result.stderr
+    assert list(home.iterdir()) == []
