@@ -230,22 +230,25 @@ def test_a_catalog_row_pointing_outside_the_folder_is_refused(data, change):
     [
         (
             lambda b, o: (
-                (b / "nim" / "default" / "tablebase.parquet").unlink()
-                or (b / "nim" / "default" / "tablebase.parquet").symlink_to(o / "tablebase.parquet")
+                (b / "tablebase" / "nim" / "default.parquet").unlink()
+                or (b / "tablebase" / "nim" / "default.parquet").symlink_to(o / "default.parquet")
             ),
-            "nim/default/tablebase.parquet: a symbolic link",
+            "tablebase/nim/default.parquet: a symbolic link",
         ),
         (
-            lambda b, o: shutil.rmtree(b / "nim") or (b / "nim").symlink_to(o.parent, target_is_directory=True),
-            "nim: a symbolic link",
+            lambda b, o: (
+                shutil.rmtree(b / "tablebase" / "nim")
+                or (b / "tablebase" / "nim").symlink_to(o, target_is_directory=True)
+            ),
+            "tablebase/nim: a symbolic link",
         ),
         (lambda b, o: (b / ".notes").write_text("mine"), ".notes: a hidden file in a bundle"),
-        (lambda b, o: (b / "nim" / "default" / ".old").mkdir(), "nim/default/.old: a hidden file in a bundle"),
+        (lambda b, o: (b / "tablebase" / "nim" / ".old").mkdir(), "tablebase/nim/.old: a hidden file in a bundle"),
     ],
 )
 def test_links_and_hidden_files_in_a_bundle_are_reported(unpacked, tmp_path, damage, expected):
-    outside = tmp_path / "elsewhere" / "default"
-    shutil.copytree(unpacked / "nim" / "default", outside)
+    outside = tmp_path / "elsewhere" / "nim"
+    shutil.copytree(unpacked / "tablebase" / "nim", outside)
     damage(unpacked, outside)
     problems = check(unpacked)
     assert len(problems) == 1 and problems[0].startswith(f"{unpacked}/{expected}"), problems
@@ -376,8 +379,17 @@ def test_the_catalog_has_the_same_bytes_however_it_is_written(base, tmp_path):
     assert {how: raw == reference for how, raw in written.items()} == dict.fromkeys(written, True)
 
 
-def test_a_bundle_has_the_data_folders_catalog(base, bundle):
-    assert (bundle / "catalog.parquet").read_bytes() == (base / "catalog.parquet").read_bytes()
+def test_a_bundle_has_the_data_folders_catalog_with_its_own_paths(base, bundle):
+    """The same rows and checksums; tablebase_path and transitions_path name the bundle's files."""
+    theirs, ours = pq.read_table(base / "catalog.parquet"), pq.read_table(bundle / "catalog.parquet")
+    paths = ["tablebase_path", "transitions_path"]
+    assert ours.drop_columns(paths).equals(theirs.drop_columns(paths))
+    for row in ours.to_pylist():
+        for kind in ("tablebase", "transitions"):
+            assert row[f"{kind}_path"] == f"{kind}/{row['folder']}.parquet"
+            assert (bundle / row[f"{kind}_path"]).read_bytes() == (
+                base / row["folder"] / f"{kind}.parquet"
+            ).read_bytes()
 
 
 # -- verify ---------------------------------------------------------------------------------------

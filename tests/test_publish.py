@@ -20,7 +20,7 @@ import pytest
 
 from pipeline.core.dataset import RULESET_FILES
 from pipeline.datadir.check import check
-from pipeline.datadir.layout import DataDir
+from pipeline.datadir.layout import BY_KIND, DataDir
 from pipeline.games.rulesets import Ruleset, load_ruleset_file
 from pipeline.products.publish import publish
 from pipeline.stages.build import build
@@ -304,14 +304,93 @@ def test_the_data_card_names_every_ruleset_file_and_column(built, tmp_path):
     version = __import__("pipeline").__version__
     card = (tmp_path / f"tablebase-{version}" / "DATASET.md").read_text()
     for row in pq.read_table(built / "catalog.parquet").to_pylist():
-        assert f"`{row['ruleset']}`" in card and f"`{row['folder']}/`" in card
+        assert f"`{row['ruleset']}`" in card and f"| `{row['folder']}` |" in card
     for kind in RULESET_FILES:
+        assert f"{kind.name}/<game>/<slug>.parquet" in card
         for column in kind.columns:
             assert f"| `{column.name}` |" in card
     for game_column in ("mover", "opponent", "rows"):
         assert f"| `{game_column}` |" in card
     for reader in ("duckdb", "pyarrow", "polars", "pandas", "spark"):
         assert reader in card.lower()
+
+
+@pytest.fixture(scope="module")
+def bundle(built, tmp_path_factory) -> Path:
+    """The session's data folder published once, unpacked."""
+    out = tmp_path_factory.mktemp("dist")
+    publish(built, out)
+    return out / f"tablebase-{__import__('pipeline').__version__}"
+
+
+def test_no_folder_of_the_bundle_mixes_kinds(bundle):
+    """pandas and pyarrow given a folder read every Parquet file below it with the first one's
+    columns: below the top, every folder holds one kind of file."""
+    for folder in sorted(p for p in bundle.rglob("*") if p.is_dir()):
+        kinds = {BY_KIND.owner(path.relative_to(bundle).as_posix()) for path in folder.rglob("*.parquet")}
+        assert None not in kinds and len({kind for _, kind in kinds}) <= 1, folder
+    catalog = pq.read_table(bundle / "catalog.parquet").to_pylist()
+    assert sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*.parquet")) == sorted(
+        ["catalog.parquet", *(f"{kind.name}/{row['folder']}.parquet" for row in catalog for kind in RULESET_FILES)]
+    )
+
+
+@pytest.mark.parametrize("kind, count", [("tablebase", "positions"), ("transitions", "transitions")])
+def test_a_games_folder_reads_as_that_kind_alone_in_pandas_and_pyarrow(bundle, kind, count):
+    import pandas as pd
+    import pyarrow.dataset as ds
+
+    catalog = [row for row in pq.read_table(bundle / "catalog.parquet").to_pylist() if row["game"] == "chopsticks"]
+    schema = pq.read_schema(bundle / kind / "chopsticks" / "default.parquet")
+    for table in (
+        pd.read_parquet(bundle / kind / "chopsticks"),
+        ds.dataset(bundle / kind / "chopsticks").to_table().to_pandas(),
+    ):
+        assert list(table.columns) == schema.names
+        assert len(table) == sum(row[count] for row in catalog)
+        assert set(table["ruleset"]) == {row["ruleset"] for row in catalog}
+    everything = ds.dataset(bundle / kind).to_table()  # every game: here only chopsticks and sticks
+    assert everything.num_rows == sum(row[count] for row in pq.read_table(bundle / "catalog.parquet").to_pylist())
+
+
+def test_sql_query_probe_and_check_read_the_bundle(bundle):
+    catalog = pq.read_table(bundle / "catalog.parquet").to_pylist()
+    result = tablebase("sql", "SELECT count(*) FROM tablebase", "--data", str(bundle), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert list(__import__("json").loads(result.stdout)[0].values()) == [sum(row["positions"] for row in catalog)]
+    query = tablebase(  # a position parameter is looked up in the ruleset's tablebase file
+        "query", "principal_variation", "-p", "ruleset=chopsticks", "-p", "position=1-1|1-1", "--data", str(bundle)
+    )
+    assert query.returncode == 0, query.stderr
+    probe = tablebase("probe", "chopsticks", "start", "--data", str(bundle))
+    assert probe.returncode == 0 and "loses in 8 plies" in probe.stdout, probe.stderr
+    assert tablebase("check", str(bundle)).returncode == 0
+
+
+def _by_ruleset_again(bundle: Path) -> None:
+    """A ruleset's tablebase moved back into a folder of its own, as bundles had it before."""
+    (bundle / "chopsticks" / "default").mkdir(parents=True)
+    os.rename(bundle / "tablebase/chopsticks/default.parquet", bundle / "chopsticks/default/tablebase.parquet")
+
+
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        (_by_ruleset_again, ["chopsticks: not a folder of the dataset", "default.parquet: missing"]),
+        (
+            lambda b: shutil.copy(b / "tablebase/sticks/rows-2.parquet", b / "tablebase/sticks/rows-9.parquet"),
+            ["tablebase/sticks/rows-9.parquet: not in the catalog"],
+        ),
+        (lambda b: (b / "solution/sticks/notes.txt").write_text("mine"), ["notes.txt: not a file of the dataset"]),
+    ],
+)
+def test_check_holds_a_bundle_to_its_layout_by_kind(bundle, tmp_path, damage, expected):
+    copy = tmp_path / "copy"
+    shutil.copytree(bundle, copy)
+    damage(copy)
+    problems = check(copy)
+    for line in expected:
+        assert any(line in problem for problem in problems), problems
 
 
 def test_publishing_twice_gives_the_same_archives(built, tmp_path):

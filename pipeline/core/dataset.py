@@ -59,9 +59,14 @@ CATALOG = FileKind(
             pa.map_(pa.string(), pa.string()),
             "every parameter's value as text, defaults included (`element_at(params, 'fingers')[1]`, on any DuckDB)",
         ),
-        Column("folder", pa.string(), "the ruleset's folder relative to the data folder: `<game>/<slug>`"),
-        Column("tablebase_path", pa.string(), "path of its tablebase.parquet relative to the data folder"),
-        Column("transitions_path", pa.string(), "path of its transitions.parquet relative to the data folder"),
+        Column(
+            "folder",
+            pa.string(),
+            "the ruleset's place, `<game>/<slug>`: its folder in a data folder, its files' in a bundle "
+            "(`tablebase/<game>/<slug>.parquet`)",
+        ),
+        Column("tablebase_path", pa.string(), "path of its tablebase file relative to the catalog's folder"),
+        Column("transitions_path", pa.string(), "path of its transitions file relative to the catalog's folder"),
         Column("positions", pa.int64(), "number of positions"),
         Column("transitions", pa.int64(), "number of transitions (distinct position pairs)"),
         Column("wins", pa.int64(), "positions won for the player to move"),

@@ -8,8 +8,10 @@ Like the checksums published with the Syzygy tables, which caught a corrupted re
     `draw` and `claims` write, rewritten at will; a bundle lists them);
   - nothing is a symbolic link or anything but a file or a folder, and a bundle holds no
     hidden file: every byte read is the folder's own;
-  - every catalog row's folder is `<game>/<slug>` inside the folder, its files exist and
-    have the checksums the catalog records, and no other file or ruleset folder is there;
+  - every catalog row's folder is `<game>/<slug>`, its files exist where the folder's
+    layout puts them (a data folder: <game>/<slug>/<kind>.parquet; a bundle:
+    <kind>/<game>/<slug>.parquet) and have the checksums the catalog records, and no other
+    file or ruleset folder is there;
   - every file has its documented schema (pipeline/core/dataset.py), the same for every
     ruleset of a game;
   - each tablebase agrees with its catalog row: positions, values counted, reachable,
@@ -40,7 +42,7 @@ from filelock import FileLock
 from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
-from pipeline.datadir.layout import RESERVED, DataDir, RulesetFiles, misplaced
+from pipeline.datadir.layout import RESERVED, DataDir, Layout, RulesetPaths, is_bundle
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import atomic_path, read_table, regular, require, sha256
 
@@ -122,22 +124,27 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
     sums = folder / SUMS
     raw = _read_small(sums)
     bundle = is_bundle(folder, raw)
+    layout = store.layout
     files = _walk(folder, bundle, report)
     # first the files SHA256SUMS alone covers: the catalog, which all hangs on, and the summaries
-    check_sums(folder, raw, bundle, files, digests, report, first=True)
+    check_sums(folder, raw, bundle, files, digests, report, first=True, layout=layout)
     rows = _catalog_rows(store, files, report)
     if rows is not None:
         for row in rows:
-            problem = misplaced(row)
+            problem = layout.misplaced(row)
             if problem:
                 report.add(store.catalog, problem, whole=False)
         check_folders(store, rows, report)
         check_top_level(store, report)
-        rows = [row for row in rows if not misplaced(row)]  # nothing is read where they point
+        rows = [row for row in rows if not layout.misplaced(row)]  # nothing is read where they point
     chosen = {row["folder"] for row in rows or [] if rulesets is None or row["ruleset"] in rulesets}
 
+    def ruleset_of(name: str) -> str | None:
+        owner = layout.owner(name)
+        return owner[0] if owner else None
+
     def mine(name: str) -> bool:
-        return rulesets is None or "/" not in name or name.rsplit("/", 1)[0] in chosen
+        return rulesets is None or "/" not in name or ruleset_of(name) in chosen
 
     if rows is not None:
         # a catalog of no ruleset (every build so far interrupted) has nothing to view
@@ -147,14 +154,14 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
         for row in rows:
             if row["folder"] in chosen:
                 check_ruleset(store, row, schemas, files, digests, report)
-    check_sums(folder, raw, bundle, files, digests, report, first=False, mine=mine)
+    check_sums(folder, raw, bundle, files, digests, report, first=False, mine=mine, layout=layout)
     _tell_cache(store, digests, report)
     if rulesets is None:
         return [line for _, line in report.entries]
     return [
         line
         for path, line in report.entries
-        if path.parent == folder or path.relative_to(folder).as_posix().rsplit("/", 1)[0] in chosen
+        if path.parent == folder or ruleset_of(path.relative_to(folder).as_posix()) in chosen
     ]
 
 
@@ -174,13 +181,6 @@ def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> lis
     ):
         return None
     return check(store.root, {rules.id})
-
-
-def is_bundle(folder: Path, sums: bytes | None = None) -> bool:
-    """A bundle (`tablebase publish`), not a data folder: it has a DATASET.md, or its
-    SHA256SUMS lists one."""
-    listed = rb"^[0-9a-fA-F]{64} [ *]DATASET\.md\r?$"
-    return (folder / "DATASET.md").exists() or bool(sums and re.search(listed, sums, re.M))
 
 
 def _read_small(path: Path) -> bytes | None:
@@ -299,17 +299,19 @@ def check_sums(
     report: _Report,
     first: bool,
     mine: Callable[[str], bool] = lambda name: True,
+    layout: Layout | None = None,
 ) -> None:
     """SHA256SUMS against the files beside it: there, every listed file with its checksum,
     and every file listed. `first`: SHA256SUMS itself and the files no catalog row covers
     (beside the catalog, and the summaries); else the others, and the files not listed.
-    Only files `mine` says are hashed."""
+    Only files `mine` says are hashed. `layout`: where the folder keeps the summaries."""
+    layout = layout or DataDir(folder).layout
     sums = folder / SUMS
     listed, problems = parse_sums(raw, sums) if raw is not None else ({}, [])
     if not first:
         if raw is not None and (listed or not problems):  # not a list at all: one line, not one a file
             for name, digest in listed.items():
-                if not _sums_alone(name):
+                if not _sums_alone(name, layout):
                     _check_listed(folder / name, name, digest, files, digests, report, mine)
             for name in sorted(files - set(listed) - {SUMS}):
                 report.add(folder / name, f"not listed in {SUMS}")
@@ -327,13 +329,14 @@ def check_sums(
     for line in problems:
         report.add(sums, line.removeprefix(f"{sums}: "), whole=False)
     for name, digest in listed.items():
-        if _sums_alone(name):
+        if _sums_alone(name, layout):
             _check_listed(folder / name, name, digest, files, digests, report, mine)
 
 
-def _sums_alone(name: str) -> bool:
+def _sums_alone(name: str, layout: Layout) -> bool:
     """A file whose checksum only SHA256SUMS records (no catalog row)."""
-    return "/" not in name or name.endswith("/summary.parquet")
+    owner = layout.owner(name)
+    return "/" not in name or (owner is not None and owner[1] == "summary")
 
 
 def _check_listed(
@@ -347,23 +350,8 @@ def _check_listed(
 
 def check_folders(store: DataDir, rows: list[CatalogRow], report: _Report) -> None:
     """Ruleset folders and files that no catalog row accounts for."""
-    folders = {row["folder"] for row in rows}
-    names = {f"{kind.name}.parquet" for kind in RULESET_FILES}
-    for game in sorted(p for p in store.root.iterdir() if _real_dir(p) and not p.name.startswith(".")):
-        if game.name in RESERVED:
-            continue
-        for path in sorted(game.iterdir()):
-            relative = f"{game.name}/{path.name}"
-            if not _real_dir(path) or relative not in folders:
-                report.add(path, "not in the catalog")
-                continue
-            for extra in sorted(path.iterdir()):
-                if extra.name not in names and not extra.name.startswith("."):
-                    report.add(extra, "not a file of a ruleset's folder")
-
-
-def _real_dir(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink()
+    for path, message in store.layout.strays(store.root, {row["folder"] for row in rows}):
+        report.add(path, message)
 
 
 #: Files a data folder or bundle holds beside the rulesets' folders.
@@ -402,7 +390,8 @@ def waiting_remedy(store: DataDir, folder: str, old: Path) -> str:
 def _absent(store: DataDir, path: Path, what: str, fix: str) -> DataError:
     """The error for a published file that is missing: where its folder waits in data/.trash,
     the command that puts it back."""
-    folder = path.parent.relative_to(store.root).as_posix()
+    owner = store.layout.owner(path.relative_to(store.root).as_posix())
+    folder = owner[0] if owner else ""
     old = store.waiting().get(folder)
     if old is not None:
         return DataError(f"{what} {path} is missing: {waiting_remedy(store, folder, old)} (from {old})")
@@ -434,12 +423,12 @@ def check_database(store: DataDir, report: _Report) -> None:
 def check_ruleset(
     store: DataDir, row: CatalogRow, schemas: dict, files: set[str], digests: _Digests, report: _Report
 ) -> None:
-    """One catalog row against its folder's files."""
-    folder = store.root / row["folder"]
+    """One catalog row against its files."""
+    mine = store.layout.files(store.root, row["folder"])
     ok = True
     for kind in RULESET_FILES:
-        path = folder / f"{kind.name}.parquet"
-        if f"{row['folder']}/{path.name}" not in files:
+        path = mine.path(kind.name)
+        if _rel(store, path) not in files:
             report.add(path, "missing")
             ok = False
             continue
@@ -465,13 +454,13 @@ def check_ruleset(
     if not ok:
         return
     try:
-        summary = pq.read_table(folder / "summary.parquet").to_pylist()
+        summary = pq.read_table(mine.summary).to_pylist()
     except (OSError, pa.ArrowException) as error:  # no catalog checksum to catch it first
-        report.add(folder / "summary.parquet", f"not a readable Parquet file ({error})")
+        report.add(mine.summary, f"not a readable Parquet file ({error})")
         return
     if summary != [row.as_dict()]:
-        report.add(folder / "summary.parquet", "differs from its catalog row")
-    tablebase = folder / "tablebase.parquet"
+        report.add(mine.summary, "differs from its catalog row")
+    tablebase = mine.tablebase
     if pq.read_schema(tablebase).names[: len(TABLEBASE.head)] != [c.name for c in TABLEBASE.head]:
         report.add(tablebase, "its schema is not the documented one")
         return
@@ -553,10 +542,11 @@ def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
     listed = {name: digest(name) for name in ("catalog.parquet", "tablebases.duckdb")}
     if store.catalog.is_file():
         for row in read_table(store.catalog).to_pylist():
-            if misplaced(row):
+            if store.layout.misplaced(row):
                 continue  # never written so; `check` says what is wrong with it
-            listed.update({f"{row['folder']}/{kind}.parquet": row[f"{kind}_sha256"] for kind in CATALOGUED})
-            listed[f"{row['folder']}/summary.parquet"] = digest(f"{row['folder']}/summary.parquet")
+            listed.update({store.layout.file(row["folder"], kind): row[f"{kind}_sha256"] for kind in CATALOGUED})
+            summary = store.layout.file(row["folder"], "summary")
+            listed[summary] = digest(summary)
     with atomic_path(store.root / SUMS) as tmp:
         tmp.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(listed.items()) if digest))
 
@@ -586,8 +576,8 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     )
 
 
-def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
-    """The ruleset's folder, once its tablebase and transitions match the catalog's
+def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
+    """The ruleset's files, once its tablebase and transitions match the catalog's
     checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
     DataError naming the file if not."""
     require_built(store, rules.id)
@@ -602,10 +592,10 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetFiles:
                 "or name the folder it was built in with --data"
             )
         for kind in ("tablebase", "transitions"):
-            if not (files.dir / f"{kind}.parquet").exists():
-                raise _absent(store, files.dir / f"{kind}.parquet", f"{kind} of {rules.id}", fix)
+            if not files.path(kind).exists():
+                raise _absent(store, files.path(kind), f"{kind} of {rules.id}", fix)
         return [
-            (require(files.dir / f"{kind}.parquet", f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
+            (require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
             for kind in ("tablebase", "transitions")
         ]
 
@@ -633,7 +623,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
         checked = []
         for row in catalog:
-            problem = misplaced(row)
+            problem = store.layout.misplaced(row)
             if problem:
                 raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
             fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"

@@ -15,6 +15,12 @@
 
 <slug> is `Ruleset.slug`: `default`, or the changed parameters (`fingers-10.split-any`).
 Every name is made of [a-z0-9._-], so the folders travel to any file system and reader.
+
+A bundle (`tablebase publish`) lays the same files out by kind instead (`BY_KIND`):
+tablebase/<game>/<slug>.parquet, transitions/<game>/<slug>.parquet and so on, so that a
+reader given a folder (tablebase/chopsticks) reads one kind of file. The data folder keeps
+one folder a ruleset (`BY_RULESET`): build publishes a ruleset by one rename of it. `Layout`
+is the one place that knows either; `DataDir.layout` says which a folder has.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,53 +53,182 @@ RESERVED = ("pages", "dist")
 FOLDER = re.compile(r"[a-z][a-z0-9_]*/[a-z0-9][a-z0-9._-]*")
 
 
-def misplaced(row: Mapping[str, Any]) -> str | None:
-    """What is wrong with a catalog row's folder and paths, if they name anything but the
-    ruleset's own folder inside the data directory (`<game>/<slug>`, its two files there);
-    None if nothing."""
-    folder = row.get("folder")
-    if not isinstance(folder, str) or not FOLDER.fullmatch(folder) or folder.split("/")[0] != row.get("game"):
-        return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
-    for kind in ("tablebase", "transitions"):
-        path = row.get(f"{kind}_path")
-        if path != f"{folder}/{kind}.parquet":
-            return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {folder}/{kind}.parquet"
-    return None
+class Layout:
+    """Where a folder keeps each ruleset's files: here one folder a ruleset,
+    `<game>/<slug>/<kind>.parquet` (a data folder's); `ByKind` overrides what differs."""
+
+    name = "one folder a ruleset"
+
+    def file(self, folder: str, kind: str) -> str:
+        """The file of `kind` of the ruleset whose folder (`Ruleset.folder`) is `folder`,
+        relative to the dataset's root, with /."""
+        return f"{folder}/{kind}.parquet"
+
+    def owner(self, name: str) -> tuple[str, str] | None:
+        """The ruleset's folder and the kind of the file `name` (relative, with /) where it
+        is laid out as one; None where it is no ruleset's file."""
+        parts = name.split("/")
+        if len(parts) != 3 or parts[2].removesuffix(".parquet") not in KINDS or not parts[2].endswith(".parquet"):
+            return None
+        game, slug, file = parts
+        return f"{game}/{slug}", file.removesuffix(".parquet")
+
+    def files(self, root: Path, folder: str) -> RulesetPaths:
+        """The files of the ruleset whose folder is `folder`, in the dataset at `root`."""
+        return RulesetFiles(root / folder)
+
+    def misplaced(self, row: Mapping[str, Any]) -> str | None:
+        """What is wrong with a catalog row's folder and paths, if they name anything but the
+        ruleset's own files inside the dataset (its folder `<game>/<slug>`, its tablebase and
+        transitions where this layout puts them); None if nothing."""
+        folder = row.get("folder")
+        if not isinstance(folder, str) or not FOLDER.fullmatch(folder) or folder.split("/")[0] != row.get("game"):
+            return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
+        for kind in ("tablebase", "transitions"):
+            path, expected = row.get(f"{kind}_path"), self.file(folder, kind)
+            if path != expected:
+                return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {expected}"
+        return None
+
+    def strays(self, root: Path, folders: set[str]) -> Iterator[tuple[Path, str]]:
+        """What in the rulesets' part of the dataset at `root` no folder of `folders` (the
+        catalog's) accounts for, with what to say of it: a folder not in the catalog, a file
+        that is no kind. The top folders named in RESERVED and hidden ones are left alone."""
+        for game in _folders(root):
+            for path in sorted(game.iterdir()):
+                if not _real_dir(path) or f"{game.name}/{path.name}" not in folders:
+                    yield path, "not in the catalog"
+                    continue
+                for extra in sorted(path.iterdir()):
+                    if self.owner(extra.relative_to(root).as_posix()) is None and not extra.name.startswith("."):
+                        yield extra, "not a file of a ruleset's folder"
 
 
-@dataclass(frozen=True)
-class RulesetFiles:
-    """The files of one ruleset's folder."""
+class ByKind(Layout):
+    """A bundle's: one folder a kind, `<kind>/<game>/<slug>.parquet`. pandas and pyarrow
+    read every file of a folder given to them with the first file's columns, without a
+    word: here a folder (tablebase/, tablebase/chopsticks) holds one kind of file."""
 
-    dir: Path
+    name = "one folder a kind"
+
+    def file(self, folder: str, kind: str) -> str:
+        return f"{kind}/{folder}.parquet"
+
+    def owner(self, name: str) -> tuple[str, str] | None:
+        parts = name.split("/")
+        if len(parts) != 3 or parts[0] not in KINDS or not parts[2].endswith(".parquet"):
+            return None
+        kind, game, file = parts
+        return f"{game}/{file.removesuffix('.parquet')}", kind
+
+    def files(self, root: Path, folder: str) -> RulesetPaths:
+        return KindFiles(root, folder)
+
+    def strays(self, root: Path, folders: set[str]) -> Iterator[tuple[Path, str]]:
+        for top in _folders(root):
+            if top.name not in KINDS:
+                yield top, f"not a folder of the dataset (a bundle holds {', '.join(KINDS)} and {', '.join(RESERVED)})"
+                continue
+            for game in sorted(top.iterdir()):
+                if not _real_dir(game):
+                    yield game, "not a folder of a game"
+                    continue
+                for path in sorted(game.iterdir()):
+                    owner = self.owner(path.relative_to(root).as_posix())
+                    if path.name.startswith("."):
+                        continue
+                    if owner is None or not path.is_file() or path.is_symlink():
+                        yield path, f"not a file of the dataset (a {top.name} file is <slug>.parquet)"
+                    elif owner[0] not in folders:
+                        yield path, "not in the catalog"
+
+
+BY_RULESET = Layout()
+BY_KIND = ByKind()
+
+
+def _folders(root: Path) -> list[Path]:
+    """The top folders of the dataset at `root` that hold rulesets' files."""
+    return sorted(
+        path
+        for path in root.iterdir()
+        if _real_dir(path) and not path.name.startswith(".") and path.name not in RESERVED
+    )
+
+
+def _real_dir(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def is_bundle(folder: Path, sums: bytes | None = None) -> bool:
+    """A bundle (`tablebase publish`), not a data folder: it has a DATASET.md, or its
+    SHA256SUMS (`sums`, its bytes where already read) lists one."""
+    if (folder / "DATASET.md").exists():
+        return True
+    if sums is None:
+        try:
+            path = folder / "SHA256SUMS"
+            sums = path.read_bytes() if stat.S_ISREG(os.lstat(path).st_mode) else None  # never a FIFO
+        except OSError:
+            sums = None
+    return bool(sums and re.search(rb"^[0-9a-fA-F]{64} [ *]DATASET\.md\r?$", sums, re.M))
+
+
+class RulesetPaths:
+    """The files of one ruleset, by kind, wherever its dataset's layout puts them."""
+
+    def path(self, kind: str) -> Path:
+        raise NotImplementedError
 
     @property
     def positions(self) -> Path:
-        return self.dir / "positions.parquet"
+        return self.path("positions")
 
     @property
     def transitions(self) -> Path:
-        return self.dir / "transitions.parquet"
+        return self.path("transitions")
 
     @property
     def solution(self) -> Path:
-        return self.dir / "solution.parquet"
+        return self.path("solution")
 
     @property
     def verification(self) -> Path:
-        return self.dir / "verification.parquet"
+        return self.path("verification")
 
     @property
     def tablebase(self) -> Path:
-        return self.dir / "tablebase.parquet"
+        return self.path("tablebase")
 
     @property
     def summary(self) -> Path:
-        return self.dir / "summary.parquet"
+        return self.path("summary")
 
     def all(self) -> list[Path]:
         """Every file, in the order `build` writes them (the catalog row last)."""
-        return [self.dir / f"{kind}.parquet" for kind in KINDS]
+        return [self.path(kind) for kind in KINDS]
+
+
+@dataclass(frozen=True)
+class RulesetFiles(RulesetPaths):
+    """The files of one ruleset's own folder, where build writes them and a data folder
+    keeps them."""
+
+    dir: Path
+
+    def path(self, kind: str) -> Path:
+        return self.dir / f"{kind}.parquet"  # BY_RULESET's file, the folder being its own
+
+
+@dataclass(frozen=True)
+class KindFiles(RulesetPaths):
+    """The files of one ruleset in a bundle, each in its kind's folder."""
+
+    root: Path
+    folder: str  # <game>/<slug>
+
+    def path(self, kind: str) -> Path:
+        return self.root / BY_KIND.file(self.folder, kind)
 
 
 @dataclass(frozen=True)
@@ -100,12 +236,25 @@ class DataDir:
     root: Path
 
     def ruleset(self, rules: Ruleset) -> RulesetFiles:
+        """The ruleset's own folder in a data folder, where build publishes it."""
         return RulesetFiles(self.root / rules.folder)
 
-    def published(self, rules: Ruleset) -> RulesetFiles:
-        """The ruleset's folder, to read: DataError if the data directory has the earlier layout."""
+    @functools.cached_property
+    def layout(self) -> Layout:
+        """How the folder keeps its rulesets' files: by kind in a bundle, one folder a
+        ruleset in a data folder."""
+        return BY_KIND if is_bundle(self.root) else BY_RULESET
+
+    def files(self, folder: str) -> RulesetPaths:
+        """The files of the ruleset whose folder (`Ruleset.folder`) is `folder`, where this
+        folder's layout puts them."""
+        return self.layout.files(self.root, folder)
+
+    def published(self, rules: Ruleset) -> RulesetPaths:
+        """The ruleset's files, to read, where the folder's layout puts them: DataError if
+        the data directory has the earlier layout."""
         self.check_layout()
-        return self.ruleset(rules)
+        return self.files(rules.folder)
 
     @functools.cached_property
     def resolved_root(self) -> Path:
@@ -288,9 +437,9 @@ class DataDir:
         bundle (its SHA256SUMS, metadata and catalog are the publisher's, which a build would
         rewrite as a data folder's), not the system's own folders (`--data /` as root wrote a
         catalog into /), not the home folder itself."""
-        if (self.root / "DATASET.md").exists():
+        if is_bundle(self.root):
             raise DataError(
-                f"{self.root} is a published bundle (it holds DATASET.md), which builds never write: "
+                f"{self.root} is a published bundle (it holds DATASET.md, or its SHA256SUMS lists one), which builds never write: "
                 "build into a data folder (--data data), then `tablebase publish` it"
             )
         where = self.root.resolve()

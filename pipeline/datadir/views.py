@@ -20,7 +20,7 @@ import duckdb
 
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import trusted_catalog
-from pipeline.datadir.layout import DataDir, misplaced
+from pipeline.datadir.layout import DataDir
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, quote_path
 from pipeline.storage.parquet import atomic_path, read_table, require
 
@@ -52,7 +52,7 @@ WHERE_FROM = (
 
 def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, list[str]]:
     """Each view's files, relative to `data`, from the catalog (DataError if none is built,
-    or if a row names a file anywhere but in its ruleset's folder inside `data`), or from
+    or if a row names a file anywhere but where the folder's layout puts it), or from
     the `trusted` rows `trusted_catalog` returned, whose paths it has checked so."""
     store = DataDir(data)
     rows = trusted
@@ -64,7 +64,7 @@ def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, 
     if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
     for row in rows if trusted is None else ():
-        problem = misplaced(row)
+        problem = store.layout.misplaced(row)
         if problem:
             raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
         for kind in ("tablebase", "transitions"):
@@ -131,7 +131,9 @@ def write_database(data: Path) -> Path:
             listed = ", ".join(quote_path(file) for file in files)
             # DuckDB looks for a relative path in the working directory first, then in
             # file_search_path: every file must be found, all in one folder (glob names
-            # each as found: relative, or under the search path), holding this catalog
+            # each as found: relative, or under the search path), holding this catalog. A
+            # ruleset's file is three names below that folder in either layout (a data
+            # folder's <game>/<slug>/<kind>.parquet, a bundle's <kind>/<game>/<slug>.parquet)
             con.execute(f"""CREATE MACRO same_folder() AS (
                 SELECT CASE WHEN (SELECT count(*) = {len(files)} AND count(DISTINCT
                                     CASE WHEN file LIKE '%catalog.parquet' THEN parse_dirpath(file)

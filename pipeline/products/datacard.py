@@ -25,6 +25,7 @@ from pipeline.core.dataset import (
     game_fields,
 )
 from pipeline.core.values import in_words
+from pipeline.datadir.layout import BY_KIND
 from pipeline.games import find_game
 from pipeline.products.metadata import DATA_LICENCE, KEYWORDS, SEEDS, TITLE, type_name
 
@@ -57,7 +58,8 @@ def _fixed(columns: tuple[Column, ...]) -> list[tuple[str, pa.DataType, bool, st
 
 
 def _file_section(kind: FileKind) -> list[str]:
-    lines = [f"### `{kind.name}.parquet`", "", kind.what[0].upper() + kind.what[1:] + ".", ""]
+    title = "catalog.parquet" if kind is CATALOG else f"{kind.name}/<game>/<slug>.parquet"
+    lines = [f"### `{title}`", "", kind.what[0].upper() + kind.what[1:] + ".", ""]
     columns = _fixed(kind.head)
     if kind is POSITIONS:  # a game that makes its texts from keys stores the keys instead
         columns[2:2] = _fixed((KEY,))
@@ -120,12 +122,12 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         "",
         "## Rulesets",
         "",
-        "| ruleset | folder | positions | start | from the start |",
+        "| ruleset | `folder` | positions | start | from the start |",
         "|---|---|---:|---|---|",
     ]
     for row in rows:
         out.append(
-            f"| `{cell(row.ruleset)}` | `{row.folder}/` | {row.positions:,} | `{cell(row.start)}` "
+            f"| `{cell(row.ruleset)}` | `{row.folder}` | {row.positions:,} | `{cell(row.start)}` "
             f"| {in_words(row.start_value, row.start_remoteness)} |"
         )
     out += [
@@ -133,21 +135,30 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         "## Files",
         "",
         "```",
-        "catalog.parquet            one row per ruleset: counts, start, checksums, paths",
-        "<game>/<slug>/             one folder per ruleset (`folder` in the catalog)",
-        "  tablebase.parquet        every position with its value: the product",
-        "  transitions.parquet      every move",
-        "  positions.parquet        every position before solving",
-        "  solution.parquet         the solver's values",
-        "  verification.parquet     the verifier's checks, all passed",
-        "  summary.parquet          the ruleset's catalog row",
-        "tablebases.duckdb          DuckDB views catalog, tablebase, transitions over these files",
-        "SHA256SUMS                 every file's SHA-256 (`sha256sum -c SHA256SUMS`)",
+        "catalog.parquet                     one row per ruleset: counts, start, checksums, paths",
+        "tablebase/<game>/<slug>.parquet     every position with its value: the product",
+        "transitions/<game>/<slug>.parquet   every move",
+        "positions/<game>/<slug>.parquet     every position before solving",
+        "solution/<game>/<slug>.parquet      the solver's values",
+        "verification/<game>/<slug>.parquet  the verifier's checks, all passed",
+        "summary/<game>/<slug>.parquet       the ruleset's catalog row",
+        "tablebases.duckdb                   DuckDB views catalog, tablebase, transitions over these files",
+        "SHA256SUMS                          every file's SHA-256 (`sha256sum -c SHA256SUMS`)",
         "```",
         "",
-        f"Of a ruleset's files, {', '.join(f'`{name}.parquet`' for name in WITH_RULESET)} have a `ruleset` column",
+        "`<game>/<slug>` is the ruleset's `folder` in the catalog, which also names its tablebase",
+        "and transitions files (`tablebase_path`, `transitions_path`).",
+        "",
+        "The files are laid out by kind, not by ruleset, so that a folder holds one kind of file:",
+        "pandas, pyarrow, Polars and DuckDB given a folder read every Parquet file in it, taking the",
+        "columns of the first they meet and filling or dropping the rest without a word; a folder",
+        "mixing the six kinds would read as one table of nonsense. `tablebase/chopsticks` is every",
+        "chopsticks tablebase, one schema; `tablebase/` holds every game's, whose own columns differ:",
+        "read it with a reader that merges schemas (below), or the first game's columns are all you get.",
+        "",
+        f"Of a ruleset's files, {', '.join(f'`{name}`' for name in WITH_RULESET)} have a `ruleset` column",
         "holding its id (as the catalog does); the others hold one ruleset's rows and no such column:",
-        "the folder, whose catalog row names it, says which.",
+        "the file's name, `<slug>.parquet` under its game's folder, says which.",
         "",
         "Every name is made of `a-z 0-9 . _ -`: folders are not hive partitions, so no reader adds",
         "a column. All files of one kind and one game share one schema, NULLs included; the game's",
@@ -161,7 +172,7 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
     out += [
         "### Game columns",
         "",
-        "In `tablebase.parquet` and `positions.parquet`, between the leading and trailing columns:",
+        "In the `tablebase` and `positions` files, between the leading and trailing columns:",
         "",
     ]
     for game in games:
@@ -178,13 +189,13 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         "",
         "```python",
         "import duckdb",
-        "duckdb.sql(\"SELECT * FROM 'chopsticks/default/tablebase.parquet'\")",
+        "duckdb.sql(\"SELECT * FROM 'tablebase/chopsticks/default.parquet'\")",
         "```",
         "",
         "Every tablebase of one game (they share one schema), and everything through the views:",
         "",
         "```python",
-        "duckdb.sql(\"SELECT ruleset, value, count(*) FROM 'chopsticks/*/tablebase.parquet' GROUP BY ALL\")",
+        "duckdb.sql(\"SELECT ruleset, value, count(*) FROM 'tablebase/chopsticks/*.parquet' GROUP BY ALL\")",
         "con = duckdb.connect('tablebases.duckdb', read_only=True)   # from this folder (or SET file_search_path)",
         "con.sql('SELECT ruleset, start_value FROM catalog')",
         "```",
@@ -196,16 +207,14 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         "",
         "```python",
         "import glob, pyarrow.dataset as ds, polars as pl, pandas as pd",
-        "ds.dataset(sorted(glob.glob('chopsticks/*/tablebase.parquet'))).to_table()",
-        "pl.scan_parquet('chopsticks/*/tablebase.parquet').group_by('ruleset', 'value').len().collect()",
-        "pd.read_parquet('chopsticks/default/tablebase.parquet')",
-        "spark.read.parquet('chopsticks/*/tablebase.parquet')",
+        "pd.read_parquet('tablebase/chopsticks')",
+        "ds.dataset('tablebase/chopsticks').to_table()",
+        "pl.scan_parquet('tablebase/chopsticks/*.parquet').group_by('ruleset', 'value').len().collect()",
+        "spark.read.parquet('tablebase/chopsticks')",
         "```",
         "",
-        "Name the files by a glob of one kind (`*/tablebase.parquet`), never a folder: a ruleset's",
-        "folder holds six kinds of file, and pandas or pyarrow given a folder",
-        "(`pd.read_parquet('chopsticks')`) reads them all with the columns of the first it meets,",
-        "without a word.",
+        "A game's folder (`tablebase/chopsticks`) holds that game's tablebases alone, one schema:",
+        "name it, or a glob of it, whatever the reader.",
         "",
         "Every game at once: each game has its own columns, so the schemas differ and a reader must",
         "merge them by name (columns a game lacks read as NULL); each of these does:",
@@ -214,7 +223,7 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
         *ALL_GAMES,
         "```",
         "",
-        "With Hugging Face `datasets`, one game per config: `datasets.load_dataset('<this folder>', 'chopsticks')`.",
+        "With Hugging Face `datasets`, one game's tablebases per config: `datasets.load_dataset('<this folder>', 'chopsticks')`.",
         "`croissant.json` (MLCommons Croissant), `datapackage.json` (Frictionless Data) and",
         "`CITATION.cff` describe the same files for tools that read those.",
         "",
@@ -257,10 +266,10 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
 #: Reading every game's tablebases at once, one line per reader, from the dataset's folder
 #: (tests/test_publish.py runs each). Spark needs a session called `spark`.
 ALL_GAMES = (
-    "duckdb.sql(\"SELECT game, value, count(*) FROM read_parquet('*/*/tablebase.parquet', union_by_name = true) JOIN 'catalog.parquet' USING (ruleset) GROUP BY ALL\")",
-    "pyarrow.dataset.dataset(sorted(glob.glob('*/*/tablebase.parquet')), schema=pyarrow.unify_schemas([pyarrow.parquet.read_schema(f) for f in sorted(glob.glob('*/*/tablebase.parquet'))])).to_table()",
-    "polars.concat([polars.read_parquet(f) for f in sorted(glob.glob('*/*/tablebase.parquet'))], how='diagonal_relaxed')",
-    "spark.read.option('mergeSchema', 'true').parquet('*/*/tablebase.parquet')",
+    "duckdb.sql(\"SELECT game, value, count(*) FROM read_parquet('tablebase/*/*.parquet', union_by_name = true) JOIN 'catalog.parquet' USING (ruleset) GROUP BY ALL\")",
+    "pyarrow.dataset.dataset(sorted(glob.glob('tablebase/*/*.parquet')), schema=pyarrow.unify_schemas([pyarrow.parquet.read_schema(f) for f in sorted(glob.glob('tablebase/*/*.parquet'))])).to_table()",
+    "polars.concat([polars.read_parquet(f) for f in sorted(glob.glob('tablebase/*/*.parquet'))], how='diagonal_relaxed')",
+    "spark.read.option('mergeSchema', 'true').parquet('tablebase/*/*.parquet')",
 )
 
 
@@ -269,7 +278,7 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-#: The files every ruleset's folder holds that carry the ruleset's id in a `ruleset` column.
+#: The kinds of a ruleset's files that carry the ruleset's id in a `ruleset` column.
 WITH_RULESET = tuple(kind.name for kind in RULESET_FILES if any(c.name == "ruleset" for c in kind.columns))
 
 
@@ -301,7 +310,7 @@ def card_header(rows: list[CatalogRow]) -> str:
         "configs": [
             {
                 "config_name": game,
-                "data_files": [{"split": "train", "path": f"{game}/*/tablebase.parquet"}],
+                "data_files": [{"split": "train", "path": BY_KIND.file(f"{game}/*", "tablebase")}],
                 **({"default": True} if index == 0 else {}),
             }
             for index, game in enumerate(games)

@@ -368,7 +368,7 @@ def draw_ruleset(
                 f"The {what} ({len(plan.nodes):,} positions) is not drawn as a picture: past "
                 f"{READABLE_STRATEGY} positions it is too large to read."
             )
-    files = DataDir(data).ruleset(rules)
+    files = DataDir(data).published(rules)
     counts = remoteness_counts({rules.id: files.tablebase})[rules.id]
     written.append(_write(folder / "positions.csv", positions_csv(graph)))
     written.append(_write(folder / "index.html", ruleset_page(graph, pictures, notes, counts)))

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from pipeline import __released__, __version__
 from pipeline.core.dataset import CATALOG, KEY, POSITIONS, RULESET_FILES, CatalogRow, FileKind
 from pipeline.core.errors import DataError
+from pipeline.datadir.layout import BY_KIND
 from pipeline.games import find_game
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import sha256
@@ -131,12 +132,9 @@ class ParquetFile:
         return documented.get(column, "")
 
 
-KINDS = {kind.name: kind for kind in RULESET_FILES}
-
-
 def parquet_files(folder: Path, rows: list[CatalogRow]) -> list[ParquetFile]:
-    """The catalog and every Parquet file of every ruleset's folder in `folder`, sorted by path.
-    Checksums come from the catalog where it records them; the others are computed."""
+    """The catalog and every ruleset's Parquet file in the bundle `folder` (laid out by kind),
+    sorted by path. Checksums come from the catalog where it records them; the others are computed."""
     files = [
         ParquetFile(
             "catalog.parquet",
@@ -147,23 +145,21 @@ def parquet_files(folder: Path, rows: list[CatalogRow]) -> list[ParquetFile]:
             sha256(folder / "catalog.parquet"),
         )
     ]
-    for row in sorted(rows, key=lambda r: r.folder):
-        for path in sorted((folder / row.folder).glob("*.parquet")):
-            kind = KINDS.get(path.stem)
-            if kind is None:
-                raise DataError(f"{row.folder}/{path.name}: not a file of the dataset, so it cannot be described")
+    for row in rows:
+        for kind in RULESET_FILES:
+            path = BY_KIND.file(row.folder, kind.name)
             recorded = getattr(row, f"{kind.name}_sha256", None)
             files.append(
                 ParquetFile(
-                    f"{row.folder}/{path.name}",
+                    path,
                     kind,
                     row.game,
                     row.ruleset,
-                    pq.read_schema(path),
-                    recorded if isinstance(recorded, str) else sha256(path),
+                    pq.read_schema(folder / path),
+                    recorded if isinstance(recorded, str) else sha256(folder / path),
                 )
             )
-    return files
+    return files[:1] + sorted(files[1:], key=lambda file: file.path)
 
 
 def _by_game_and_kind(files: list[ParquetFile]) -> dict[tuple[str, str], list[ParquetFile]]:
@@ -336,11 +332,11 @@ def croissant(files: list[ParquetFile], url: str | None) -> str:
     for (game, kind), group in sorted(_by_game_and_kind(files).items()):
         what = group[0].kind.what
         file_set = mlc.FileSet(
-            id=f"{game}/{kind}.parquet",
-            name=f"{game}/{kind}.parquet",
-            description=f"every {game} ruleset's {kind}.parquet: {what}",
+            id=f"{kind}/{game}",
+            name=f"{kind}/{game}",
+            description=f"every {game} ruleset's {kind} file: {what}",
             encoding_formats=[mlc.EncodingFormat.PARQUET],
-            includes=[f"{game}/*/{kind}.parquet"],
+            includes=[BY_KIND.file(f"{game}/*", kind)],
         )
         distribution.append(file_set)
         record_sets.append(

@@ -1,12 +1,21 @@
 """`tablebase publish`: what goes on a download page, written from a checked data folder.
 
     OUT/tablebase-<version>/            the whole dataset, unpacked: catalog, every ruleset's
-                                        folder, tablebases.duckdb, pages, claims report,
+                                        files by kind, tablebases.duckdb, pages, claims report,
                                         DATASET.md, LICENSE, SHA256SUMS
     OUT/tablebase-<version>.zip         the same folder as one archive
-    OUT/tablebase-<version>-<game>.zip  one game: its folders, its catalog rows, its own
+    OUT/tablebase-<version>-<game>.zip  one game: its files, its catalog rows, its own
                                         tablebases.duckdb, DATASET.md, LICENSE, SHA256SUMS
     OUT/SHA256SUMS                      checksums of the archives
+
+Inside, the Parquet files are laid out by kind (pipeline.datadir.layout.BY_KIND):
+tablebase/<game>/<slug>.parquet, transitions/<game>/<slug>.parquet, and so on for
+positions, solution, verification and summary. The data folder keeps one folder a ruleset,
+which build publishes by one rename; a download is read by pandas, pyarrow, Polars and
+DuckDB, which given a folder read every file in it with the first one's columns, without a
+word: here a folder holds one kind. The bundle's catalog names its own paths, with the
+checksums of the data folder's (the files are the same), and each summary.parquet is its
+row of that catalog.
 
 Every folder inside is a dataset of its own that `tablebase check` accepts. Scratch
 folders (.staging, .tmp, .trash) never go in. Zip archives open on every system; their
@@ -28,7 +37,7 @@ from pipeline import __version__
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, full_disk
 from pipeline.datadir.check import SUMS, check
-from pipeline.datadir.layout import DataDir
+from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout
 from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
@@ -110,11 +119,17 @@ def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]
 def _dataset(
     store: DataDir, catalog: pa.Table, folder: Path, links: tuple[str | None, str | None], extras: bool
 ) -> None:
-    """A complete dataset folder: the catalog's rulesets, database, card, licence, checksums."""
+    """A complete dataset folder: the catalog's rulesets laid out by kind, database, card,
+    licence, checksums."""
     folder.mkdir(parents=True)
-    for row in catalog.to_pylist():
-        for path in sorted((store.root / row["folder"]).glob("*.parquet")):
-            _link(path, folder / row["folder"] / path.name)
+    catalog = laid_out(catalog, BY_KIND)
+    for index, row in enumerate(catalog.to_pylist()):
+        built, laid = store.files(row["folder"]), BY_KIND.files(folder, row["folder"])
+        for kind in KINDS:
+            if kind != "summary":
+                _link(built.path(kind), laid.path(kind))
+        laid.summary.parent.mkdir(parents=True, exist_ok=True)
+        write_catalog_table(catalog.slice(index, 1), laid.summary)  # its row, with the bundle's paths
     write_catalog_table(catalog, folder / "catalog.parquet")
     if extras:
         for item in ("pages", "claims.md"):
@@ -124,9 +139,10 @@ def _dataset(
                     _link(path, folder / item / path.relative_to(source))
             elif source.is_file():
                 _link(source, folder / item)
-    write_database(folder)
     (folder / "LICENSE").write_text(data_licence())
+    # the card first: it makes the folder a bundle, whose layout the database's views are checked by
     _write_metadata(folder, catalog, *links)
+    write_database(folder)
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     _write_sums(folder, files)
     problems = check(folder)
@@ -148,6 +164,17 @@ def _write_metadata(folder: Path, catalog: pa.Table, url: str | None, repository
         ("CITATION.cff", metadata.citation_cff(rows, url, repository)),
     ):
         (folder / name).write_text(text, encoding="utf-8")
+
+
+def laid_out(catalog: pa.Table, layout: Layout) -> pa.Table:
+    """The catalog with each row's tablebase_path and transitions_path where `layout` puts
+    them; its folder, the ruleset's identity, and checksums as they were."""
+    folders = catalog["folder"].to_pylist()
+    for kind in ("tablebase", "transitions"):
+        index = catalog.schema.get_field_index(f"{kind}_path")
+        paths = pa.array([layout.file(folder, kind) for folder in folders], pa.string())
+        catalog = catalog.set_column(index, catalog.schema.field(index), paths)
+    return catalog
 
 
 def _write_sums(folder: Path, names: list[str]) -> None:
