@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from pipeline.core import signals
 from pipeline.core.errors import PositionError, TablebaseError
+from pipeline.core.params import shortened
 from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
@@ -223,8 +224,8 @@ _NETWORK = "add --allow-writes to let DuckDB reach the network (it lets DuckDB w
 
 def reads_files_only(sql: str) -> dict:
     """Refuse (QueryError) a SELECT that could do more than read files: it holds another
-    statement (a CTE's COPY), calls a table function outside READING_FUNCTIONS or names a
-    remote file.
+    statement (a CTE's COPY), calls a table function outside READING_FUNCTIONS, names a
+    remote file or a database file (which DuckDB reads by read_duckdb()).
 
     DuckDB cannot let a statement read files and not write them (enable_external_access,
     allowed_directories and allowed_paths grant both), so --read-files reads the statement
@@ -247,6 +248,12 @@ def reads_files_only(sql: str) -> dict:
                     f"or make rows (read_parquet, read_csv, read_json, glob, …); {_WRITES}"
                 )
         texts = [node["table_name"]] if kind in ("BASE_TABLE", "SHOW_REF") else []
+        database = _database_file(node) if kind in ("BASE_TABLE", "SHOW_REF") else None
+        if database:
+            raise QueryError(
+                f"--read-files reads no database file, and DuckDB reads {shortened(database)} as one "
+                f"(read_duckdb(), as every name ending .db, .ddb or .duckdb); {_WRITES}"
+            )
         if inside_function and node.get("class") == "CONSTANT":
             texts.append(_text(node))
         for text in filter(None, texts):
@@ -329,9 +336,67 @@ def _parsed(sql: str) -> dict:
     """A SELECT's parse tree as DuckDB gives it (json_serialize_sql)."""
     con = duckdb.connect()
     try:
-        return json.loads(con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0])
+        text = con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0]
     finally:
         con.close()
+    try:
+        return json.loads(text)
+    except RecursionError:  # nested deeper than Python's stack: DuckDB's parser takes a thousand levels
+        return _deep_json(text)
+
+
+#: The tokens of JSON text, after the separators between them: an opening or closing
+#: bracket, a string's opening quote, or a number, true, false or null.
+_JSON_TOKEN = re.compile(r'[\s,:]*(?:([\[{])|([\]}])|(")|([^\s,:\]}]+))')
+
+
+def _deep_json(text: str) -> object:
+    """json.loads of valid JSON at any depth: json.loads recurses a level a bracket, and a
+    statement DuckDB parses may be nested three thousand brackets deep."""
+    containers: list[list | dict] = [[]]
+    keys: list[str | None] = [None]  # each open object's key awaiting its value
+    position = 0
+    while match := _JSON_TOKEN.match(text, position):
+        position = match.end()
+        opening, closing, quote, scalar = match.groups()
+        if opening:
+            containers.append({} if opening == "{" else [])
+            keys.append(None)
+            continue
+        if closing:
+            value = containers.pop()
+            keys.pop()
+        elif quote:
+            value, position = json.decoder.scanstring(text, position)
+            if isinstance(containers[-1], dict) and keys[-1] is None:
+                keys[-1] = value
+                continue
+        else:
+            value = json.loads(scalar)
+        parent = containers[-1]
+        if isinstance(parent, dict):
+            parent[keys[-1]] = value
+            keys[-1] = None
+        else:
+            parent.append(value)
+    return containers[0][0]
+
+
+#: What DuckDB's replacement scan reads as a database file by read_duckdb() (its
+#: ReadDuckDBTableFunction::ReplacementScan): a name ending so, in any case, or holding it before a `?`.
+_DATABASE_SUFFIXES = (".db", ".ddb", ".duckdb")
+
+
+def _database_file(node: dict) -> str | None:
+    """The name a table reference (BASE_TABLE, SHOW_REF) gives when DuckDB would read it as
+    a database file: its catalog, schema and table joined by dots, as DuckDB joins them
+    (`FROM "x".duckdb` reads x.duckdb)."""
+    parts = [node.get("catalog_name"), node.get("schema_name"), node.get("table_name")]
+    name = ".".join(part for part in parts if isinstance(part, str) and part)
+    lower = name.lower()
+    if any(lower.endswith(suffix) or f"{suffix}?" in lower for suffix in _DATABASE_SUFFIXES):
+        return name
+    return None
 
 
 def _writing_node(node: dict) -> str | None:
@@ -351,14 +416,18 @@ def _text(constant: dict) -> str | None:
 
 
 def _nodes(tree: object, inside_function: bool) -> Iterator[tuple[dict, bool]]:
-    """Every object of a parse tree, and whether it is inside a table function's call."""
-    if isinstance(tree, dict):
-        yield tree, inside_function
-        inside_function = inside_function or tree.get("type") == "TABLE_FUNCTION"
-        tree = list(tree.values())
-    if isinstance(tree, list):
-        for item in tree:
-            yield from _nodes(item, inside_function)
+    """Every object of a parse tree, parents first, and whether it is inside a table
+    function's call. Walked with a stack of its own, not by recursion: a statement nested
+    a thousand levels deep (as DuckDB's parser allows) is three thousand objects deep."""
+    stack = [(tree, inside_function)]
+    while stack:
+        item, inside = stack.pop()
+        if isinstance(item, dict):
+            yield item, inside
+            inside = inside or item.get("type") == "TABLE_FUNCTION"
+            item = list(item.values())
+        if isinstance(item, list):
+            stack.extend((child, inside) for child in reversed(item))
 
 
 @contextmanager

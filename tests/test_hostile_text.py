@@ -1,0 +1,137 @@
+"""Hostile text at every argument of every command, and the files a user hands us: one
+`error:` line and exit 1 or 2 (or success), never a traceback (issue 33, findings 6 to 9).
+
+The property test runs the installed script's entry point in this process, as
+test_cli.py's `entry` does: a new Python for each of hundreds of command lines would take
+minutes."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+#: The ruleset the command lines name: the smallest there is, built in a fraction of a second.
+SMALL = "sticks:rows=2"
+#: A position of SMALL.
+POSITION = "start"
+
+
+def tablebase(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile") / "data"
+    result = tablebase("build", "-q", SMALL, "--data", str(folder))
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+def one_error_line(status: int, err: str) -> str:
+    """The error line of a command that failed, checked to be the only one."""
+    assert "Traceback" not in err, err
+    assert status in (1, 2), (status, err)
+    lines = err.strip().splitlines()
+    assert lines and lines[-1].startswith("error: "), err
+    assert sum(line.startswith("error:") for line in lines) == 1, err
+    return lines[-1]
+
+
+def run_entry(args: list[str], stdin: str = "") -> tuple[int, str, str]:
+    """The entry point run in this process on `args`: (exit status, stdout, stderr)."""
+    from pipeline import cli
+
+    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), sys.unraisablehook
+    saved_argv, saved_stdin = sys.argv, sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv, sys.stdin = ["tablebase", *args], io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+                status = 0
+            except SystemExit as leaving:
+                status = leaving.code if isinstance(leaving.code, int) else 1
+    finally:
+        sys.argv, sys.stdin = saved_argv, saved_stdin
+        signal.signal(signal.SIGINT, saved[0])
+        signal.signal(signal.SIGTERM, saved[1])
+        sys.unraisablehook = saved[2]
+    return status, out.getvalue(), err.getvalue()
+
+
+# --- the sandbox keeps its word -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "'{folder}/secret.duckdb'",
+        "'{folder}/secret.DB'",
+        "'{folder}/secret.ddb'",
+        "'{folder}/secr*.duckdb'",
+        "'{folder}/secret.duckdb?'",
+        '"{folder}/secret".duckdb',
+    ],
+)
+@pytest.mark.parametrize("statement", ["SELECT * FROM {reference}", "DESCRIBE {reference}", "SUMMARIZE {reference}"])
+def test_read_files_reads_no_database_file_however_it_is_named(built, tmp_path, reference, statement):
+    with duckdb.connect(str(tmp_path / "secret.duckdb")) as con:
+        con.execute("CREATE TABLE t AS SELECT 'hidden' AS secret")
+    for name in ("secret.DB", "secret.ddb"):
+        shutil.copy(tmp_path / "secret.duckdb", tmp_path / name)
+    sql = statement.format(reference=reference.format(folder=tmp_path))
+    status, out, err = run_entry(["sql", sql, "--read-files", "--data", str(built)])
+    line = one_error_line(status, err)
+    assert "hidden" not in out and "secret" not in out
+    assert line.startswith("error: --read-files reads no database file, and DuckDB reads ") and "--allow-writes" in line
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "1+(" * 400 + "1" + ")" * 400,
+        "SELECT * FROM " + "(SELECT * FROM " * 999 + "range(3)" + ")" * 999,
+        "SELECT * FROM read_csv(" + "[" * 990 + "'a.csv'" + "]" * 990 + ")",
+    ],
+    ids=["expression", "subqueries", "lists"],
+)
+@pytest.mark.parametrize("flag", ["--read-files", None])
+def test_sql_nested_as_deep_as_duckdb_parses_is_read_without_a_traceback(built, sql, flag):
+    status, out, err = run_entry(["sql", sql, *filter(None, [flag]), "--format", "csv", "--data", str(built)])
+    assert "Traceback" not in err and "RecursionError" not in err, err[-500:]
+    if status:
+        one_error_line(status, err)  # the list of lists names a file that is not there
+    else:
+        assert out.splitlines()[1:] in (["401"], ["0", "1", "2"]), out
+
+
+def test_the_parse_tree_walk_reads_deep_json_as_json_loads_does():
+    from pipeline.products.query import _deep_json
+
+    con = duckdb.connect()
+    for sql in (
+        "SELECT * FROM read_csv(['a', 'b\"\\x'], header = true) WHERE x = 'é:,]}' AND y = -1.5e3 AND z IS NULL",
+        "WITH a AS (SELECT {'k': [1, 2, {'z': []}]} AS s) SELECT * FROM a",
+        "SELECT " + "1+(" * 300 + "1" + ")" * 300,
+    ):
+        text = con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0]
+        assert _deep_json(text) == json.loads(text), sql
+
+
+def test_read_files_still_reads_a_csv_named_like_no_database(built, tmp_path):
+    (tmp_path / "notes.dbx.csv").write_text("a\n1\n")
+    status, out, err = run_entry(
+        ["sql", f"SELECT * FROM '{tmp_path}/notes.dbx.csv'", "--read-files", "-f", "csv", "--data", str(built)]
+    )
+    assert status == 0 and out == '"a"\n1\n', err
