@@ -549,11 +549,11 @@ def _check_output(form: Format, output: Path | None, data: Path) -> None:
 
 def _emit(table, form: Format, output: Path | None) -> None:
     """Write a query's result in `form` to `output` (checked by _check_output), or to stdout."""
-    from pipeline.storage.output import render, write_output
+    from pipeline.storage.output import render, with_unique_names, write_output
     from pipeline.storage.parquet import table_bytes
 
     if form is Format.parquet and output is not None:
-        write_output(table_bytes(table), output)
+        write_output(table_bytes(with_unique_names(table)), output)
         typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
     text = render(table, form)

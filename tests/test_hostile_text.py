@@ -17,7 +17,10 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 #: The ruleset the command lines name: the smallest there is, built in a fraction of a second.
 SMALL = "sticks:rows=2"
@@ -68,6 +71,50 @@ def run_entry(args: list[str], stdin: str = "") -> tuple[int, str, str]:
         signal.signal(signal.SIGTERM, saved[1])
         sys.unraisablehook = saved[2]
     return status, out.getvalue(), err.getvalue()
+
+
+# --- output never loses a column ----------------------------------------------------------------
+
+
+TWICE = [
+    "SELECT 1 AS x, 2 AS x, 3 AS X, 4 AS x_1",
+    "SELECT * FROM (SELECT 1 AS a, 2 AS b) t JOIN (SELECT 1 AS a, 3 AS b) u ON t.a = u.a",
+]
+
+
+@pytest.mark.parametrize("sql", TWICE, ids=["aliases", "join"])
+@pytest.mark.parametrize("form", ["table", "csv", "json", "jsonl", "parquet"])
+def test_columns_of_one_name_are_named_apart_as_duckdb_names_them_in_every_format(built, tmp_path, sql, form):
+    out_file = tmp_path / "out.parquet"
+    output = ["--output", str(out_file)] if form == "parquet" else []
+    status, out, err = run_entry(["sql", sql, "--format", form, *output, "--data", str(built)])
+    assert status == 0, err
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS {sql}")
+    names = [row[0] for row in con.execute("SELECT name FROM pragma_table_info('t')").fetchall()]
+    values = list(con.execute("SELECT * FROM t").fetchall()[0])
+    if form == "parquet":
+        table = pq.read_table(out_file)
+        assert table.column_names == names and list(table.to_pylist()[0].values()) == values
+    elif form in ("json", "jsonl"):
+        row = json.loads(out)[0] if form == "json" else json.loads(out.splitlines()[0])
+        assert list(row) == names and list(row.values()) == values
+    else:
+        separator = "," if form == "csv" else None
+        header, first = out.splitlines()[:2]
+        assert [name.strip('"') for name in header.split(separator)] == names
+        assert [int(value) for value in first.split(separator)] == values
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["x", "X", "x_1", "X_1", "x_2", "y", "É", "é", "x_1_1"]), min_size=1, max_size=8))
+def test_unique_names_are_the_names_duckdb_gives_a_table(names):
+    from pipeline.storage.output import unique_names
+
+    con = duckdb.connect()
+    columns = ", ".join(f'{index} AS "{name}"' for index, name in enumerate(names))
+    con.execute(f"CREATE TABLE t AS SELECT {columns}")
+    assert unique_names(names) == [row[0] for row in con.execute("SELECT name FROM pragma_table_info('t')").fetchall()]
 
 
 # --- the sandbox keeps its word -----------------------------------------------------------------

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import stat
+import string
 from enum import Enum
 from pathlib import Path
 from typing import TextIO
@@ -57,8 +58,43 @@ def render_item(item: dict[str, object]) -> str:
     return render(pa.Table.from_pylist([item]), Format.jsonl)
 
 
+#: ASCII capitals to small letters, the only letters DuckDB folds comparing names (StringUtil::Lower).
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Column names made distinct as DuckDB makes them when it writes a result as a table or
+    a file (CREATE TABLE … AS, COPY … TO; QueryResult::DeduplicateColumns): a name met before,
+    in any ASCII case, gets the first free suffix of _1, _2, … (x, x → x, x_1)."""
+    taken: dict[str, int] = {}
+    result = []
+    for name in names:
+        folded = name.translate(_ASCII_LOWER)
+        if folded in taken:
+            while f"{name}_{taken[folded]}".translate(_ASCII_LOWER) in taken:
+                taken[folded] += 1
+            name = f"{name}_{taken[folded]}"
+            folded = name.translate(_ASCII_LOWER)
+        taken[folded] = 1
+        result.append(name)
+    return result
+
+
+def with_unique_names(table: pa.Table) -> pa.Table:
+    """`table` with its columns named apart (`unique_names`): two columns of one name
+    (`SELECT 1 AS x, 2 AS x`, a join's `SELECT *`) lost one in JSON, broke the table, and
+    made a Parquet file pyarrow cannot read. Renamed rather than refused, as DuckDB's own
+    COPY and CREATE TABLE do, since a join of two tables gives such names without asking."""
+    names = table.column_names
+    if len({name.translate(_ASCII_LOWER) for name in names}) == len(names):
+        return table
+    return table.rename_columns(unique_names(names))
+
+
 def render(table: pa.Table, form: Format | str) -> str:
-    """`table` as text in `form`: table, csv, json (an array of objects) or jsonl."""
+    """`table` as text in `form`: table, csv, json (an array of objects) or jsonl; columns
+    of one name named apart (`with_unique_names`)."""
+    table = with_unique_names(table)
     try:
         form = Format(form)
     except ValueError:
