@@ -204,6 +204,12 @@ def _listed(named: Path | None) -> tuple[list[tuple[Ruleset, str]], str | None]:
     )
 
 
+def _names_none(named: Path | None, what: str) -> str:
+    """The line for a ruleset file that names no ruleset (its tables were all comments)."""
+    path = named if named is not None else default_ruleset_file()
+    return f'{what} the rulesets of {path}, and it names none: add a [[ruleset]] table with id = "game:key=value,…"'
+
+
 def _each(rulesets: list[str], action: Callable[[Ruleset], object]) -> None:
     parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
     for rules in parsed:
@@ -377,6 +383,8 @@ def build(
         listed, note = _listed(ruleset_file)
         if note is not None:
             log.info("%s", note)
+        if not listed:  # "use --all" would be no help to one who did
+            raise RulesetError(_names_none(ruleset_file, "--all builds"))
         ids += [rules.id for rules, _ in listed]
     if not ids:
         raise UsageError("nothing to build: name rulesets or use --all (see `tablebase build --help`)")
@@ -865,6 +873,8 @@ def rulesets(ruleset_file: RulesetFileOption = None, form: ListFormatOption = Li
     listed, note = _listed(ruleset_file)
     if note is not None:
         typer.echo(note, err=True)
+    if not listed and form is ListFormat.text:  # not silence, which looks like a file read wrongly
+        typer.echo(f"note: {_names_none(ruleset_file, 'tablebase rulesets lists')}", err=True)
     rows = [{"ruleset": rules.id, "comment": comment} for rules, comment in listed]
     _show(rows, form, lambda: typer.echo("".join(f"{rules.id:<45} {comment}\n" for rules, comment in listed), nl=False))
 

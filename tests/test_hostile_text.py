@@ -182,3 +182,40 @@ def test_read_files_still_reads_a_csv_named_like_no_database(built, tmp_path):
         ["sql", f"SELECT * FROM '{tmp_path}/notes.dbx.csv'", "--read-files", "-f", "csv", "--data", str(built)]
     )
     assert status == 0 and out == '"a"\n1\n', err
+
+
+# --- typos are loud -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('[[rulesets]]\nid = "nim"\n', "unknown table [[rulesets]] (did you mean [[ruleset]]?)"),
+        ("[a]\nb = 1\n", "unknown table [a]: write each ruleset as a [[ruleset]] table"),
+        ('x = 3\n[[ruleset]]\nid = "nim"\n', "unknown key 'x': write each ruleset as a [[ruleset]] table"),
+        ('[[ruleset]]\nidd = "nim"\n', "ruleset 1 has an unknown key 'idd' (did you mean id?)"),
+        ('[[ruleset]]\nid = "nim"\n[[ruleset]]\nid = "nim:heaps=2"\ncoment = "x"\n', "ruleset 2 has an unknown key"),
+        ('[[ruleset]]\ncomment = "x"\n', "a [[ruleset]] table has no id"),
+    ],
+)
+@pytest.mark.parametrize("command", [["rulesets"], ["build", "--all", "--data", "data"]])
+def test_a_typo_in_a_rulesets_file_names_the_mistake_and_what_was_meant(tmp_path, monkeypatch, text, said, command):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "rulesets.toml"
+    path.write_text(text)
+    status, _, err = run_entry([*command, "--rulesets", str(path)])
+    line = one_error_line(status, err)
+    assert line.startswith(f"error: ruleset file {path}: ") and said in line, line
+    assert not (tmp_path / "data").exists()
+
+
+def test_build_all_of_a_rulesets_file_naming_none_says_so_not_use_all(tmp_path):
+    path = tmp_path / "rulesets.toml"
+    path.write_text("# every ruleset commented out\n# [[ruleset]]\n# id = 'nim'\n")
+    status, _, err = run_entry(["build", "--all", "--rulesets", str(path), "--data", str(tmp_path / "data")])
+    line = one_error_line(status, err)
+    assert "use --all" not in line and line == (
+        f'error: --all builds the rulesets of {path}, and it names none: add a [[ruleset]] table with id = "game:key=value,…"'
+    )
+    status, out, err = run_entry(["rulesets", "--rulesets", str(path)])
+    assert status == 0 and out == "" and err.startswith("note: tablebase rulesets lists the rulesets of"), err

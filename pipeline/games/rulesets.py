@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.errors import RulesetError
-from pipeline.core.params import quoted
+from pipeline.core.params import quoted, shortened
 from pipeline.games.contract import Game
 from pipeline.games.registry import all_games, broken_plugin, find_game
 
@@ -23,6 +24,8 @@ MAX_SLUG = 96
 #: 63,000 edges, the most moves allow, written with short node numbers), so that a
 #: runaway text is refused before any parser looks at it.
 MAX_ID = 1_000_000
+#: The keys of a [[ruleset]] table.
+ENTRY_KEYS = ("id", "comment")
 
 
 @dataclass(frozen=True)
@@ -137,7 +140,7 @@ def load_ruleset_file(path: Path, installed_only: bool = False) -> list[tuple[Ru
     seen = set()
     for entry in _entries(path, missing_ok=False):
         if "id" not in entry:
-            raise RulesetError(f"ruleset file {path}: an entry has no id")
+            raise RulesetError(f"ruleset file {path}: a [[ruleset]] table has no id (id = \"game:key=value,…\")")
         if installed_only and not _installed(entry["id"]):
             continue
         rules = Ruleset.parse(entry["id"])
@@ -192,6 +195,12 @@ def _entries(path: Path, missing_ok: bool) -> list[dict]:
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise RulesetError(f"ruleset file {path} is not valid TOML: {error}") from None
+    for key, value in data.items():
+        if key != "ruleset":  # a typo ([[rulesets]]) read as nothing to do said nothing and exited 0
+            raise RulesetError(
+                f"ruleset file {path}: unknown {_written(key, value)}{_meant(key, ('ruleset',), '[[{}]]')}: "
+                f'write each ruleset as a [[ruleset]] table, with id = "…" and comment = "…"'
+            )
     entries = data.get("ruleset", [])
     if not isinstance(entries, list):
         raise RulesetError(
@@ -204,13 +213,35 @@ def _entries(path: Path, missing_ok: bool) -> list[dict]:
                 f"ruleset file {path}: ruleset {number} is {_kind(entry)}, not a table: "
                 f"write each ruleset as a [[ruleset]] table"
             )
-        for key in ("id", "comment"):
+        for key in entry:
+            if key not in ENTRY_KEYS:
+                raise RulesetError(
+                    f"ruleset file {path}: ruleset {number} has an unknown key {quoted(key)}"
+                    f"{_meant(key, ENTRY_KEYS)}: a [[ruleset]] table takes {' and '.join(ENTRY_KEYS)}"
+                )
+        for key in ENTRY_KEYS:
             if key in entry and not isinstance(entry[key], str):
                 raise RulesetError(
                     f"ruleset file {path}: the {key} of ruleset {number} is {_kind(entry[key])}, "
                     f'not a string: write it in quotes, {key} = "…"'
                 )
     return entries
+
+
+def _written(key: str, value: object) -> str:
+    """A top-level key of a TOML file as it was written: [[key]], [key] or key = …."""
+    if isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        return f"table [[{shortened(key)}]]"
+    if isinstance(value, dict):
+        return f"table [{shortened(key)}]"
+    return f"key {quoted(key)}"
+
+
+def _meant(key: str, known: tuple[str, ...], written: str = "{}") -> str:
+    """' (did you mean …?)' for a key close to one of `known`, written as `written` says
+    ([[{}]]); else nothing."""
+    close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
+    return f" (did you mean {written.format(close[0])}?)" if close else ""
 
 
 def _kind(value: object) -> str:
