@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import signal
 import sys
 import traceback
@@ -74,6 +75,7 @@ def main() -> None:
         reuse_freed_memory()
         hide_pandas()
         require_address_space()
+        utf8_arguments(arguments)
         from pipeline.commands import app
         from pipeline.storage.output import checked_stdout
 
@@ -118,6 +120,19 @@ def require_address_space() -> None:
     from pipeline.stages.estimate import require_address_space as require
 
     require()
+
+
+def utf8_arguments(arguments: list[str]) -> None:
+    """UsageError for an argument that is not UTF-8 text (Python keeps its bytes as lone
+    surrogates, '\\udcff'), before any command sees it: every command hands its texts and
+    paths to DuckDB (which fails with std::bad_cast on such a path), Arrow or a UTF-8 file
+    (the catalog, a bundle's metadata), and each failed in a traceback of its own."""
+    from pipeline.core.params import quoted, utf8
+
+    for number, argument in enumerate(arguments, start=1):
+        previous = arguments[number - 2] if number > 1 else ""
+        option = previous.startswith("-") and "=" not in previous
+        utf8(argument, f"the value of {previous}" if option else f"argument {number} ({quoted(argument)})")
 
 
 def small_pages() -> None:
@@ -280,8 +295,33 @@ def leave(message: str, status: int) -> None:
     if status in (130, 143):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signals.leave(message, status)  # the watcher may be ending the process too: one line
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {bounded(message)}", file=sys.stderr)
     sys.exit(status)
+
+
+#: A word of an error line (a path, a name, a position: text without spaces) longer than
+#: this is quoted by its first QUOTED characters; a line longer than LONGEST_LINE is cut.
+LONGEST_WORD, QUOTED, LONGEST_LINE = 200, 80, 2000
+#: Characters that end a line or drive a terminal, written as Python escapes (\n) in an error line.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def bounded(message: str) -> str:
+    """`message` on one line, with what it quotes of a user's text cut short: a
+    100,000-character path or identifier, quoted whole by the OS's or DuckDB's words, made
+    lines of 100 KB.
+    The messages of our own cut what they quote sooner (pipeline.core.params.quoted)."""
+
+    def cut(word: re.Match[str]) -> str:
+        text = word[0].rstrip(":;,.!?)]}'\"")  # the punctuation after it kept: `path: reason`
+        return f"{text[:QUOTED]}… ({len(text):,} characters){word[0][len(text) :]}"
+
+    # a line break or terminal escape in a path or name would make more lines, or none
+    message = CONTROL.sub(lambda character: repr(character[0])[1:-1], message)
+    message = re.sub(rf"\S{{{LONGEST_WORD + 1},}}", cut, message)
+    if len(message) > LONGEST_LINE:
+        message = f"{message[:LONGEST_LINE]}… ({len(message):,} characters in all)"
+    return message
 
 
 def reader_gone() -> None:

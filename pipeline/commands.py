@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from pipeline import __version__
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError, UsageError
+from pipeline.core.params import quoted
 from pipeline.core.values import in_plies, in_words
 from pipeline.datadir.layout import DataDir
 from pipeline.engines import engine_kind
@@ -538,7 +539,7 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key:
-            raise UsageError(f"bad --param {pair!r}: expected name=value")
+            raise UsageError(f"bad --param {quoted(pair)}: expected name=value")
         params[key] = value
     return params
 
@@ -652,7 +653,7 @@ def query(
 
     Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
-    from pipeline.products.query import find_query, list_queries, run_sql
+    from pipeline.products.query import find_query, list_queries, read_sql, run_sql
 
     if list_:
         _check_output(form, output, data)
@@ -675,7 +676,7 @@ def query(
         raise UsageError("name a query (see `tablebase query --list`)")
     params = _parse_params(param or [])
     _check_output(form, output, data)
-    text = _standard_input() if name == "-" else find_query(name, queries).read_text()
+    text = _standard_input() if name == "-" else read_sql(find_query(name, queries))
     _emit(run_sql(data, text, params, allow_writes, read_files), form, output)
 
 

@@ -73,6 +73,83 @@ def run_entry(args: list[str], stdin: str = "") -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+# --- the files a user hands us ------------------------------------------------------------------
+
+
+def test_a_query_file_that_is_not_utf8_is_refused_in_one_line(built, tmp_path):
+    query = tmp_path / "mine.sql"
+    query.write_bytes(b"-- mine\nSELECT '\xff\xfe' AS x\n")
+    for args in (["query", str(query)], ["query", "--list", "--queries", str(tmp_path)]):
+        status, _, err = run_entry([*args, "--data", str(built)])
+        line = one_error_line(status, err)
+        assert line == f"error: query file {query} is not UTF-8 text (byte 16: b'\\xff'): save it as UTF-8", line
+
+
+def test_a_query_file_with_a_byte_order_mark_runs(built, tmp_path):
+    query = tmp_path / "mine.sql"
+    query.write_bytes("\ufeffSELECT 42 AS answer\n".encode())
+    status, out, err = run_entry(["query", str(query), "--format", "csv", "--data", str(built)])
+    assert status == 0 and out == '"answer"\n42\n', err
+
+
+@pytest.mark.parametrize(
+    "args, what",
+    [
+        (["sql", "SELECT '\udcff'"], "argument 2 (\"SELECT '\\udcff'\")"),
+        (["sql", "SELECT $p", "-p", "p=\udcff"], "the value of -p"),
+        (["query", "longest_lines", "--param", "ruleset=\udcff"], "the value of --param"),
+        (["query", "\udcff.sql"], "argument 2 ('\\udcff.sql')"),
+        (["build", "sticks:rows=2", "--data", "/tmp/\udcff"], "the value of --data"),
+        (["publish", "--out", "bundle", "--url", "https://\udcff"], "the value of --url"),
+    ],
+)
+def test_an_argument_that_is_not_utf8_is_refused_in_one_line_before_the_command_runs(tmp_path, args, what):
+    status, _, err = run_entry(args)
+    line = one_error_line(status, err)
+    assert status == 2 and line.startswith(f"error: {what} is not UTF-8 text (byte 0xff at character"), line
+    assert line.endswith("write it in UTF-8, as the terminal's locale should"), line
+
+
+def test_a_rulesets_file_that_is_not_utf8_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "rulesets.toml"
+    path.write_bytes(b'[[ruleset]]\nid = "\xff"\n')
+    status, _, err = run_entry(["rulesets", "--rulesets", str(path)])
+    assert one_error_line(status, err) == f"error: ruleset file {path} is not UTF-8 text (byte 18: b'\\xff')"
+
+
+# --- positions of any length --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["probe", "sticks:rows=2", "1-1|" * 25_000],
+        ["probe", "chopsticks", " " + "1-1|" * 25_000],
+        ["probe", "nim", "9 " * 50_000],
+        ["probe", "tictactoe", "x" * 100_000],
+        ["probe", "connect", "x." * 50_000],
+        ["probe", "hackenbush", "1-2," * 25_000],
+        ["probe", "dobutsu", "k" * 100_000],
+        ["query", "principal_variation", "-p", "ruleset=sticks:rows=2", "-p", "position=" + "1" * 100_000],
+        ["play", "sticks:rows=2", "--from", "1|" * 50_000],
+        ["sql", "SELECT 1 FROM " + "a" * 100_000],
+        ["sql", "SELECT 1", "--output", "/tmp/" + "a" * 100_000],
+        ["query", "a" * 100_000 + ".sql"],
+    ],
+    ids=lambda args: " ".join(arg[:20] for arg in args[:2]),
+)
+def test_an_error_quotes_at_most_a_line_of_what_was_typed(built, args):
+    status, _, err = run_entry([*args, "--data", str(built)])
+    line = one_error_line(status, err)
+    assert len(line) < 600, line[:600]
+
+
+def test_a_line_break_or_escape_in_what_was_typed_stays_on_the_error_line(tmp_path):
+    status, _, err = run_entry(["probe", SMALL, "start", "--data", str(tmp_path / "two\nlines\x1b[2J")])
+    line = one_error_line(status, err)
+    assert "two\\nlines\\x1b[2J" in line and "\x1b" not in line, line
+
+
 # --- output never loses a column ----------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.core.errors import RulesetError
+from pipeline.core.errors import RulesetError, UsageError
 
 #: Longest number a position or parameter may hold: far past any game here, far short of
 #: what would overflow an int32 column or make int() slow.
@@ -28,6 +28,22 @@ def quoted(text: str) -> str:
     if len(text) <= QUOTED:
         return repr(text)
     return f"{text[:QUOTED]!r}… ({len(text):,} characters)"
+
+
+def utf8(text: str, what: str) -> str:
+    """`text` where it is Unicode text; UsageError naming `what` where it holds bytes that
+    are not UTF-8, which Python keeps from a command line as lone surrogates ('\\udcff')
+    that DuckDB, Arrow and JSON cannot take."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        code = ord(text[error.start])
+        byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise UsageError(
+            f"{what} is not UTF-8 text ({byte} at character {error.start + 1}): "
+            "write it in UTF-8, as the terminal's locale should"
+        ) from None
+    return text
 
 
 def shortened(text: str) -> str:

@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.core.dataset import KEY
+from pipeline.core.errors import PositionError
+from pipeline.core.params import QUOTED, quoted, shortened
 from pipeline.games._svg import text_picture
 
 if TYPE_CHECKING:
@@ -310,7 +312,23 @@ def read_position(rules: Rules, text: str) -> str:
     start; anything else goes to the game's canonical_position (PositionError if malformed)."""
     if text.strip().lower() == START:
         return rules.game.start(rules)
-    return rules.game.canonical_position(rules, text)
+    try:
+        return rules.game.canonical_position(rules, text)
+    except PositionError as error:  # the games quote the text whole: a line of 100 KB for a 100 KB text
+        raise PositionError(quoting_less(str(error), text)) from None
+
+
+#: Longest error line a game's refusal of a position may make once the text is cut short.
+LONGEST_REFUSAL = 500
+
+
+def quoting_less(message: str, text: str) -> str:
+    """A game's error `message` about the position `text` with every quote of the text cut
+    to its first QUOTED characters (`quoted`), and the line to LONGEST_REFUSAL."""
+    if len(text) > QUOTED:
+        for form in dict.fromkeys((text, text.strip(), " ".join(text.split()))):
+            message = message.replace(repr(form), quoted(form)).replace(form, shortened(form))
+    return message if len(message) <= LONGEST_REFUSAL else f"{message[:LONGEST_REFUSAL]}…"
 
 
 def position_note(rules: Rules, text: str) -> str | None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.errors import PositionError
+from pipeline.core.params import quoted
 from pipeline.core.values import Value, best_move_first
 from pipeline.datadir.check import trusted
 from pipeline.datadir.layout import DataDir
@@ -71,7 +72,7 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
         [tablebase, text],
     ).fetchall()
     if not rows:
-        raise PositionError(f"{text!r} is not a position of {rules.id}")
+        raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
     row = rows[0]
     moves = con.execute(
         """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)

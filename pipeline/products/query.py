@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from pipeline.core import signals
 from pipeline.core.errors import PositionError, TablebaseError
-from pipeline.core.params import shortened
+from pipeline.core.params import quoted, shortened
 from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
@@ -64,7 +64,7 @@ class QueryFile:
 
     @staticmethod
     def read(path: Traversable) -> QueryFile:
-        sql = path.read_text()
+        sql = read_sql(path)
         header = []
         for line in sql.splitlines():
             if not line.startswith("--"):
@@ -72,6 +72,18 @@ class QueryFile:
             header.append(line[2:].strip())
         first = re.split(r"\.\s+(?=[A-Z(])", " ".join(header))[0].rstrip(".")
         return QueryFile(path, first, header, parameters(sql))
+
+
+def read_sql(path: Traversable) -> str:
+    """A query file's SQL, without a byte order mark; QueryError where it is not UTF-8 text."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise QueryError(
+            f"query file {shortened(str(path))} is not UTF-8 text (byte {error.start}: "
+            f"{data[error.start : error.start + 1]!r}): save it as UTF-8"
+        ) from None
 
 
 def library() -> Traversable:
@@ -108,12 +120,12 @@ def find_query(name: str, extra: Path | None = None) -> Traversable:
     if path.suffix == ".sql":
         if path.exists():
             return path
-        raise QueryError(f"query file {name} does not exist")
+        raise QueryError(f"query file {shortened(name)} does not exist")
     files = query_files(extra)
     if name in files:
         return files[name]
     where = "the query library" + (f" or {extra}/" if extra is not None else "")
-    raise QueryError(f"no query named {name!r} in {where} (known: {', '.join(files) or 'none'})")
+    raise QueryError(f"no query named {quoted(name)} in {where} (known: {', '.join(files) or 'none'})")
 
 
 def list_queries(extra: Path | None = None) -> list[QueryFile]:
@@ -158,7 +170,7 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
             "SELECT count(*) FROM read_parquet(?) WHERE position = ?", [str(tablebase), text]
         ).fetchall()[0][0]
         if not found:
-            raise PositionError(f"{text!r} is not a position of {rules.id}")
+            raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
     return result
 
 
