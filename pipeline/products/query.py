@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from pipeline.core import signals
 from pipeline.core.errors import PositionError, TablebaseError
-from pipeline.core.params import quoted, shortened
+from pipeline.core.params import quoted
 from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
@@ -81,7 +81,7 @@ def read_sql(path: Traversable) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise QueryError(
-            f"query file {shortened(str(path))} is not UTF-8 text (byte {error.start}: "
+            f"query file {path} is not UTF-8 text (byte {error.start}: "
             f"{data[error.start : error.start + 1]!r}): save it as UTF-8"
         ) from None
 
@@ -120,7 +120,7 @@ def find_query(name: str, extra: Path | None = None) -> Traversable:
     if path.suffix == ".sql":
         if path.exists():
             return path
-        raise QueryError(f"query file {shortened(name)} does not exist")
+        raise QueryError(f"query file {name} does not exist")
     files = query_files(extra)
     if name in files:
         return files[name]
@@ -263,7 +263,7 @@ def reads_files_only(sql: str) -> dict:
         database = _database_file(node) if kind in ("BASE_TABLE", "SHOW_REF") else None
         if database:
             raise QueryError(
-                f"--read-files reads no database file, and DuckDB reads {shortened(database)} as one "
+                f"--read-files reads no database file, and DuckDB reads {database} as one "
                 f"(read_duckdb(), as every name ending .db, .ddb or .duckdb); {_WRITES}"
             )
         if inside_function and node.get("class") == "CONSTANT":
