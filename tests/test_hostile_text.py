@@ -19,8 +19,11 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+import typer.main
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from pipeline.commands import app
 
 #: The ruleset the command lines name: the smallest there is, built in a fraction of a second.
 SMALL = "sticks:rows=2"
@@ -71,6 +74,160 @@ def run_entry(args: list[str], stdin: str = "") -> tuple[int, str, str]:
         signal.signal(signal.SIGTERM, saved[1])
         sys.unraisablehook = saved[2]
     return status, out.getvalue(), err.getvalue()
+
+
+# --- every argument of every command ----------------------------------------------------------
+
+#: A command line of each command that works (with --data added where it takes one), as
+#: {parameter: value}: arguments by name, options by their flag. Each example puts a hostile
+#: text in place of one value. Commands that write are pointed at files in the working folder.
+WORKING = {
+    "enumerate": {"rulesets": SMALL, "-q": None},
+    "solve": {"rulesets": SMALL, "-q": None},
+    "verify": {"rulesets": SMALL, "-q": None, "--format": "text"},
+    "export": {"rulesets": SMALL, "-q": None},
+    "build": {"rulesets": SMALL, "-q": None, "--engine": "duckdb"},
+    "estimate": {"rulesets": SMALL, "--format": "text"},
+    "probe": {"ruleset": SMALL, "position": POSITION, "--format": "text"},
+    "query": {"name": "longest_lines", "--param": f"ruleset={SMALL}", "--format": "csv", "--output": "out.csv"},
+    "sql": {"statement": "SELECT $p AS x", "--param": "p=1", "--format": "json", "--output": "out.json"},
+    "claims": {"--out": "claims.md", "-q": None},
+    "check": {"--format": "text"},
+    "publish": {"--out": "bundle", "--url": "https://example.org/x", "-q": None},
+    "check-game": {"name": "sticks", "ruleset": SMALL, "--format": "text"},
+    "games": {"--format": "text"},
+    "rulesets": {"--rulesets": "rulesets.toml", "--format": "text"},
+    "play": {"ruleset": SMALL, "--as": "first", "--from": POSITION, "--max-plies": "3"},
+    "draw": {"rulesets": SMALL, "--out": "pages", "--rulesets": "rulesets.toml", "-q": None},
+    "version": {},
+}
+
+#: The options whose value is a path: a hostile text there is one file name in the working
+#: folder, never an absolute path (the tests run as root on some machines, and `build --data /`
+#: is for another test to refuse).
+PATHS = {"--data", "--output", "--out", "--rulesets", "--queries"}
+
+#: Commands whose result is a report of problems, a line each, and exit 1 where there are any.
+REPORTS = {"check", "verify", "check-game"}
+
+#: Commands slow enough (a whole bundle, every claim) to run fewer examples.
+SLOW = {"publish": 6, "claims": 8, "draw": 8, "build": 10}
+
+#: Texts a user may type that found faults before: a position or id of 100,000 characters,
+#: SQL nested past what Python's stack holds, names DuckDB makes twice, bytes that are not UTF-8.
+NAMED = [
+    "",
+    " ",
+    "-",
+    "--",
+    "\n",
+    "start",
+    "sticks:",
+    "sticks:rows=",
+    "sticks:rows=2,rows=2",
+    "sticks:rows=99999999999999999999",
+    "1-1|" * 25_000,
+    "a" * 100_000,
+    "x" * 300 + ".sql",
+    "'\"\\%s{}$(",
+    "SELECT 1 AS x, 2 AS x",
+    "SELECT * FROM (SELECT 1 AS a, 2 AS b) t JOIN (SELECT 1 AS a, 3 AS b) u USING (a)",
+    "SELECT " + "1+(" * 400 + "1" + ")" * 400,
+    "SELECT * FROM " + "(SELECT * FROM " * 500 + "range(3)" + ")" * 500,
+    "SELECT * FROM 'x.duckdb'",
+    "SELECT \udcff",
+    "sticks:rows=\udcff",
+    "\udcfe\udcff",
+    "ruleset=\udcff",
+    "ruleset=" + "a" * 100_000,
+    "position=" + "1-1|" * 25_000,
+]
+
+#: Any text Python can hand a command from its command line: Unicode without NUL (argv
+#: cannot hold one), and bytes that are not UTF-8, which Python keeps as lone surrogates.
+ARGV_TEXT = st.text(st.characters(exclude_characters="\x00"), max_size=30)
+NOT_UTF8 = st.builds(
+    lambda before, byte, after: before + byte + after,
+    ARGV_TEXT,
+    st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF),
+    ARGV_TEXT,
+)
+HOSTILE = st.one_of(ARGV_TEXT, NOT_UTF8, st.sampled_from(NAMED)).filter(
+    lambda text: text.strip() not in ("--debug", "--install-completion", "--show-completion")
+)
+
+
+def command_line(name: str, values: dict[str, str | None], data: Path) -> list[str]:
+    """The command line of `name` with `values`: arguments in their order, then options."""
+    command = typer.main.get_command(app).commands[name]
+    args = [name]
+    for param in command.params:
+        if param.param_type_name == "argument" and param.name in values:
+            args.append(str(values[param.name]))
+    for key, value in values.items():
+        if key.startswith("-"):
+            args += [key] if value is None else [key, value]
+    if any("--data" in param.opts for param in command.params) and "--data" not in values:
+        args += ["--data", str(data)]
+    return args
+
+
+def hostile_places(name: str) -> list[str]:
+    """Every parameter of `name` that takes a value: its arguments by name, options by flag."""
+    command = typer.main.get_command(app).commands[name]
+    places = []
+    for param in command.params:
+        if param.param_type_name == "argument":
+            places.append(param.name)
+        elif not getattr(param, "is_flag", False) and not param.count:
+            places.append(next(opt for opt in param.opts if opt.startswith("--")))
+    return places
+
+
+def test_every_command_is_put_to_the_test():
+    assert sorted(WORKING) == sorted(typer.main.get_command(app).commands)
+
+
+@pytest.mark.parametrize("name", sorted(WORKING))
+def test_hostile_text_in_any_argument_gives_one_error_line_or_works(name, built, tmp_path_factory):
+    folder = tmp_path_factory.mktemp(f"hostile-{name}")
+    data = folder / "data"
+    shutil.copytree(built, data)
+    (folder / "rulesets.toml").write_text(f'[[ruleset]]\nid = "{SMALL}"\n')
+    places = hostile_places(name)
+    working = command_line(name, WORKING[name], data)
+    with contextlib.chdir(folder):
+        status, _, err = run_entry(working)
+    assert status == 0, (working, err)
+    if not places:
+        return
+
+    @settings(
+        max_examples=SLOW.get(name, 25),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(place=st.sampled_from(places), text=HOSTILE)
+    def hostile(place: str, text: str) -> None:
+        values = dict(WORKING[name])
+        if place == "--data":
+            values["--data"] = str(folder / text.replace("/", "_")) if text.strip() else text
+        elif place in PATHS:
+            values[place] = text.replace("/", "_")
+        else:
+            values[place] = text
+        args = command_line(name, values, data)
+        with contextlib.chdir(folder):
+            status, _, err = run_entry(args, stdin="quit\n")
+        if status == 1 and name in REPORTS and "error:" not in err:  # the problems found, a line each
+            assert "Traceback" not in err and all(len(line) <= 2_200 for line in err.splitlines()), err[:300]
+        elif status:
+            line = one_error_line(status, err)
+            assert len(line) <= 2_200, line[:300]
+        else:
+            assert "Traceback" not in err, err
+
+    hostile()
 
 
 # --- the files a user hands us ------------------------------------------------------------------
