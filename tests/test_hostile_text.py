@@ -410,6 +410,22 @@ def test_the_parse_tree_walk_reads_deep_json_as_json_loads_does():
         assert _deep_json(text) == json.loads(text), sql
 
 
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON, st.booleans())
+def test_the_deep_json_reader_reads_any_json_as_json_loads_does(value, ascii_only):
+    from pipeline.products.query import _deep_json
+
+    text = json.dumps(value, ensure_ascii=ascii_only, indent=None if ascii_only else 1)
+    assert _deep_json(text) == json.loads(text)
+
+
 def test_read_files_still_reads_a_csv_named_like_no_database(built, tmp_path):
     (tmp_path / "notes.dbx.csv").write_text("a\n1\n")
     status, out, err = run_entry(

@@ -140,7 +140,7 @@ def load_ruleset_file(path: Path, installed_only: bool = False) -> list[tuple[Ru
     seen = set()
     for entry in _entries(path, missing_ok=False):
         if "id" not in entry:
-            raise RulesetError(f"ruleset file {path}: a [[ruleset]] table has no id (id = \"game:key=value,…\")")
+            raise RulesetError(f'ruleset file {path}: a [[ruleset]] table has no id (id = "game:key=value,…")')
         if installed_only and not _installed(entry["id"]):
             continue
         rules = Ruleset.parse(entry["id"])

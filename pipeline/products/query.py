@@ -358,11 +358,11 @@ def _parsed(sql: str) -> dict:
 
 
 #: The tokens of JSON text, after the separators between them: an opening or closing
-#: bracket, a string's opening quote, or a number, true, false or null.
-_JSON_TOKEN = re.compile(r'[\s,:]*(?:([\[{])|([\]}])|(")|([^\s,:\]}]+))')
+#: bracket, a string (its escapes included), or a number, true, false or null.
+_JSON_TOKEN = re.compile(r'[\s,:]*(?:([\[{])|([\]}])|("[^"\\]*(?:\\.[^"\\]*)*")|([^\s,:\]}]+))')
 
 
-def _deep_json(text: str) -> object:
+def _deep_json(text: str) -> dict:
     """json.loads of valid JSON at any depth: json.loads recurses a level a bracket, and a
     statement DuckDB parses may be nested three thousand brackets deep."""
     containers: list[list | dict] = [[]]
@@ -379,7 +379,7 @@ def _deep_json(text: str) -> object:
             value = containers.pop()
             keys.pop()
         elif quote:
-            value, position = json.decoder.scanstring(text, position)
+            value = json.loads(quote)
             if isinstance(containers[-1], dict) and keys[-1] is None:
                 keys[-1] = value
                 continue
