@@ -304,6 +304,8 @@ if BUG == "exit at import":
     sys.exit(3)
 if BUG == "import fails":
     import a_module_that_is_not_installed
+if BUG == "prints at import":
+    print("hostile game loaded, version 0.1")
 
 
 def parse_level(text):
@@ -394,6 +396,16 @@ def one_error(result: subprocess.CompletedProcess) -> str:
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     return lines[0]
+
+
+def test_a_plug_in_printing_as_it_loads_leaves_machine_readable_output_whole(tmp_path):
+    """What a plug-in prints at import goes to stderr: on stdout it broke --format json."""
+    import json
+
+    result = hostile(tmp_path, "prints at import", "games", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert any(game["game"] == "hostile" for game in json.loads(result.stdout))
+    assert "hostile game loaded" in result.stderr
 
 
 def test_a_hostile_plug_in_without_a_bug_builds(tmp_path):

@@ -3,8 +3,10 @@ against the contract (pipeline/games/contract.py) once and found by name."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
+import sys
 from importlib import metadata
 from typing import Any
 
@@ -108,7 +110,10 @@ def _plugins() -> list[tuple[Any, Any]]:
     games = []
     for entry in sorted(metadata.entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
         try:
-            games.append((entry, entry.load()))
+            # what a plug-in prints as it loads goes to stderr: on stdout it broke the
+            # machine-readable output of the command (sql --format json)
+            with contextlib.redirect_stdout(sys.stderr):
+                games.append((entry, entry.load()))
         except (Exception, SystemExit) as error:  # noqa: BLE001 - a plug-in's bug, named in one line
             # SystemExit too: a plug-in calling sys.exit() while it loads would end every command
             _broken[entry.name] = f"the game plug-in {entry.name!r} ({entry.value}) failed to load: {failed(error)}"
