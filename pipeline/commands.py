@@ -534,6 +534,19 @@ def _folder(out: Path | None) -> None:
         raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
 
 
+def _pages_outside_the_data(out: Path | None, data: Path) -> None:
+    """Pages go to DATA/pages or outside the data folder: anywhere else inside it they lay
+    files beside the published rulesets, which `check` then fails."""
+    if out is None:
+        return
+    where, root = out.resolve(), data.resolve()
+    if (where == root or root in where.parents) and where != root / "pages":
+        raise OutputError(
+            f"--out {out} is inside the data folder {data}, where pages go in {data / 'pages'} only: "
+            "leave --out out, or name a folder outside it"
+        )
+
+
 def _parse_params(pairs: list[str]) -> dict[str, str]:
     params = {}
     for pair in pairs:
@@ -961,6 +974,7 @@ def draw(
 
     _setup(quiet, verbose)
     _folder(out)
+    _pages_outside_the_data(out, data)
     if ruleset_file is not None and not ruleset_file.is_file():
         raise RulesetError(f"ruleset file {ruleset_file} does not exist")
     written = draw_pages(

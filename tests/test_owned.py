@@ -48,3 +48,24 @@ def test_the_home_folder_itself_is_never_a_data_folder(tmp_path):
     result = tablebase("build", "sticks:rows=1", "-q", "--data", str(home), env={**os.environ, "HOME": str(home)})
     assert result.returncode == 1 and "your home folder" in result.stderr
     assert list(home.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("owned") / "data"
+    assert tablebase("build", "chopsticks", "-q", "--data", str(data)).returncode == 0
+    return data
+
+
+@pytest.mark.parametrize("inside", [".", "chopsticks", "chopsticks/default", "pages/.."])
+def test_draw_writes_pages_into_the_data_folder_only_under_pages(built, tmp_path, inside):
+    data = tmp_path / "data"
+    subprocess.run(["cp", "-a", str(built), str(data)], check=True)
+    result = tablebase("draw", "chopsticks", "-q", "--data", str(data), "--out", str(data / inside))
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "is inside the data folder" in line and "pages" in line, line
+    from pipeline.datadir.check import check
+
+    assert check(data) == []
+    assert tablebase("draw", "chopsticks", "-q", "--data", str(data), "--out", str(data / "pages")).returncode == 0
