@@ -69,3 +69,23 @@ def test_draw_writes_pages_into_the_data_folder_only_under_pages(built, tmp_path
 
     assert check(data) == []
     assert tablebase("draw", "chopsticks", "-q", "--data", str(data), "--out", str(data / "pages")).returncode == 0
+
+
+def test_publish_never_writes_into_a_bundle_nor_moves_aside_what_is_in_its_way(built, tmp_path):
+    from pipeline import __version__
+
+    dist = tmp_path / "dist"
+    assert tablebase("publish", "-q", "--out", str(dist), "--data", str(built)).returncode == 0
+    bundle = dist / f"tablebase-{__version__}"
+    sums = (bundle / "SHA256SUMS").read_bytes()
+    for out in (bundle, bundle / "tablebase"):  # the bundle itself, a folder in it
+        result = tablebase("publish", "-q", "--out", str(out), "--data", str(built))
+        assert result.returncode == 1 and "is inside the published bundle" in result.stderr, result.stderr
+    assert (bundle / "SHA256SUMS").read_bytes() == sums and not (bundle / bundle.name).exists()
+    # someone's file named like the bundle: left where it is, publish refuses
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / bundle.name).write_text("mine\n")
+    result = tablebase("publish", "-q", "--out", str(other), "--data", str(built))
+    assert result.returncode == 1 and "is in the way" in result.stderr, result.stderr
+    assert (other / bundle.name).read_text() == "mine\n" and sorted(p.name for p in other.iterdir()) == [bundle.name]

@@ -37,7 +37,7 @@ from pipeline import __version__
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, full_disk
 from pipeline.datadir.check import SUMS, check
-from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout
+from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout, is_bundle
 from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
@@ -72,6 +72,14 @@ def publish(data: Path, out: Path, url: str | None = None) -> list[Path]:
 def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]:
     if data.resolve() in [out.resolve(), *out.resolve().parents]:
         raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
+    inside = next((folder for folder in [out, *out.resolve().parents] if is_bundle(folder)), None)
+    if inside is not None:  # its SHA256SUMS would be rewritten, a second bundle nested in it
+        raise DataError(f"--out {out} is inside the published bundle {inside}: publish elsewhere (default dist/)")
+    final = out / f"tablebase-{__version__}"
+    if final.is_symlink() or (final.exists() and not (final.is_dir() and is_bundle(final))):
+        raise DataError(
+            f"{final} is in the way and is not a bundle publish wrote: move it, or publish elsewhere with --out"
+        )
     declared = metadata.project_urls()
     url = url or declared.get("Homepage") or declared.get("Repository")
     if url is None:  # said with -v: a bundle for one's own use needs no address
