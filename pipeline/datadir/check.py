@@ -494,11 +494,11 @@ def _tell_cache(store: DataDir, digests: _Digests, report: _Report) -> None:
     changed under it: marked damaged); report the files marked damaged, now or before."""
     cache = _read_cache(store)
     found = {}
-    for path, (stamp, digest) in digests.found.items():
+    for path, (taken, digest) in digests.found.items():
         entry = cache.get(_rel(store, path))
-        known = stamp is not None and _valid(entry) and entry[:4] == stamp
-        if stamp is not None and (path in digests.differed or (known and entry[4] != digest)):
-            found[path] = (stamp, digest)
+        known = taken is not None and _valid(entry) and entry[:4] == taken
+        if taken is not None and (path in digests.differed or (known and entry[4] != digest)):
+            found[path] = (taken, digest)
         elif known and entry[5:] == ["damaged"]:
             report.add(path, _damage(store, path))
     for path in note_hashes(store, found) if found else []:
@@ -721,13 +721,12 @@ def cached_sha256(store: DataDir, path: Path, cache: dict | None = None) -> str:
     changed under the same stat is marked damaged, and `_damaged` says so until the file
     is written again. `cache`: the cache as already read, if it was."""
     key = _rel(store, path)
-    stamp = _stamp(path)
     entry = (_read_cache(store) if cache is None else cache).get(key)
-    if _valid(entry) and entry[:4] == stamp:
+    if _valid(entry) and entry[:4] == stamp(path):
         return entry[4]
-    stamp, digest = stamped_sha256(path)
-    if stamp is not None:
-        note_hashes(store, {path: (stamp, digest)})
+    now, digest = stamped_sha256(path)
+    if now is not None:
+        note_hashes(store, {path: (now, digest)})
     return digest
 
 
@@ -748,15 +747,15 @@ def note_hashes(store: DataDir, found: dict[Path, tuple[list[int], str]]) -> lis
     marked: list[Path] = []
 
     def change(cache: dict) -> None:
-        for path, (stamp, digest) in found.items():
+        for path, (taken, digest) in found.items():
             key = _rel(store, path)
             old = cache.get(key)
-            if _valid(old) and old[:4] == stamp:
+            if _valid(old) and old[:4] == taken:
                 if old[4] != digest:
-                    cache[key] = [*stamp, digest, "damaged"]
+                    cache[key] = [*taken, digest, "damaged"]
                     marked.append(path)
             else:
-                cache[key] = [*stamp, digest]
+                cache[key] = [*taken, digest]
 
     _update_cache(store, change)
     return marked
@@ -765,7 +764,7 @@ def note_hashes(store: DataDir, found: dict[Path, tuple[list[int], str]]) -> lis
 def remember(store: DataDir, digests: dict[Path, str]) -> None:
     """Note in the cache the checksums export took of files it has just written, under
     their stat now, so that the first read does not hash them again."""
-    note_hashes(store, {path: (_stamp(path), digest) for path, digest in digests.items()})
+    note_hashes(store, {path: (stamp(path), digest) for path, digest in digests.items()})
 
 
 def forget(store: DataDir, folder: str) -> None:
@@ -777,7 +776,7 @@ def _damaged(store: DataDir, path: Path, cache: dict | None = None) -> bool:
     """Whether `path`, as it is now, was marked damaged."""
     entry = (_read_cache(store) if cache is None else cache).get(_rel(store, path))
     try:
-        return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == _stamp(path)
+        return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == stamp(path)
     except OSError:
         return False
 
@@ -786,7 +785,8 @@ def _valid(entry: object) -> TypeGuard[list]:
     return isinstance(entry, list) and len(entry) >= 5
 
 
-def _stamp(path: Path) -> list[int]:
+def stamp(path: Path) -> list[int]:
+    """`path`'s size, times and inode: what changes when anything writes it."""
     return _stamp_of(path.stat())
 
 
@@ -794,28 +794,42 @@ def _stamp_of(info: os.stat_result) -> list[int]:
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
 
 
-def _cache_file(store: DataDir) -> Path:
-    return store.root / ".cache" / "sha256.json"
+def record_file(store: DataDir, name: str) -> Path:
+    """A record tablebase keeps of the folder's files: data/.cache/<name>.json (the checksum
+    cache `sha256`, what the stages wrote `written`)."""
+    return store.root / ".cache" / f"{name}.json"
+
+
+def read_record(store: DataDir, name: str) -> dict:
+    """The record `name` as it is on the disk; empty where there is none or it is unreadable."""
+    try:
+        record = json.loads(record_file(store, name).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def update_record(store: DataDir, name: str, change: Callable[[dict], object], must: bool = False) -> None:
+    """Read, change and write the record `name` under its own lock, so that no other
+    process's entry is lost. Where it cannot be written: nothing if the folder is read-only;
+    otherwise nothing, or the OSError (a full disk) where the record `must` be kept."""
+    path = record_file(store, name)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        with FileLock(path.with_name(f"{name}.lock"), thread_local=False):
+            record = read_record(store, name)
+            change(record)
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(record, sort_keys=True))
+    except OSError:
+        if must and os.access(path.parent, os.W_OK):
+            raise
 
 
 def _read_cache(store: DataDir) -> dict:
-    try:
-        cache = json.loads(_cache_file(store).read_text())
-    except (OSError, ValueError):
-        return {}
-    return cache if isinstance(cache, dict) else {}
+    return read_record(store, "sha256")
 
 
 def _update_cache(store: DataDir, change: Callable[[dict], object]) -> None:
-    """Read, change and write the cache under its own lock, so that no other process's
-    entry (a mark of damage above all) is lost; nothing where the folder is read-only."""
-    path = _cache_file(store)
-    try:
-        path.parent.mkdir(exist_ok=True)
-        with FileLock(path.with_name("sha256.lock"), thread_local=False):
-            cache = _read_cache(store)
-            change(cache)
-            with atomic_path(path) as tmp:
-                tmp.write_text(json.dumps(cache, sort_keys=True))
-    except OSError:
-        pass  # a read-only data folder: no cache, every read hashes
+    """Change the checksum cache (nothing where the folder is read-only: every read hashes)."""
+    update_record(store, "sha256", change)

@@ -19,18 +19,17 @@ files included: this record holds only what a stage wrote.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeGuard
 
-from filelock import FileLock
-
 from pipeline.core.errors import DataError
-from pipeline.datadir.check import stamped_sha256
+from pipeline.datadir.check import read_record, stamp, stamped_sha256, update_record
 from pipeline.datadir.layout import DataDir
-from pipeline.storage.parquet import atomic_path, read_table
+from pipeline.storage.parquet import read_table
+
+#: The record's name: data/.cache/written.json.
+RECORD = "written"
 
 
 def note_written(store: DataDir, *paths: Path) -> dict[Path, str]:
@@ -39,7 +38,7 @@ def note_written(store: DataDir, *paths: Path) -> dict[Path, str]:
     _update(
         store,
         lambda record: record.update(
-            {_key(store, path): [*stamp, digest] for path, (stamp, digest) in found.items() if stamp}
+            {_key(store, path): [*taken, digest] for path, (taken, digest) in found.items() if taken}
         ),
     )
     return {path: digest for path, (_, digest) in found.items()}
@@ -56,8 +55,7 @@ def read_as_written(store: DataDir, rebuild: str, *paths: Path) -> dict[Path, st
         if not path.is_file():
             raise DataError(f"{path} is missing: {rebuild}")
         entry = record.get(_key(store, path))
-        stamp = _stamp(path)
-        if _valid(entry) and entry[:4] == stamp:
+        if _valid(entry) and entry[:4] == stamp(path):
             digests[path] = entry[4]
             continue
         now, digest = stamped_sha256(path)
@@ -107,40 +105,16 @@ def _key(store: DataDir, path: Path) -> str:
     return path.relative_to(store.root).as_posix()
 
 
-def _stamp(path: Path) -> list[int]:
-    info = path.stat()
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino]
-
-
 def _valid(entry: object) -> TypeGuard[list]:
     return isinstance(entry, list) and len(entry) == 5
 
 
-def _file(store: DataDir) -> Path:
-    return store.root / ".cache" / "written.json"
-
-
 def _read(store: DataDir) -> dict:
-    try:
-        record = json.loads(_file(store).read_text())
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+    return read_record(store, RECORD)
 
 
 def _update(store: DataDir, change: Callable[[dict], object]) -> None:
-    """Read, change and write the record under its own lock (builds of other rulesets write
-    it too). A folder that cannot hold it (read-only) keeps none: its files are then checked
-    against the catalog alone."""
-    path = _file(store)
-    try:
-        path.parent.mkdir(exist_ok=True)
-        with FileLock(path.with_name("written.lock"), thread_local=False):
-            record = _read(store)
-            change(record)
-            with atomic_path(path) as tmp:
-                tmp.write_text(json.dumps(record, sort_keys=True))
-    except OSError:
-        if not os.access(path.parent, os.W_OK):
-            return
-        raise
+    """Change the record (builds of other rulesets write it too). A folder that cannot hold
+    it (read-only) keeps none: its files are then checked against the catalog alone; a full
+    disk fails the stage."""
+    update_record(store, RECORD, change, must=True)
