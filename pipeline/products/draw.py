@@ -40,7 +40,7 @@ from pipeline.products.pages import COLOURS, index_page, natural_key, positions_
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
 from pipeline.stages.export import read_catalog, read_summary_row
-from pipeline.storage.parquet import atomic_path, require
+from pipeline.storage.parquet import atomic_folder, atomic_path, require
 from pipeline.storage.progress import log
 
 GRAPH_LIMIT = 2_000
@@ -332,7 +332,23 @@ def draw_ruleset(
     summary = read_summary(rules, data)
     check_size(summary, graphs)
     graph = load_graph(rules, data, summary, reachable_only=summary.positions > PAGE_LIMIT)
-    folder = pages_dir(data, out) / rules.folder
+    final = pages_dir(data, out) / rules.folder
+    with atomic_folder(final) as folder:  # a full disk or a refused picture leaves the old page whole
+        written = _draw_page(rules, data, summary, graph, folder, graphs, strategies)
+    log.info("drew %s: %s in %s", rules.id, ", ".join(p.name for p in written), final)
+    return [final / path.name for path in written]
+
+
+def _draw_page(
+    rules: Ruleset,
+    data: Path,
+    summary: CatalogRow,
+    graph: RulesetGraph,
+    folder: Path,
+    graphs: bool,
+    strategies: bool | None,
+) -> list[Path]:
+    """Write one ruleset's page and pictures into `folder` (draw_ruleset's); the files written."""
     written: list[Path] = []
     pictures: list[str] = []
     notes: list[str] = []
@@ -372,7 +388,6 @@ def draw_ruleset(
     counts = remoteness_counts({rules.id: files.tablebase})[rules.id]
     written.append(_write(folder / "positions.csv", positions_csv(graph)))
     written.append(_write(folder / "index.html", ruleset_page(graph, pictures, notes, counts)))
-    log.info("drew %s: %s in %s", rules.id, ", ".join(p.name for p in written), folder)
     return written
 
 
