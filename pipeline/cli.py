@@ -348,6 +348,13 @@ def where() -> str:
     return f" during {failed_in[0]}" if failed_in else ""
 
 
+def _command() -> str:
+    """`tablebase <command>` as run (the top level's options are all flags, so the command
+    is the first word not an option), for a line that says what to run again."""
+    words = [word for word in sys.argv[1:] if not word.startswith("-")]
+    return f"`tablebase {words[0]}`" if words and re.fullmatch("[a-z][a-z-]*", words[0]) else "the command"
+
+
 def describe(error: BaseException) -> tuple[str | None, int]:
     """The one line and exit status for `error`; None for what is not ours to explain.
     Nothing is imported to tell: what is not loaded did not raise it (`loaded`)."""
@@ -384,7 +391,8 @@ def describe(error: BaseException) -> tuple[str | None, int]:
             if error.filename2:  # a copy or a rename: the file being written is the second
                 name = f" {error.filename2}"
             return (
-                f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: free some and build again",
+                f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: "
+                f"free some and run {_command()} again",
                 1,
             )
         return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1

@@ -357,6 +357,26 @@ def test_publish_onto_a_full_disk_names_the_output(data, small_disk, free):
     assert check(data) == []
 
 
+def test_draw_onto_a_full_disk_keeps_the_page_drawn_before_whole(data, small_disk):
+    """A page folder is written aside and put in place whole: a disk that fills part-way
+    leaves the page drawn before (its index.html and pictures), not a folder without them."""
+    out = small_disk / "pages"
+    assert run("draw", "chopsticks", "--out", str(out), "-q", data=data).returncode == 0
+    page = out / "chopsticks" / "default"
+    before = {path.name: path.read_bytes() for path in page.iterdir()}
+    assert "index.html" in before and "graph.dot" in before
+    for free in (0, 8 << 10, 64 << 10):
+        filler = fill_leaving(small_disk, free)
+        result = run("draw", "chopsticks", "--out", str(out), "-q", data=data)
+        filler.unlink()
+        assert result.returncode == 1, free
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: no space left on the disk"), result.stderr
+        assert lines[0].endswith("free some and run `tablebase draw` again"), lines[0]
+        assert {path.name: path.read_bytes() for path in page.iterdir()} == before
+        assert [path.name for path in out.rglob(".*")] == []  # nothing half-written beside it
+
+
 @pytest.mark.parametrize(
     "statement",
     [
