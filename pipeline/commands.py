@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import os
 import sys
@@ -286,7 +287,7 @@ def verify(
 
     Example: tablebase verify chopsticks
     """
-    from pipeline.datadir.check import check_published
+    from pipeline.datadir.check import check_published, published_solutions
     from pipeline.stages.verify import verify as verify_stage
 
     _setup(quiet, verbose)
@@ -294,7 +295,8 @@ def verify(
     store = DataDir(data)
     problems, said, rows = [], [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
-        result = _staged(verify_stage, store, rules, kind)
+        published = frozenset(published_solutions(store, rules) or ())  # their verification files stay as they are
+        result = _staged(functools.partial(verify_stage, published=published), store, rules, kind)
         found = check_published(store, rules, result["solution_sha256"][0].as_py())
         # a value that does not check ends the command above, in one line
         rows.append({"ruleset": rules.id, "published_files_checked": found is not None, "problems": found or []})

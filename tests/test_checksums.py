@@ -396,7 +396,14 @@ def test_a_bundle_has_the_data_folders_catalog_with_its_own_paths(base, bundle):
 
 
 @pytest.mark.parametrize(
-    "name", ["sticks/rows-5/tablebase.parquet", "sticks/rows-5/summary.parquet", "catalog.parquet", "tablebases.duckdb"]
+    "name",
+    [
+        "sticks/rows-5/tablebase.parquet",
+        "sticks/rows-5/summary.parquet",
+        "sticks/rows-5/verification.parquet",
+        "catalog.parquet",
+        "tablebases.duckdb",
+    ],
 )
 def test_verify_reports_a_changed_published_file(data, name):
     path = data / name
@@ -404,6 +411,15 @@ def test_verify_reports_a_changed_published_file(data, name):
     result = tablebase("verify", "sticks:rows=5", "-q", data=data)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[0].startswith(f"{path}: "), result.stderr
+
+
+def test_verify_of_a_published_ruleset_writes_nothing_there(data):
+    """Its verification file is published (in SHA256SUMS): verify checks it, never rewrites it."""
+    folder = data / "sticks" / "rows-5"
+    before = {path.name: (path.stat().st_ino, path.stat().st_mtime_ns) for path in folder.iterdir()}
+    result = tablebase("verify", "sticks:rows=5", "-q", data=data)
+    assert result.returncode == 0, result.stderr
+    assert {path.name: (path.stat().st_ino, path.stat().st_mtime_ns) for path in folder.iterdir()} == before
 
 
 def test_verify_says_what_it_checked(data):

@@ -165,20 +165,25 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
     ]
 
 
-def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> list[str] | None:
-    """`check`'s problems with a ruleset's published files and the files beside the
-    catalog, where the catalog publishes the ruleset with this solution (`tablebase
-    verify`); None where it does not: not exported yet, or exported from another solution."""
+def published_solutions(store: DataDir, rules: Ruleset) -> set[str] | None:
+    """The digests of the solutions the catalog publishes `rules` from (none: not exported);
+    None where the catalog cannot be read (check says what is wrong with it)."""
     try:
         regular = stat.S_ISREG(os.lstat(store.catalog).st_mode)
         rows = read_table(store.catalog, columns=["ruleset", "solution_sha256"]).to_pylist() if regular else None
     except FileNotFoundError:
-        return None
+        return set()
     except (OSError, pa.ArrowException):
-        rows = None  # check says what is wrong with it
-    if rows is not None and not any(
-        row["ruleset"] == rules.id and row["solution_sha256"] == solution_sha256 for row in rows
-    ):
+        return None
+    return None if rows is None else {row["solution_sha256"] for row in rows if row["ruleset"] == rules.id}
+
+
+def check_published(store: DataDir, rules: Ruleset, solution_sha256: str) -> list[str] | None:
+    """`check`'s problems with a ruleset's published files and the files beside the
+    catalog, where the catalog publishes the ruleset with this solution (`tablebase
+    verify`); None where it does not: not exported yet, or exported from another solution."""
+    published = published_solutions(store, rules)
+    if published is not None and solution_sha256 not in published:
         return None
     return check(store.root, {rules.id})
 

@@ -10,13 +10,15 @@ the build before anything is published.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.dataset import VERIFICATION
-from pipeline.core.errors import VerificationError
+from pipeline.core.errors import DataError, VerificationError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.games import POSITION_KEY
 from pipeline.stages.run import Run
@@ -107,12 +109,14 @@ def _examples(run: Run, rows: list[tuple]) -> dict[int, str]:
     return {row[0]: text for row, text in zip(rows, made)}
 
 
-def verify(run: Run) -> pa.Table:
+def verify(run: Run, published: frozenset[str] = frozenset()) -> pa.Table:
     """Check the run's solution against its positions and transitions (and, where the game
     is not `run.impartial`, that it has no Grundy value).
 
     Writes the verification file (one row per check) and raises VerificationError if any
-    check fails.
+    check fails. Where the solution is one of `published` (the digests of the solutions the
+    catalog publishes), its verification file is published too and is left as it is: the
+    result is compared with it instead (DataError if it says otherwise).
     """
     files, label, impartial = run.files, run.label, run.impartial
     for path, what in (
@@ -168,8 +172,11 @@ def verify(run: Run) -> pa.Table:
         ],
         schema=VERIFICATION_SCHEMA,
     )
-    write_table(result, files.verification)
-    run.wrote(files.verification)
+    if digest in published:  # `tablebase verify` of a published ruleset checks; it never rewrites
+        _compare_published(result, files.verification, label)
+    else:
+        write_table(result, files.verification)
+        run.wrote(files.verification)
     failed = [r for r in result.to_pylist() if r["failures"]]
     if failed:
         raise VerificationError(
@@ -177,6 +184,20 @@ def verify(run: Run) -> pa.Table:
             + "; ".join(f"{r['check']}: {r['failures']:,} positions, e.g. {r['example']}" for r in failed)
         )
     return result
+
+
+def _compare_published(result: pa.Table, path: Path, label: str) -> None:
+    """DataError if the published verification file `path` does not hold `result`'s rows;
+    one that cannot be read is left to `tablebase check`, which the command runs next."""
+    try:
+        rows = read_table(path).to_pylist()
+    except (OSError, pa.ArrowException, DataError):
+        return
+    if rows != result.to_pylist():
+        raise DataError(
+            f"{path}: the published verification file of {label} does not say what verifying finds "
+            f"(`tablebase build {label}` rewrites it)"
+        )
 
 
 def require_verified(files: RulesetFiles) -> None:
