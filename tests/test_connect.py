@@ -160,11 +160,13 @@ def test_the_size_bounds_what_is_built():
         assert all(bound >= built for bound, built in zip(plies, space.sizes)), ruleset
 
 
-@pytest.mark.parametrize(("cols", "rows", "k"), [(3, 3, 2), (2, 4, 3), (3, 2, 1), (2, 3, 4)])
+@pytest.mark.parametrize(("cols", "rows", "k"), [(3, 3, 2), (2, 4, 3), (3, 2, 1), (2, 3, 4), (1, 6, 3), (1, 3, 1)])
 def test_the_size_bound_counts_the_boards_its_rules_allow(cols, rows, k):
     """size_bound against every board listed one by one: columns standing on the ground, x
     as many discs as o or one more, no k of one player in a column below its top, one
-    column at most topped by a line of k, the last mover's, and no move out of that one."""
+    column at most topped by a line of k, the last mover's, and no move out of that one;
+    no column with more repeats (a disc on one of its player's) than the others have discs,
+    and x's disc at the bottom of some column unless the board is empty."""
     from itertools import product
 
     def column(discs: tuple[int, ...]) -> tuple[bool, int | None] | None:
@@ -185,6 +187,10 @@ def test_the_size_bound_counts_the_boards_its_rules_allow(cols, rows, k):
         tops = [column(c)[1] for c in board if column(c)[1] is not None]
         last = 1 if discs % 2 else 0  # x (1) moves first
         if xs != (discs + 1) // 2 or len(tops) > 1 or (tops and tops[0] != last):
+            continue
+        if any(sum(a == b for a, b in zip(c, c[1:])) > discs - len(c) for c in board):
+            continue
+        if discs and not any(c and c[0] == 1 for c in board):
             continue
         plies[discs] += 1
         if not tops:
