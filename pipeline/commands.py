@@ -46,7 +46,7 @@ GLOBAL_OPTIONS = ("quiet", "verbose", "debug")
 
 
 def _remember(param: typer.CallbackParam, value: bool) -> None:
-    if value:
+    if value and param.name:
         _given.add(param.name)
         if param.name == "debug":
             os.environ["TABLEBASE_DEBUG"] = "1"
