@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError, OutputError
@@ -304,6 +303,8 @@ def first_seen(column: pa.ChunkedArray) -> pa.DictionaryArray:
         # one dictionary (a game's move names): one pass over the rows, not one a chunk
         chunks = [pa.concat_arrays(chunks)]
     dictionaries = pa.concat_arrays([chunk.dictionary for chunk in chunks])
+    import pyarrow.compute as pc  # here: 50 ms of every command's start-up, for writers alone
+
     strings = pc.unique(dictionaries)
     # each chunk's codes as positions in `strings` (a dict: pc.index_in spends ~9 ms a call
     # building its hash table, more than the rest of a row group's work)
