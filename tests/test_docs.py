@@ -33,9 +33,9 @@ def test_the_site_builds_strict(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
+    cli = (tmp_path / "site" / "reference" / "cli.html").read_text()
     assert "tablebase build" in cli and "generated:" not in cli
-    assert "probe" in (tmp_path / "site" / "reference" / "python" / "index.html").read_text()
+    assert "probe" in (tmp_path / "site" / "reference" / "python.html").read_text()
 
 
 def test_every_page_is_in_the_nav():
