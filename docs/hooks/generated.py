@@ -40,7 +40,7 @@ def cli() -> str:
     group = typer.main.get_command(app)
     context = group.context_class  # Typer's own click, which it vendors
     root = context(group, info_name="tablebase", **group.context_settings)  # -h beside --help
-    parts = ["## tablebase", "", *described(group, root)]
+    parts = ["## `tablebase` and its global options", "", *described(group, root)]
     listed = set()
     for panel, names in HELP_PANELS.items():
         parts += [f"## {panel}", ""]
