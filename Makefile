@@ -11,7 +11,7 @@ RULESETS ?= rulesets.toml
 BUILT := $(DATA)/.cache/make-all
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test lint format bench claims dist clean install dev publish-deps java chromium pages-shots enumerate solve verify export build big billion dobutsu
+.PHONY: all test lint format docs bench claims dist clean install dev publish-deps java chromium pages-shots enumerate solve verify export build big billion dobutsu
 .DELETE_ON_ERROR:
 
 all: $(BUILT) $(DATA)/pages/index.html
@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 # jsonschema < 4, which frictionless (the test and publish extras) rules out. tests/test_bundle_metadata.py
 # runs $(VENV)/cffconvert/bin/cffconvert --validate on a published bundle.
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark]'
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark,docs]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	$(PYTHON) -m venv $(VENV)/cffconvert
 	$(VENV)/cffconvert/bin/pip install --quiet cffconvert==2.0.0
@@ -77,7 +77,7 @@ test: $(VENV)/.installed-dev java chromium
 # The checks CI runs before the tests: ruff's lint and its formatting (checked, not applied),
 # mypy over pipeline/ and the import layers ([tool.ruff], [tool.mypy], [tool.importlinter] in
 # pyproject.toml). Each runs even when one before it fails, so one run lists everything.
-LINTED := pipeline tests benchmarks examples queries
+LINTED := pipeline tests benchmarks examples queries docs/hooks
 lint: $(VENV)/.installed-dev
 	@status=0; \
 	$(BIN)/ruff check $(LINTED) || status=1; \
@@ -85,6 +85,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy || status=1; \
 	$(BIN)/lint-imports --no-logo || status=1; \
 	exit $$status
+
+# The documentation site (mkdocs.yml, docs/) into site/, as CI's test builds it: --strict fails on
+# any warning (a broken link, a page outside the nav, a docstring mkdocstrings cannot read).
+# The command line's, the dataset's, the queries' and the games' reference pages are written
+# from the code as it builds (docs/hooks/generated.py). NO_MKDOCS_2_WARNING quiets Material's
+# notice of its end of life, printed on every build. `.venv/bin/mkdocs serve` shows it live.
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 # Applies what `make lint` asks for that a tool can do alone: ruff's safe fixes (import order,
 # newer syntax) and its formatting.

@@ -44,9 +44,10 @@ con.sql(sql, params=params or None).fetchall()
 
 
 def readme_statements() -> dict[str, str]:
-    """The README's ```sql blocks that run over the views (not those reading files themselves)."""
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```sql\n(.*?)```", text, re.S)
+    """The ```sql blocks of the README and the documentation's pages (docs/) that run over the
+    views (not those reading files themselves)."""
+    text = "\n".join(path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+    blocks = list(dict.fromkeys(re.findall(r"```sql\n(.*?)```", text, re.S)))
     found = {}
     for sql in blocks:
         if "read_parquet" in sql:

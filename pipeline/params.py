@@ -1,4 +1,4 @@
-"""Game parameters, where plug-ins import them (README, "Writing your own game"); they live in
+"""Game parameters, where plug-ins import them (docs/how-to/write-a-game.md); they live in
 pipeline/core/params.py."""
 
 from pipeline.core.params import BoolParam, ChoiceParam, IntParam, Param, TextParam

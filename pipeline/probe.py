@@ -1,5 +1,5 @@
-"""Looking a position up in a built tablebase from Python (README, "From Python"); it lives
-in pipeline/products/probe.py."""
+"""Looking a position up in a built tablebase from Python (docs/reference/python.md); it
+lives in pipeline/products/probe.py."""
 
 from pipeline.products.probe import Move, Probe, get, probe
 

@@ -25,6 +25,7 @@ from pipeline.products.draw import draw
 from pipeline.products.pages import remoteness_histogram
 from pipeline.products.pictures import picture_problem
 from pipeline.stages.build import build
+from tests.documentation import holding
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
 #: draws nothing of its own), beside the chopsticks rulesets of conftest's `built`.
@@ -170,8 +171,9 @@ def test_check_game_refuses_a_drawing_that_cannot_go_inline_into_a_page():
 def test_the_readme_names_every_element_a_picture_may_hold():
     from pipeline.products.pictures import ELEMENTS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    listed = readme[readme.index("a namespace: the elements") :][:200]
+    shown = "a namespace: the elements"
+    page = holding(shown)  # docs/how-to/write-a-game.md
+    listed = page[page.index(shown) :][:200]
     assert {element for element in ELEMENTS if f"`{element}`" not in listed} == set()
 
 

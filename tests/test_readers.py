@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from pipeline.datadir.views import FOREIGN, connect_views
 from pipeline.games import find_game
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
+from tests.documentation import sql_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 #: DuckDB 1.1.3, installed beside the venv's own by `make install` (see the Makefile).
@@ -407,12 +407,9 @@ def test_database_file_opens_with_duckdb_1_1(data, catalog):
     assert answer["transitions_columns"] == TRANSITIONS.schema().names
 
 
-#: The README's way to read one parameter of the catalog's map, on every DuckDB version.
-PARAMS_SQL = [
-    block
-    for block in re.findall(r"```sql\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
-    if "element_at(params" in block
-]
+#: The documentation's way to read one parameter of the catalog's map, on every DuckDB version
+#: (docs/reference/dataset.md).
+PARAMS_SQL = [block for block in sql_blocks().values() if "element_at(params" in block]
 
 PARAMS_READER = """
 import json, sys, duckdb
@@ -434,7 +431,7 @@ def test_the_readmes_params_lines_read_the_text_on_duckdb_1_1_and_the_projects_o
         if old
         else {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     )
-    assert len(PARAMS_SQL) == 1, "the README shows how to read the catalog's params on every DuckDB"
+    assert len(PARAMS_SQL) == 1, "the documentation shows how to read the catalog's params on every DuckDB"
     done = subprocess.run(
         [sys.executable, "-c", PARAMS_READER, PARAMS_SQL[0]], cwd=data, env=env, capture_output=True, text=True
     )

@@ -1,26 +1,26 @@
-"""The README's examples run as printed: its SQL, its Python one-liners, and every shell
-command of its code blocks and example tables (a skip list says which not, and why)."""
+"""The README's and the documentation site's examples run as printed: their SQL, their
+Python one-liners, and every shell command of their code blocks and example tables (a skip
+list says which not, and why). The pages are read in the site's order after the README
+(tests/documentation.py), each command and SQL block once."""
 
 from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 
 import pytest
 
 from pipeline.products.query import run_sql
+from tests.documentation import ROOT, TEXTS, holding, sql_blocks
 
-README_PATH = Path(__file__).resolve().parent.parent / "README.md"
-README = README_PATH.read_text()
-EXAMPLES = re.findall(r"```sql\n(.*?)```", README, flags=re.S)
+EXAMPLES = sql_blocks()
 
 
 def test_readme_has_sql_examples():
     assert len(EXAMPLES) >= 3
 
 
-@pytest.mark.parametrize("sql", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
+@pytest.mark.parametrize("sql", EXAMPLES.values(), ids=EXAMPLES.keys())
 def test_readme_sql_runs(built, sql):
     files = "'data/" in sql  # examples that read the files, as `tablebase sql --read-files` does
     sql = sql.replace("'data/", f"'{built}/")
@@ -33,14 +33,18 @@ def test_readme_probe_example_is_current(built):
     from pipeline.products.probe import probe
 
     result = probe("chopsticks", "1-3|0-2", built)
-    block = README[README.index("$ tablebase probe chopsticks '1-3|0-2'") :]
+    shown = "$ tablebase probe chopsticks '1-3|0-2'"
+    page = holding(shown)
+    block = page[page.index(shown) :]
     assert f"{result.position}  {in_plies(result.value, result.remoteness)}: " in block
     for move in result.moves:
         assert move.move in block
 
 
 #: The readers' block: a line of imports, then one reader a line.
-IMPORTS, *READERS = re.search(r"```python\n(import .*?)```", README, flags=re.S).group(1).splitlines()
+IMPORTS, *READERS = (
+    re.search(r"```python\n(import .*?)```", holding("```python\nimport "), flags=re.S).group(1).splitlines()
+)
 
 
 @pytest.mark.parametrize("line", READERS, ids=[line.split("#")[-1].strip() for line in READERS])
@@ -65,7 +69,7 @@ def test_the_readers_come_with_tablebase_or_the_extra_the_readme_names():
     import sys
     import tomllib
 
-    project = tomllib.loads((README_PATH.parent / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extra = re.search(r"pip install 'tablebase\[(\w+)\]'", IMPORTS)
     assert extra, f"the readers' import line names no extra to install: {IMPORTS}"
     requirements = project["dependencies"] + project["optional-dependencies"][extra[1]]
@@ -80,9 +84,9 @@ def test_the_readers_come_with_tablebase_or_the_extra_the_readme_names():
 
 # Every shell command of the README, run as printed. ---------------------------------
 
-#: README commands not run here, each with the reason: minutes of work, or what a test
-#: machine may lack (Spark and Java, a cluster, the network). Every entry must still be in
-#: the README (test_readme_skips_only_what_it_holds).
+#: Commands of the README and the pages not run here, each with the reason: minutes of work,
+#: or what a test machine may lack (Spark and Java, a cluster, the network). Every entry must
+#: still be shown (test_the_readme_has_commands_and_skips_only_what_it_holds).
 SKIPPED = {
     "make install": "makes .venv/: the tests run in one already",
     ". .venv/bin/activate": "a shell's own command: the tests call the entry point itself",
@@ -101,12 +105,12 @@ SKIPPED = {
 }
 
 
-def readme_commands() -> list[str]:
-    """Every command of the README's shell blocks (`sh`, and `$ ` lines of plain blocks)
-    and of the example column of its tables, in the README's order, comments left out,
+def readme_commands(text: str) -> list[str]:
+    """Every command of a page's shell blocks (`sh`, and `$ ` lines of plain blocks)
+    and of the example column of its tables, in the page's order, comments left out,
     exactly as a reader would copy them from the raw file."""
     commands = []
-    blocks = iter(re.split(r"^```(\w*)\n(.*?)^```", README, flags=re.S | re.M))
+    blocks = iter(re.split(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M))
     for text in blocks:
         lang, body = next(blocks, None), next(blocks, None)
         header = ""
@@ -124,7 +128,8 @@ def readme_commands() -> list[str]:
     return [command for command in commands if command]
 
 
-COMMANDS = readme_commands()
+#: The README's commands, then the pages' not shown before, in the site's order.
+COMMANDS = list(dict.fromkeys(command for text in TEXTS.values() for command in readme_commands(text)))
 #: What a command reads on its standard input.
 STDIN = {"play": "quit\n", "sql": "SELECT count(*) FROM catalog\n"}
 
@@ -148,8 +153,8 @@ def test_the_readme_has_commands_and_skips_only_what_it_holds():
 
 
 def test_every_readme_command_runs_as_printed(tmp_path, monkeypatch, capsys):
-    """In the README's order, from a folder set up like the repository root (rulesets.toml,
-    an empty data/ that the README's first build fills), each `tablebase` command through
+    """In the README's order, then the pages', from a folder set up like the repository root
+    (rulesets.toml, an empty data/ that the README's first build fills), each `tablebase` command through
     the same entry point as the installed script, in this process (a new Python per
     command would take most of a minute)."""
     import logging
@@ -159,7 +164,7 @@ def test_every_readme_command_runs_as_printed(tmp_path, monkeypatch, capsys):
     from pipeline import cli
     from pipeline.storage import progress
 
-    (tmp_path / "rulesets.toml").symlink_to(Path(__file__).resolve().parent.parent / "rulesets.toml")
+    (tmp_path / "rulesets.toml").symlink_to(ROOT / "rulesets.toml")
     monkeypatch.chdir(tmp_path)
     root = logging.getLogger()
     saved = root.handlers[:], root.level, progress.log.level, signal.getsignal(signal.SIGTERM)

@@ -224,7 +224,7 @@ def position_texts(space: Space, positions: pa.Table) -> pa.Array:
 class Game:
     """One game with its rule parameters. Subclass it; `check` says what is missing.
 
-    Required: name ([a-z][a-z0-9_]*), summary, params, columns (decoded position columns:
+    Required: name (`[a-z][a-z0-9_]*`), summary, params, columns (decoded position columns:
     name -> meaning), impartial (True where both players have the same moves from every
     position and a player without a move loses under normal play, so Grundy values mean
     something; False, as for tic-tac-toe, and no Grundy value is computed), space(rules),

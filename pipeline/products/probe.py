@@ -31,6 +31,9 @@ from pipeline.storage.parquet import require
 
 @dataclass(frozen=True)
 class Move:
+    """One move of a probed position: its label, the position it leads to, and that
+    position's value and remoteness for the player to move there (`outcome` is the mover's)."""
+
     move: str
     position: str  # the position after the move, from the new mover's side
     value: str  # the new mover's value
@@ -44,6 +47,8 @@ class Move:
 
 @dataclass(frozen=True)
 class Probe:
+    """A position's value and remoteness for the player to move, and every move, best first."""
+
     ruleset: str
     position: str
     value: str
