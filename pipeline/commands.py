@@ -139,8 +139,8 @@ EngineOption = Annotated[
     EngineName | None,
     typer.Option(
         "--engine",
-        help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see the README's "
-        '"Running on Spark"). Default: $TABLEBASE_ENGINE, else duckdb.',
+        help="Where the SQL runs: duckdb (one machine) or spark (local or a cluster: see "
+        "docs/how-to/spark.md). Default: $TABLEBASE_ENGINE, else duckdb.",
         show_default=False,
         case_sensitive=False,
     ),
@@ -847,8 +847,8 @@ def check_game(
 def games(form: ListFormatOption = ListFormat.text) -> None:
     """List every game and its rule parameters.
 
-    Each parameter with its values and default (each game's rules: the README's "Games and
-    their rules"). Exit 1, naming it, if a plug-in is broken.
+    Each parameter with its values and default (each game's rules:
+    docs/reference/games.md). Exit 1, naming it, if a plug-in is broken.
 
     Example: tablebase games
     """

@@ -1,7 +1,7 @@
 """Independent, deliberately simple reference solver used as a cross-check in tests.
 
 Plain Python, standard library only; shares no code with ``pipeline``.  It implements
-the games of the README's "Games and their rules" directly on Python tuples and strings, builds the whole move
+the games of docs/reference/games.md directly on Python tuples and strings, builds the whole move
 graph of a ruleset, and solves it by round-by-round retrograde analysis.  Speed does
 not matter: it is meant for tiny rulesets only.
 

@@ -66,7 +66,7 @@ class Nim(Game):
         ChoiceParam(
             "variant",
             "normal",
-            "which heap a move takes from and how much: seed 002's variants 1-6, see the README's \"Nim's variants\"",
+            "which heap a move takes from and how much: seed 002's variants 1-6, see docs/reference/games.md",
             choices=VARIANTS,
         ),
         ChoiceParam(

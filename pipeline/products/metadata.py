@@ -48,7 +48,7 @@ DATA_LICENCE_URL = "https://creativecommons.org/publicdomain/zero/1.0/"
 #: EncodingFormat.PARQUET, application/x-parquet, and read nothing else as Parquet).
 PARQUET = "application/vnd.apache.parquet"
 
-#: The blog posts the games come from (README "The seeds"): number, title, author, URL
+#: The blog posts the games come from (docs/explanation/seeds.md): number, title, author, URL
 #: where one is recorded (../shared/seeds/ keeps the texts, not their addresses).
 SEEDS = (
     ("000", "指で数字を増やして5を目指すゲームが後手必勝であることを示す", "the blog ねぇうしくんうしくん", None),
