@@ -39,6 +39,7 @@ from pipeline.games import (
     position_texts,
 )
 from pipeline.games.rulesets import Ruleset
+from pipeline.games.simple import SimpleSpace
 from pipeline.products.pictures import picture_problem
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
@@ -79,6 +80,8 @@ DRAWN = 200
 def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     problems = []
     space = game.space(rules)
+    if isinstance(space, SimpleSpace):  # a game without size() searched no further than check-game holds
+        space.most = LIMIT
     positions = space.positions()
     expected = POSITION_COLUMNS.names + list(game.columns)
     if space.keyed:  # the key in place of the text (Space.keyed)
