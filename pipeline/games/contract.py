@@ -303,8 +303,10 @@ GAME_RETURNS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "canonical_position": (lambda value: isinstance(value, str), "a position's text (a str)"),
     "size": (lambda value: value is None or _is_size(value), "a Size of whole numbers, or None"),
     "sides": (
-        lambda value: value is None
-        or (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(s, str) for s in value)),
+        lambda value: (
+            value is None
+            or (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(s, str) for s in value))
+        ),
         "None or a pair of str (the mover's part, the other's)",
     ),
     "note": (lambda value: value is None or isinstance(value, str), "None or one line (a str)"),
@@ -375,9 +377,9 @@ def _wrong_fields(size: Size) -> list[str]:
         elif field is None:
             ok = kind.endswith("or None")
         elif kind.startswith("count"):
-            ok = _is_int(field) and field >= 0
+            ok = _is_int(field) and bool(field >= 0)
         else:
-            ok = isinstance(field, (int, float, np.number)) and not isinstance(field, bool) and field >= 0
+            ok = isinstance(field, (int, float, np.number)) and not isinstance(field, bool) and bool(field >= 0)
         if not ok:
             wrong.append(f"{name}={field!r}"[: QUOTED + len(name)])
     return wrong

@@ -103,12 +103,12 @@ def _registry() -> dict[str, Game]:
                 _broken[name] = f"two game plug-ins are called {name!r} ({claimed[name]}, {entry.name}): uninstall one"
             continue
         try:
-            game = guarded(game, f"the game plug-in {entry.name!r}")
+            checked = guarded(game, f"the game plug-in {entry.name!r}")
         except Exception as error:  # noqa: BLE001 - a game that cannot be copied (its own __copy__ failing)
             _broken[entry.name] = f"{plugin} cannot be loaded: {failed(error)}"
             continue
         claimed[name] = entry.name
-        found[name] = game
+        found[name] = checked
         modules = (entry.value.partition(":")[0].strip(), type(game).__module__)
         _plugin_modules[entry.name] = {module for module in modules if module.split(".")[0] != "pipeline"}
     return found
