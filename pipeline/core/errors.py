@@ -24,6 +24,10 @@ class DataError(TablebaseError):
     """A data file that is missing, unreadable or inconsistent."""
 
 
+class ContractError(DataError):
+    """A game's member gave back what the game contract does not allow (a plug-in's bug)."""
+
+
 class VerificationError(TablebaseError):
     """A solved ruleset whose values contradict each other or the rules."""
 

@@ -28,6 +28,7 @@ from pipeline.games.registry import (
     broken_plugins,
     check_contract,
     find_game,
+    guarded,
     plugin_failure,
 )
 
@@ -48,6 +49,7 @@ __all__ = [
     "failed",
     "find_game",
     "first_line",
+    "guarded",
     "impartial_problem",
     "legal_starts",
     "plugin_failure",

@@ -11,7 +11,7 @@ NULL for "not over yet".
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -287,6 +287,124 @@ class Game:
         shapes and text alone, no script and no reference outside itself, as
         pipeline/products/pictures.py lists (helpers in pipeline/games/_svg.py)."""
         return text_picture(text)
+
+
+#: What each member of a game and of its space gives back, as the docstrings above say:
+#: (the test, the words for an error line). The pipeline reads an answer without asking
+#: what it is, so a plug-in's `size()` giving a str failed deep in a stage with a traceback;
+#: registry.py checks every answer of a plug-in's members here (`guarded`), and check-game
+#: every game's. validate() is left out: what it returns is never read.
+GAME_RETURNS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "start": (lambda value: isinstance(value, str), "a position's text (a str)"),
+    "starts": (
+        lambda value: isinstance(value, (list, tuple)) and bool(value) and all(isinstance(t, str) for t in value),
+        "a list of position texts (str), at least one",
+    ),
+    "canonical_position": (lambda value: isinstance(value, str), "a position's text (a str)"),
+    "size": (lambda value: value is None or _is_size(value), "a Size of whole numbers, or None"),
+    "sides": (
+        lambda value: (
+            value is None
+            or (isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(s, str) for s in value))
+        ),
+        "None or a pair of str (the mover's part, the other's)",
+    ),
+    "note": (lambda value: value is None or isinstance(value, str), "None or one line (a str)"),
+    "draw": (lambda value: isinstance(value, str), "inline SVG (a str)"),
+    "space": (lambda value: isinstance(value, Space), "a pipeline.games.Space"),
+}
+SPACE_RETURNS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "positions": (lambda value: isinstance(value, pa.Table), "a pyarrow Table"),
+    "positions_part": (lambda value: isinstance(value, pa.Table), "a pyarrow Table"),
+    "part_rank": (lambda value: value is None or _is_int(value), "an int or None"),
+    "parts": (lambda value: _is_int(value) and value >= 0, "a count of parts (an int)"),
+    "rank": (lambda value: value is None or _integers(value), "None or one integer per position"),
+    "texts": (lambda value: isinstance(value, pa.Array) and pa.types.is_string(value.type), "a pyarrow string Array"),
+    # the batches these give are checked as they come (registry.py's `_checked_batches`)
+    "transitions": (lambda value: isinstance(value, Iterable), "batches of TRANSITION_SCHEMA"),
+    "transitions_part": (lambda value: isinstance(value, Iterable), "batches of TRANSITION_SCHEMA"),
+    "transitions_from": (
+        lambda value: value is None or isinstance(value, Iterable),
+        "None or batches of TRANSITION_SCHEMA",
+    ),
+}
+
+
+def is_transitions(batch: object) -> bool:
+    """Whether `batch` is one of the batches of transitions the contract asks for."""
+    return isinstance(batch, pa.RecordBatch) and batch.schema.equals(TRANSITION_SCHEMA)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _integers(value: object) -> bool:
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001 - whatever NumPy cannot read is not integers
+        return False
+    return array.ndim == 1 and (array.size == 0 or np.issubdtype(array.dtype, np.integer))
+
+
+#: Size's fields by what each holds: the estimate does arithmetic on every one.
+_SIZE_FIELDS = {
+    "positions": "count",
+    "transitions": "count",
+    "exact": "flag",
+    "ranked": "flag",
+    "by_rank": "flag",
+    "window": "count or None",
+    "likely_positions": "count or None",
+    "likely_transitions": "count or None",
+    "likely_window": "count or None",
+    "disk_per_position": "number or None",
+    "disk_per_transition": "number or None",
+}
+
+
+def _is_size(value: object) -> bool:
+    return isinstance(value, Size) and not _wrong_fields(value)
+
+
+def _wrong_fields(size: Size) -> list[str]:
+    """The fields of `size` that do not hold what they should, as `name=value`."""
+    wrong = []
+    for name, kind in _SIZE_FIELDS.items():
+        field = getattr(size, name)
+        if kind == "flag":
+            ok = isinstance(field, bool)
+        elif field is None:
+            ok = kind.endswith("or None")
+        elif kind.startswith("count"):
+            ok = _is_int(field) and bool(field >= 0)
+        else:
+            ok = isinstance(field, (int, float, np.number)) and not isinstance(field, bool) and bool(field >= 0)
+        if not ok:
+            wrong.append(f"{name}={field!r}"[: QUOTED + len(name)])
+    return wrong
+
+
+def return_problem(member: str, value: object, returns: Mapping[str, tuple[Callable[[Any], bool], str]]) -> str | None:
+    """Why `value`, given back by the game's or space's `member`, breaks the contract, or None."""
+    if member not in returns:
+        return None
+    allowed, says = returns[member]
+    if allowed(value):
+        return None
+    return f"{member}() gave {_shown(value)}, where the game contract asks for {says}"
+
+
+def _shown(value: object) -> str:
+    """A value a member gave, for an error line: its repr cut short, and its type."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a plug-in's own __repr__ may fail too
+        text = "?"
+    text = text if len(text) <= QUOTED else f"{text[:QUOTED]}…"
+    if isinstance(value, Size):  # which field is wrong, not the whole dataclass
+        return f"a Size with {', '.join(_wrong_fields(value))}"
+    return f"{text} ({type(value).__name__})"
 
 
 def impartial_problem(game: Game, finished: set[str]) -> str | None:

@@ -4,14 +4,25 @@ against the contract (pipeline/games/contract.py) once and found by name."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import re
 import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib import metadata
 from typing import Any
 
-from pipeline.core.errors import RulesetError
-from pipeline.games.contract import Game, failed
+from pipeline.core.errors import ContractError, RulesetError
+from pipeline.games.contract import (
+    GAME_RETURNS,
+    SPACE_RETURNS,
+    TRANSITION_SCHEMA,
+    Game,
+    Space,
+    failed,
+    is_transitions,
+    return_problem,
+)
 
 REQUIRED_ATTRIBUTES = ("name", "summary", "params", "columns", "impartial")
 REQUIRED_METHODS = ("space", "start", "canonical_position")
@@ -91,11 +102,76 @@ def _registry() -> dict[str, Game]:
                 del found[name]
                 _broken[name] = f"two game plug-ins are called {name!r} ({claimed[name]}, {entry.name}): uninstall one"
             continue
+        try:
+            checked = guarded(game, f"the game plug-in {entry.name!r}")
+        except Exception as error:  # noqa: BLE001 - a game that cannot be copied (its own __copy__ failing)
+            _broken[entry.name] = f"{plugin} cannot be loaded: {failed(error)}"
+            continue
         claimed[name] = entry.name
-        found[name] = game
+        found[name] = checked
         modules = (entry.value.partition(":")[0].strip(), type(game).__module__)
         _plugin_modules[entry.name] = {module for module in modules if module.split(".")[0] != "pipeline"}
     return found
+
+
+def guarded(game: Game, who: str) -> Game:
+    """A copy of `game` whose members, and its spaces' members, raise ContractError naming
+    `who` and the member where they give back what the contract does not allow
+    (contract.py's GAME_RETURNS and SPACE_RETURNS). Every plug-in is guarded here, where it
+    is loaded, the one place its code enters the pipeline, rather than at each of the
+    stages and commands that ask it; check-game guards the game it checks.
+
+    The members are wrapped on a copy, as attributes of the instance: the copy keeps the
+    plug-in's class, so what the pipeline learns from the class (which members a game or
+    space overrides, whether it is a SimpleGame) is the same."""
+    if getattr(game, "_guarded_as", None) is not None:
+        return game
+    checked = copy.copy(game)
+    vars(checked)["_guarded_as"] = who
+    for member in GAME_RETURNS:
+        # bound to the copy: a member asking another (SimpleGame.space, its size()) asks the checked one
+        vars(checked)[member] = _checking(getattr(checked, member), member, GAME_RETURNS, who)
+    space = vars(checked)["space"]
+    vars(checked)["space"] = lambda rules: _guarded_space(space(rules), who)
+    return checked
+
+
+def _guarded_space(space: Space, who: str) -> Space:
+    """`space` (a Space, as `guarded` has checked) with its members checked as it is asked."""
+    if not isinstance(space.keyed, bool):
+        raise ContractError(f"{who}: its space's keyed is {space.keyed!r}, where the game contract asks for a bool")
+    for member in SPACE_RETURNS:
+        vars(space)[member] = _checking(getattr(space, member), member, SPACE_RETURNS, who)
+    return space
+
+
+def _checking(
+    method: Callable[..., Any], member: str, returns: Mapping[str, tuple[Callable[[Any], bool], str]], who: str
+) -> Callable[..., Any]:
+    """`method`, raising ContractError where what it gives back breaks the contract; the
+    batches of an iterable checked one by one as they come."""
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        value = method(*args, **kwargs)
+        problem = return_problem(member, value, returns)
+        if problem is not None:
+            raise ContractError(f"{who}: {problem}")
+        if member.startswith("transitions") and value is not None:
+            return _checked_batches(value, member, who)
+        return value
+
+    return checked
+
+
+def _checked_batches(batches: Iterable[Any], member: str, who: str) -> Iterator[Any]:
+    for batch in batches:
+        if not is_transitions(batch):
+            shown = f"a batch of {batch.schema}" if hasattr(batch, "schema") else f"a {type(batch).__name__}"
+            raise ContractError(
+                f"{who}: {member}() gave {' '.join(shown.split())[:200]}, where the game contract asks for "
+                f"batches of {', '.join(f'{f.name} {f.type}' for f in TRANSITION_SCHEMA)}"
+            )
+        yield batch
 
 
 #: The plug-ins left out, by entry-point name and by game name: why, in one line.

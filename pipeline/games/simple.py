@@ -24,12 +24,19 @@ import numpy as np
 import pyarrow as pa
 
 from pipeline.core.errors import DataError, PositionError
+from pipeline.core.params import shortened
 from pipeline.core.values import TERMINAL
 from pipeline.games.contract import POSITION_COLUMNS, RANKS, TRANSITION_SCHEMA, Game, Rules, Space, failed
 from pipeline.storage.progress import log
 
 #: Positions between two progress lines, and per batch of transitions.
 STEP = 100_000
+#: Most positions the search finds of a game that does not count itself (no size()):
+#: each takes about 300 bytes of Python objects (1.5 GB at this bound, found in about 16
+#: seconds), and as no size() was given, no estimate has checked that they fit. A game
+#: whose positions never end (a counter counting up) filled 11 GB in three minutes before
+#: this bound; one that has more gives size(), and is searched up to its own bound.
+UNCOUNTED = 5_000_000
 
 
 class SimpleGame(Game):
@@ -81,11 +88,22 @@ class SimpleSpace(Space):
     def __init__(self, game: SimpleGame, rules: Rules):
         self.game, self.rules = game, rules
         self._found: tuple | None = None
+        #: Most positions the search may find before it refuses the game (check-game lowers it).
+        self.most = UNCOUNTED
+
+    def _bound(self) -> tuple[int, str]:
+        """The most positions the search may find, and what bounds them: the game's size()
+        where it gives one (finding more breaks the contract), else `most`."""
+        size = self.game.size(self.rules)
+        if size is not None:
+            return size.positions, f"the {size.positions:,} its size() bounds them by"
+        return self.most, f"{self.most:,}, and gives no size() to count them"
 
     def _explore(self) -> tuple:
         if self._found is not None:
             return self._found
         game, rules = self.game, self.rules
+        most, why = self._bound()
         ids: dict[Any, int] = {}
         order: list[Any] = []
         edges: list[list[tuple[int, str]]] = []
@@ -98,6 +116,11 @@ class SimpleSpace(Space):
             out: dict[int, str] = {}
             for label, child in self._moves(position):
                 if child not in ids:
+                    if len(order) == most:  # a game whose positions never end, or a size() that is wrong
+                        raise DataError(
+                            f"game {game.name}: {shortened(rules.id)} has more positions than {why}: does it "
+                            f"end? (moves from {shortened(repr(position))} still lead to new positions)"
+                        )
                     ids[child] = len(order)
                     order.append(child)
                 out.setdefault(ids[child], str(label))  # the first move leading there names it

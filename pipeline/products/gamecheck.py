@@ -11,6 +11,8 @@ one (small) ruleset, run on every registered game by the tests:
     each with a label; none from a finished position, at least one from every other;
   - rank, where given: one integer of 32 bits per position, falling along every transition;
   - size, where given: its counts bound what was built (equal where it says exact);
+  - every member gives back what the contract says (pipeline/games/contract.py's
+    GAME_RETURNS, SPACE_RETURNS): `size()` a Size, `sides()` None or two texts, …;
   - draw: the start and the first positions drawn as well-formed inline SVG for the pages,
     holding only what a page's picture may (pipeline/products/pictures.py): no script.
 """
@@ -32,10 +34,12 @@ from pipeline.games import (
     check_contract,
     failed,
     find_game,
+    guarded,
     impartial_problem,
     position_texts,
 )
 from pipeline.games.rulesets import Ruleset
+from pipeline.games.simple import SimpleSpace
 from pipeline.products.pictures import picture_problem
 
 #: Positions beyond which check-game refuses a ruleset: it holds everything in memory.
@@ -51,14 +55,15 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
     problems = check_contract(game)
     if problems:
         return problems
+    game = guarded(game, f"game {name}")  # a plug-in's is already, as the registry loads it
     rules = Ruleset.parse(ruleset or name)
     if rules.game_name != name:
         return [f"{rules.id} is not a ruleset of {name}"]
     label = f"{name} on {rules.id}"
-    size = game.size(rules)
-    if size is not None and size.positions > LIMIT:
-        raise TablebaseError(f"{rules.id} has up to {size.positions:,} positions: check a smaller ruleset")
     try:
+        size = game.size(rules)
+        if size is not None and size.positions > LIMIT:
+            raise TablebaseError(f"{rules.id} has up to {size.positions:,} positions: check a smaller ruleset")
         return _check_space(game, rules, label, size)
     except DataError as error:  # what the pipeline found wrong in the game's output
         return [f"{label}: {error}"]
@@ -75,6 +80,8 @@ DRAWN = 200
 def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
     problems = []
     space = game.space(rules)
+    if isinstance(space, SimpleSpace):  # a game without size() searched no further than check-game holds
+        space.most = LIMIT
     positions = space.positions()
     expected = POSITION_COLUMNS.names + list(game.columns)
     if space.keyed:  # the key in place of the text (Space.keyed)
@@ -100,6 +107,9 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
         if problem:
             problems.append(f"{label}: draw() of {text!r} {problem}")
             break
+    for text in [game.start(rules), *texts[:DRAWN]]:  # what play and the commands ask of a position
+        game.sides(rules, text)
+        game.note(rules, text)
     terminal = positions["terminal"].to_pylist()
     others = set(terminal) - {*(value.value for value in TERMINAL), None}
     if others:
