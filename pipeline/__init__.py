@@ -4,5 +4,5 @@
 # (pipeline_version) and a published bundle's metadata carry them. CHANGELOG.md's top entry
 # names the same two (tests/test_bundle_metadata.py holds them together); raise both with
 # each release.
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 __released__ = "2026-11-26"

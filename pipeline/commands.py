@@ -776,7 +776,7 @@ def check(
     Every file against SHA256SUMS and the catalog's checksums, every schema, and every
     tablebase against its catalog row. Exit 1 on any problem, one line a problem.
 
-    Example: tablebase check dist/tablebase-0.12.0
+    Example: tablebase check dist/tablebase-0.13.0
     """
     from pipeline.datadir.check import check as check_folder
 
