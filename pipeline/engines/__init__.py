@@ -17,8 +17,8 @@ engine in pipeline/sql/<engine>/:
 
 A build opens one session (`open_engine`) and hands it to every stage (pipeline/stages/run.py);
 each stage leaves it as it found it (`release`). What differs between the engines is declared
-by each engine's class, as dlt's destinations declare theirs: where its SQL is (`sql_folder`),
-whether it makes the moves in this process (`local_moves`), what it holds of this machine's
+by each engine's class, as dlt's destinations declare theirs: its `capabilities` (its name,
+where its SQL is, whether it makes the moves in this process), what it holds of this machine's
 memory outside this process (`heap`, for pipeline/stages/estimate.py), what it needs installed
 (`require`) and how its errors read (`explain`). No module outside pipeline/engines/ asks which
 engine it is.
@@ -34,6 +34,7 @@ from pathlib import Path
 
 from pipeline.core.errors import RulesetError
 from pipeline.engines.base import (
+    Capabilities,
     Engine,
     EngineKind,
     Solver,
@@ -46,6 +47,7 @@ from pipeline.engines.base import (
 __all__ = [
     "ENGINES",
     "ENV",
+    "Capabilities",
     "Engine",
     "EngineKind",
     "Solver",

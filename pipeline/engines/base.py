@@ -5,6 +5,7 @@ engine's module (duckdb_engine.py, spark_engine.py) builds on this, and pipeline
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -53,16 +54,28 @@ class Solver(Protocol):
         grundy_height), in id order, after the last rank or level."""
 
 
-class Engine(Protocol):
-    """A session of one engine, opened on a scratch folder (`EngineKind(scratch)`)."""
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine is and can do, declared once by its class (`Engine.capabilities`)."""
 
     #: Its name, as --engine takes it.
-    name: ClassVar[str]
+    name: str
     #: Its folder of SQL files under pipeline/sql/.
-    sql_folder: ClassVar[str]
+    sql_folder: str
     #: Whether it makes the moves in this process, so that a game that lists its positions part
     #: by part (Space.streams) is enumerated part by part (pipeline/stages/enumerate.py).
-    local_moves: ClassVar[bool]
+    local_moves: bool
+
+
+class Engine(Protocol):
+    """A session of one engine, opened on a scratch folder (`EngineKind(scratch)`).
+
+    Each engine's module assigns its class to an `EngineKind`, where mypy checks that it is
+    one: class variables, static methods and every method's signature."""
+
+    capabilities: ClassVar[Capabilities]
+
+    def __init__(self, scratch: Path) -> None: ...
 
     @staticmethod
     def require() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -22,16 +22,15 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors
-from pipeline.engines.base import Steps, by_id_join, literal
+from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, literal
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
 from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
 
 
 class DuckDBEngine:
-    name = "duckdb"
-    sql_folder = "duckdb"
-    local_moves = True  # the games' generators run here (in_process)
+    # the games' generators run here (in_process)
+    capabilities: ClassVar[Capabilities] = Capabilities(name="duckdb", sql_folder="duckdb", local_moves=True)
 
     @staticmethod
     def require() -> None:
@@ -176,9 +175,13 @@ class DuckDBEngine:
         self.con.close()
 
 
+#: mypy checks here that the class is an Engine (pipeline/engines/base.py).
+_CHECKED: EngineKind = DuckDBEngine
+
+
 def _sql(name: str) -> str:
     """The text of pipeline/sql/duckdb/<name>.sql."""
-    return sql_text(name, DuckDBEngine.sql_folder)
+    return sql_text(name, DuckDBEngine.capabilities.sql_folder)
 
 
 def _as_words(solution: str) -> str:

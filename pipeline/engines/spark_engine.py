@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.errors import DataError, TablebaseError
-from pipeline.engines.base import by_id_join
+from pipeline.engines.base import Capabilities, EngineKind, by_id_join
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
@@ -195,11 +195,18 @@ def parameters() -> dict[str, Any]:
 
 
 class SparkEngine:
-    name = "spark"
-    sql_folder = "spark"
-    local_moves = False  # the games' generators run on the executors (transitions)
-    require = staticmethod(require)
-    heap = staticmethod(local_heap)
+    # the games' generators run on the executors (transitions)
+    capabilities: ClassVar[Capabilities] = Capabilities(name="spark", sql_folder="spark", local_moves=False)
+
+    @staticmethod
+    def require() -> None:
+        """The module's require(): pyspark and Java, checked without starting Spark."""
+        require()
+
+    @staticmethod
+    def heap() -> int:
+        """The JVM's memory in local mode (local_heap)."""
+        return local_heap()
 
     @staticmethod
     def explain(error: BaseException) -> tuple[str, str] | None:
@@ -224,7 +231,7 @@ class SparkEngine:
 
     def sql(self, name: str, **params: Any) -> Any:
         """The DataFrame of pipeline/sql/spark/<name>.sql with its parameters."""
-        text = sql_text(name, SparkEngine.sql_folder)
+        text = sql_text(name, SparkEngine.capabilities.sql_folder)
         used = {key: value for key, value in {**parameters(), **params}.items() if re.search(rf":{key}\b", text)}
         return self.spark.sql(text, args=used)
 
@@ -333,6 +340,10 @@ class SparkEngine:
     def close(self) -> None:
         """The process's Spark session stays up for the next (it stops at exit)."""
         self.release()
+
+
+#: mypy checks here that the class is an Engine (pipeline/engines/base.py).
+_CHECKED: EngineKind = SparkEngine
 
 
 #: What each executor returns for enumerate: the moves, renumbered, with their bucket

@@ -59,7 +59,7 @@ class Enumerated:
 def enumerate_ruleset(run: Run) -> Enumerated:
     """Write the run's transitions and positions files (scratch files under run.scratch,
     removed when done). The positions are found in this process; the moves are generated
-    where the run's engine makes them (Engine.local_moves: the Spark engine on its
+    where the run's engine makes them (Engine.capabilities.local_moves: the Spark engine on its
     executors, part by part)."""
     enumerated = _enumerate(run)
     run.wrote(run.files.positions, run.files.transitions)
@@ -70,7 +70,7 @@ def _enumerate(run: Run) -> Enumerated:
     rules, out, scratch = run.ruleset, run.files, run.scratch
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
-        if space.streams() and run.engine.local_moves:
+        if space.streams() and run.engine.capabilities.local_moves:
             scratch.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix=".space-", dir=scratch) as folder:
                 space.scratch = Path(folder)
