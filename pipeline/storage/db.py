@@ -38,7 +38,7 @@ def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIM
     if temp_dir is not None:
         temp_dir.mkdir(parents=True, exist_ok=True)  # again: a build removes it when done
     if key not in _databases:
-        config = {"memory_limit": memory_limit}
+        config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": memory_limit}
         if temp_dir is not None:
             config["temp_directory"] = str(temp_dir)
         _databases[key] = duckdb.connect(config=config)
