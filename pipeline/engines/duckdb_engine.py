@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -192,7 +193,7 @@ def _as_words(solution: str) -> str:
     return f"SELECT * REPLACE (CAST(value AS ENUM({words})) AS value) FROM ({solution.strip().rstrip(';')})"
 
 
-def run_sql(con, name: str, **variables: Any) -> None:
+def run_sql(con: duckdb.DuckDBPyConnection, name: str, **variables: Any) -> None:
     """Run every statement of pipeline/sql/duckdb/<name>.sql with `getvariable(...)` values set."""
     set_variables(con, **variables)
     con.execute(_sql(name))
@@ -252,7 +253,7 @@ class DuckDBSolver:
         self.scratch = engine.temp_dir
         self.impartial = impartial
         set_variables(self.con, impartial=impartial)
-        self._level_sql = None
+        self._level_sql: str | None = None  # ranks() reads it
         self.retrograde: Retrograde | None = None
         self.held: list[Held] = []  # each rank's results held, lowest first
         self.floors: tuple[np.ndarray, np.ndarray] | None = None
@@ -299,7 +300,7 @@ class DuckDBSolver:
         """Solve the positions lo..hi of the rank from `rank_lo` and give their rows."""
         set_variables(self.con, lo=lo, hi=hi)
         run_sql(self.con, "rank_moves")
-        child_lo = self.con.execute("SELECT getvariable('child_lo')").fetchone()[0]
+        (child_lo,) = self.con.execute("SELECT getvariable('child_lo')").fetchall()[0]
         needed = [held.source for held in self.held if held.last >= child_lo and held.first < rank_lo]
         # no rank held: the view as rank_setup.sql makes it, empty (never a dropped table)
         self.con.execute(
@@ -311,6 +312,7 @@ class DuckDBSolver:
                 "NULL::INTEGER AS height WHERE false"
             )
         )
+        assert self._level_sql is not None  # ranks() comes first
         self.con.execute(self._level_sql)
         self.con.execute("CREATE OR REPLACE TEMP VIEW solved AS SELECT * FROM rank_result")
         yield from self.con.sql(_as_words(_sql("rank_solution"))).to_arrow_reader(1 << 20)
