@@ -259,3 +259,21 @@ def test_the_checker_compares_transitions_from_with_transitions(monkeypatch):
     assert check_game("sticks", "sticks:rows=5") == [
         "sticks on sticks:rows=5: transitions_from() of one rank's positions differs from transitions()' rows for them"
     ]
+
+
+def test_a_game_whose_transitions_from_gives_none_is_enumerated_from_its_transitions(monkeypatch, tmp_path):
+    """transitions_from gives None where it is not offered (the contract's default, which a
+    game's own may keep for some rulesets): enumerate then reorders transitions()' rows, to
+    the same files, and check-game finds nothing wrong. It failed outside the game's code."""
+    from pipeline.datadir.layout import DataDir
+    from pipeline.games._heaps import HeapSpace
+    from pipeline.stages.build import build
+
+    build(Ruleset.parse("sticks:rows=5"), DataDir(tmp_path / "offered"))
+    monkeypatch.setattr(HeapSpace, "transitions_from", lambda self, ids: None)
+    build(Ruleset.parse("sticks:rows=5"), DataDir(tmp_path / "declined"))
+    built = sorted((tmp_path / "offered").glob("sticks/*/*.parquet"))
+    assert {path.name for path in built} >= {"positions.parquet", "transitions.parquet"}
+    for path in built:
+        assert (tmp_path / "declined" / path.relative_to(tmp_path / "offered")).read_bytes() == path.read_bytes()
+    assert check_game("sticks", "sticks:rows=5") == []

@@ -71,8 +71,9 @@ def in_process(
     the generation."""
     if numbering is None:
         return space.transitions()
-    if type(space).transitions_from is not Space.transitions_from:
-        return numbering.by_rank(space)
+    by_rank = numbering.by_rank(space)  # None unless the game offers transitions_from
+    if by_rank is not None:
+        return by_rank
     return numbering.reorder(_counted(space.transitions(), generated), scratch)
 
 

@@ -85,12 +85,28 @@ class RankNumbering:
         ids = pa.array(np.arange(positions.num_rows, dtype=np.int64))
         return pa.Table.from_arrays([ids, *columns], schema=positions.schema)
 
-    def by_rank(self, space: Space) -> Iterator[pa.RecordBatch]:
+    def by_rank(self, space: Space) -> Iterator[pa.RecordBatch] | None:
         """The game's transitions generated rank by rank (Space.transitions_from), lowest
-        first, renumbered and checked to lower the rank: the published order, at once."""
+        first, renumbered and checked to lower the rank: the published order, at once. None
+        where the game does not offer them (transitions_from gives None, the contract's
+        default, which a game's own may keep for some rulesets)."""
         bounds = np.flatnonzero(np.diff(self.rank)) + 1
-        for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [self.rank.size]))):
-            for batch in space.transitions_from(self.order[lo:hi]):
+        ranks = list(zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [self.rank.size]))))
+        lo, hi = ranks[0]
+        first = space.transitions_from(self.order[lo:hi])
+        return None if first is None else self._by_rank(space, ranks, first)
+
+    def _by_rank(
+        self, space: Space, ranks: list[tuple[int, int]], first: Iterator[pa.RecordBatch]
+    ) -> Iterator[pa.RecordBatch]:
+        for index, (lo, hi) in enumerate(ranks):
+            batches = first if index == 0 else space.transitions_from(self.order[lo:hi])
+            if batches is None:
+                raise DataError(
+                    "the game's transitions_from gave moves for some ranks' positions and None for others: "
+                    "the game module is wrong"
+                )
+            for batch in batches:
                 src, dst = batch.column(0).to_numpy(), batch.column(1).to_numpy()
                 if not self.identity:
                     src, dst = self._new_ids(src), self._new_ids(dst)

@@ -29,6 +29,8 @@ from pipeline.games import (
     POSITION_KEY,
     RANKS,
     TRANSITION_SCHEMA,
+    Game,
+    Size,
     Space,
     broken_plugin,
     check_contract,
@@ -77,7 +79,7 @@ def check_game(name: str, ruleset: str | None = None) -> list[str]:
 DRAWN = 200
 
 
-def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
+def _check_space(game: Game, rules: Ruleset, label: str, size: Size | None) -> list[str]:
     problems = []
     space = game.space(rules)
     if isinstance(space, SimpleSpace):  # a game without size() searched no further than check-game holds
@@ -163,7 +165,8 @@ def _check_space(game, rules: Ruleset, label: str, size) -> list[str]:
                 problems.append(f"{label}: the rank does not fall along every move")
     if type(space).transitions_from is not Space.transitions_from:
         if rank is None:
-            problems.append(f"{label}: transitions_from() is offered without a rank(): enumerate never asks for it")
+            if space.transitions_from(np.zeros(0, np.int64)) is not None:  # None: not offered here
+                problems.append(f"{label}: transitions_from() is offered without a rank(): enumerate never asks for it")
         else:
             problems.extend(_check_transitions_from(space, label, ids, np.asarray(rank), table))
     if size is not None:
@@ -198,9 +201,13 @@ def _check_transitions_from(space: Space, label: str, ids: list, rank: np.ndarra
     ranks = rank[order]
     bounds = np.flatnonzero(np.diff(ranks)) + 1
     src = table["src"].to_numpy()
-    for part in np.split(ordered, bounds):
-        asked = np.sort(part)
-        rows = pa.Table.from_batches(list(space.transitions_from(asked)), schema=TRANSITION_SCHEMA)
+    given = [(asked, space.transitions_from(asked)) for asked in map(np.sort, np.split(ordered, bounds))]
+    if all(batches is None for _, batches in given):
+        return []  # not offered for these rules: enumerate reorders transitions()' rows
+    for asked, batches in given:
+        if batches is None:
+            return [f"{label}: transitions_from() gave moves for some ranks' positions and None for others"]
+        rows = pa.Table.from_batches(list(batches), schema=TRANSITION_SCHEMA)
         if rows.to_pylist() != table.filter(pa.array(np.isin(src, asked))).to_pylist():
             return [f"{label}: transitions_from() of one rank's positions differs from transitions()' rows for them"]
     return []
