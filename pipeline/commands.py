@@ -31,6 +31,8 @@ from pipeline.storage.output import Format, ItemFormat, ListFormat, render_item,
 from pipeline.storage.progress import log
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from pipeline.engines import EngineKind
     from pipeline.stages.run import Run
 
@@ -571,7 +573,7 @@ def _check_output(form: Format, output: Path | None, data: Path) -> None:
         raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
 
 
-def _emit(table, form: Format, output: Path | None) -> None:
+def _emit(table: pa.Table, form: Format, output: Path | None) -> None:
     """Write a query's result in `form` to `output` (checked by _check_output), or to stdout."""
     from pipeline.storage.output import render, with_unique_names, write_output
     from pipeline.storage.parquet import table_bytes
