@@ -95,6 +95,7 @@ def _registry() -> dict[str, Game]:
             if isinstance(name, str) and name:
                 _broken.setdefault(name, _broken[entry.name])
             continue
+        assert isinstance(name, str)  # check_contract found none missing
         if name in found or name in claimed:
             other = "the built-in game" if name not in claimed else f"the plug-in {claimed[name]!r}"
             _broken[entry.name] = f"{plugin} is called {name!r}, as {other} is: uninstall one of them"
