@@ -374,7 +374,7 @@ class NimSpace(Space):
         """Every reachable position's key, ascending (the id is the index)."""
         if self._keys is None:
 
-            def expand(keys: np.ndarray, level: int):
+            def expand(keys: np.ndarray, level: int) -> Iterator[tuple[int | np.ndarray, np.ndarray]]:
                 _, child, taken, _ = self.moves(keys)
                 yield level - taken, child
 
