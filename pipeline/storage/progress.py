@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 log = logging.getLogger("tablebase")
 
@@ -214,7 +214,7 @@ class Stage:
 
 
 #: What a stage has counted: text, or (done, of or None, unit) for `_count_text` to write.
-Count = "str | tuple[int, int | None, str]"
+Count: TypeAlias = "str | tuple[int, int | None, str]"
 
 
 def _count_text(count: Count, short: bool = False) -> str:
