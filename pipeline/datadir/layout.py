@@ -529,8 +529,8 @@ class DataDir:
                 if re.fullmatch(r"\..+\.\d+\.tmp(\.wal)?", path.name) and path.is_file():
                     path.unlink(missing_ok=True)
             for path in (self.root / ".locks").glob("process.*.lock"):
-                owner = path.name.split(".")[1]
-                if owner != str(os.getpid()) and not self._runs(owner):
+                pid = path.name.split(".")[1]
+                if pid != str(os.getpid()) and not self._runs(pid):
                     path.unlink(missing_ok=True)
         return published
 
