@@ -374,7 +374,7 @@ def _generate(
             for moves in space.transitions_part(part):
                 game_src, game_dst = moves.column("src").to_numpy(), moves.column("dst").to_numpy()
                 src, dst = game_src, game_dst
-                if numbered:
+                if new_id is not None and rank is not None:  # numbered
                     src, dst = new_id[game_src].astype(np.int64), new_id[game_dst].astype(np.int64)
                     check_rank_falls(rank, src, dst)
                 yield pa.RecordBatch.from_arrays(
