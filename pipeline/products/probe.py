@@ -90,7 +90,7 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     return Probe(rules.id, text, row[1], row[2], moves_, position_note(rules, position))
 
 
-def get(ruleset: str | Ruleset, position: str, data: Path | str = "data", default=None) -> Probe | None:
+def get(ruleset: str | Ruleset, position: str, data: Path | str = "data", default: Probe | None = None) -> Probe | None:
     """Like `probe`, but `default` instead of an error when the position does not exist."""
     try:
         return probe(ruleset, position, data)
