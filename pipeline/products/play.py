@@ -244,9 +244,9 @@ def _ask(rules: Ruleset, result: Probe, stdin: TextIO, stdout: TextIO) -> Move |
         if command == "hint":
             print(hint(rules, result), file=stdout, flush=True)
             continue
-        move = match_entry(rules, entry, moves)
-        if move is not None:
-            return move
+        chosen = match_entry(rules, entry, moves)
+        if chosen is not None:
+            return chosen
         print(
             f"not a move here: {entry!r} (enter 1 to {len(moves)}, a move's name, the position "
             "it leads to, hint or quit)",
