@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -202,7 +203,7 @@ def _link(source: Path, target: Path) -> None:
         shutil.copy2(source, target)
 
 
-def _replace(final: Path, make) -> Path:
+def _replace(final: Path, make: Callable[[Path], object]) -> Path:
     """Make a folder aside with `make(tmp)` and put it at `final`, replacing the old one."""
     tmp = final.with_name(f".{final.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
