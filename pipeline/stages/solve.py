@@ -36,7 +36,7 @@ import pyarrow as pa
 from pipeline.core import dataset, values
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
-from pipeline.engines import Steps, run_levels
+from pipeline.engines import Solver, Steps, run_levels
 from pipeline.stages.run import Run
 from pipeline.storage.parquet import Encoding, require, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
@@ -96,7 +96,7 @@ def solve(run: Run) -> Solved:
     return solved
 
 
-def _ranks(solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
+def _ranks(solver: Solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
     """(rank, first id, last id, positions) of every rank, lowest first, checked to be
     numbered rank by rank."""
     ranks = solver.ranks()
@@ -112,7 +112,7 @@ def _ranks(solver, files: RulesetFiles) -> list[tuple[int, int, int, int]]:
 
 
 def _by_rank(
-    stage: Stage, solver, ranks: list[tuple[int, int, int, int]], label: str, total: int
+    stage: Stage, solver: Solver, ranks: list[tuple[int, int, int, int]], label: str, total: int
 ) -> Iterator[pa.RecordBatch]:
     """Solve rank by rank, giving the solution's rows as they are final, and then the rest."""
     done = 0
@@ -125,7 +125,7 @@ def _by_rank(
     yield from solver.rest(True)  # the rows an engine gives only once every rank is solved
 
 
-def _retrograde(stage: Stage, solver, label: str, total: int, impartial: bool) -> Solved:
+def _retrograde(stage: Stage, solver: Solver, label: str, total: int, impartial: bool) -> Solved:
     # values and Grundy values take about as long as each other (ties are few and quick)
     stage.phase("values", 0.5 if impartial else 0.95)
     levels, decided = _by_level(
