@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import queue
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,8 +102,9 @@ def _enumerate(run: Run) -> Enumerated:
                 if written >= logged + BATCH_ROWS:  # about once a million
                     logged = written
                     log.debug("enumerate %s: %s transitions", rules.id, f"{written:,}")
-                if positions_written.done() and positions_written.exception() is not None:
-                    raise positions_written.exception()  # a full disk: no use making the rest
+                failure = positions_written.exception() if positions_written.done() else None
+                if failure is not None:
+                    raise failure  # a full disk: no use making the rest
 
         def write_positions() -> None:
             """positions.parquet, a row group as soon as its positions' moves are all counted:
@@ -143,7 +144,7 @@ def _enumerate(run: Run) -> Enumerated:
             positions_written.result()
         finally:
             counted_upto.stop()
-            if hasattr(generated, "close"):  # a generator left half way removes its scratch files now
+            if isinstance(generated, Generator):  # a generator left half way removes its scratch files now
                 generated.close()
             engine_session.release()
             aside.shutdown(wait=True, cancel_futures=True)
@@ -231,6 +232,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
                 written = writer.submit(
                     write_batches, _until_done(positions_out), out.positions, schema, positions_encoding(rules, schema)
                 )
+            assert written is not None  # submitted with the first part's schema
             _hand(positions_out, table.cast(schema), written)
             next_id += n
         if not next_id:
