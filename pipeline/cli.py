@@ -15,9 +15,13 @@ import re
 import signal
 import sys
 import traceback
+from typing import TYPE_CHECKING, cast
 
 from pipeline.core import signals
 from pipeline.storage.imports import hide_pandas, show_pandas
+
+if TYPE_CHECKING:
+    import click
 
 
 class Terminated(BaseException):
@@ -208,7 +212,8 @@ def usage_line(error: BaseException) -> str | None:
     if not isinstance(error, usage) or type(error).__name__ == "NoArgsIsHelpError":
         return None
     # Typer words a value outside a choice "Value error, 'x' is not one of …": the words after it say it all
-    message = error.format_message().replace("Value error, ", "").rstrip(".")
+    # Typer's copy of click's UsageError words itself as click's does (loaded() finds both by name)
+    message = cast("click.UsageError", error).format_message().replace("Value error, ", "").rstrip(".")
     ctx = getattr(error, "ctx", None)
     help_for = f": see `{ctx.command_path} --help`" if ctx is not None else ""
     return f"{message[:1].lower()}{message[1:]}{help_for}"
