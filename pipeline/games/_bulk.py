@@ -156,6 +156,7 @@ def _by_level(levels: int | np.ndarray, keys: np.ndarray) -> Iterator[tuple[int,
     if np.ndim(levels) == 0:
         yield int(levels), keys
         return
+    levels = np.asarray(levels)  # an array: one level a key
     order = np.argsort(levels, kind="stable")
     levels, keys = levels[order], keys[order]
     bounds = np.flatnonzero(np.diff(levels)) + 1
@@ -205,12 +206,12 @@ class Batcher:
         else:
             src, dst, move = (np.concatenate(column) for column in zip(*self._parts))
         self._parts, self._rows = [], 0
-        if self._fixed is not None:
-            indices, dictionary = move.astype(np.int32, copy=False), self._fixed
-        else:
+        if callable(self._labels):
             codes, inverse = np.unique(move, return_inverse=True)
             indices = inverse.astype(np.int32).reshape(-1)
             dictionary = pa.array(self._labels(codes), pa.string())
+        else:  # a fixed list (self._fixed)
+            indices, dictionary = move.astype(np.int32, copy=False), self._fixed
         return pa.RecordBatch.from_arrays(
             [
                 pa.array(src.astype(np.int64, copy=False)),
