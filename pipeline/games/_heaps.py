@@ -224,7 +224,7 @@ class HeapSpace(Space):
             }
             found = 0
 
-            def expand(keys: np.ndarray, level: int):
+            def expand(keys: np.ndarray, level: int) -> Iterator[tuple[int, np.ndarray]]:
                 nonlocal found
                 found += keys.size
                 if found > MAX_POSITIONS:
@@ -256,7 +256,7 @@ class HeapSpace(Space):
 
     def tokens(self, words: np.ndarray) -> np.ndarray:
         """Tokens left in each position (its key as words): its level, and its rank."""
-        return sum(size * self.counts(words, size) for size in range(1, self.top + 1))
+        return np.sum([size * self.counts(words, size) for size in range(1, self.top + 1)], axis=0)
 
     def positions(self) -> pa.Table:
         keys = self.keys()
@@ -275,8 +275,8 @@ class HeapSpace(Space):
             for size in np.unique(self.pattern_heap):
                 over &= columns[size - 1] == 0
             finished.append(over)
-        finished = np.concatenate(finished) if finished else np.ones(0, dtype=bool)
-        terminal = terminal_column(finished, "win" if self.misere else "loss")
+        over_all = np.concatenate(finished) if finished else np.ones(0, dtype=bool)
+        terminal = terminal_column(over_all, "win" if self.misere else "loss")
         return pa.Table.from_arrays(
             [
                 pa.array(np.arange(keys.size, dtype=np.int64)),
@@ -289,8 +289,14 @@ class HeapSpace(Space):
 
     def rank(self) -> np.ndarray:
         """Tokens left: every move removes at least one."""
+        first = self._firsts()
+        return np.repeat(np.arange(first.size - 1), np.diff(first))
+
+    def _firsts(self) -> np.ndarray:
+        """Where each level's keys start (first[t]: the first id with t tokens left)."""
         self.keys()
-        return np.repeat(np.arange(self._first.size - 1), np.diff(self._first))
+        assert self._first is not None  # keys() sets it with the keys
+        return self._first
 
     # -- moves -----------------------------------------------------------------------
 
@@ -310,11 +316,11 @@ class HeapSpace(Space):
 
     def _from(self, ids: np.ndarray) -> Iterator[pa.RecordBatch]:
         """Batches of the moves out of `ids` (ascending): transitions_from's, and each part's."""
-        self.keys()
+        first = self._firsts()
         ids = np.asarray(ids, dtype=np.int64)
         batcher = Batcher(self.labels)
         # runs of ids on one level, at most a step of positions each
-        cuts = np.union1d(np.searchsorted(ids, self._first), np.arange(0, ids.size, self._step()))
+        cuts = np.union1d(np.searchsorted(ids, first), np.arange(0, ids.size, self._step()))
         runs = (ids[lo:hi] for lo, hi in zip(cuts, np.append(cuts[1:], ids.size)) if hi > lo)
         for moves in in_order(self._moves, runs):
             yield from batcher.add(*moves)
@@ -323,7 +329,7 @@ class HeapSpace(Space):
     def _moves(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(src, dst, pattern) of the moves out of `ids` (ascending, all on one level),
         source by source, each source's in pattern order (ascending child id)."""
-        keys, first = self.keys(), self._first
+        keys, first = self.keys(), self._firsts()
         level = int(np.searchsorted(first, ids[0], side="right")) - 1
         block = self.words_of(keys[ids])
         having = {size: np.flatnonzero(self.counts(block, size) > 0) for size in np.unique(self.pattern_heap)}
