@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +21,9 @@ import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError, OutputError
 from pipeline.storage.threads import in_order
+
+if TYPE_CHECKING:
+    import duckdb
 
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 1 << 20
@@ -165,7 +170,7 @@ class BatchWriter:
 
 
 def write_select(
-    con,
+    con: duckdb.DuckDBPyConnection,
     select: str,
     path: Path,
     schema: pa.Schema,
@@ -247,7 +252,8 @@ class _Behind:
     the next put or on leaving the block). Leaving the block waits for the work to end."""
 
     def __init__(self, work: Callable[[object], None], depth: int = 2):
-        self.work, self.puts, self.error = work, 0, None
+        self.work, self.puts = work, 0
+        self.error: BaseException | None = None
         self.queue: queue.Queue = queue.Queue(maxsize=depth)
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -269,7 +275,9 @@ class _Behind:
         self.thread.start()
         return self
 
-    def __exit__(self, kind, error, trace) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         if error is not None and self.error is None:
             self.error = error  # the thread skips what is left
         self.queue.put(_DONE)
