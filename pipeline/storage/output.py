@@ -13,12 +13,15 @@ import stat
 import string
 from enum import Enum
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from pipeline.core.errors import OutputError, ReaderGone, TablebaseError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 
 class Format(str, Enum):
@@ -197,10 +200,13 @@ def _json_value(value: object, data_type: pa.DataType) -> object:
     if pa.types.is_dictionary(data_type):
         return _json_value(value, data_type.value_type)
     if pa.types.is_map(data_type):
+        assert isinstance(value, list)  # to_pylist gives a map as a list of (key, value)
         return {_json_key(_json_value(k, data_type.key_type)): _json_value(v, data_type.item_type) for k, v in value}
     if pa.types.is_struct(data_type):
+        assert isinstance(value, dict)
         return {field.name: _json_value(value.get(field.name), field.type) for field in data_type}
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or pa.types.is_fixed_size_list(data_type):
+        assert isinstance(value, list)
         return [_json_value(v, data_type.value_type) for v in value]
     return _json_any(value)
 
@@ -233,7 +239,7 @@ def value_text(value: object) -> str:
     return str(value)
 
 
-def blob_text(data: bytes) -> str:
+def blob_text(data: bytes | bytearray) -> str:
     """Bytes as DuckDB writes a BLOB: printable ASCII as it is, other bytes (and the quotes
     and backslash) as \\xNN, which DuckDB reads back with ::BLOB."""
     return "".join(chr(b) if 32 <= b < 127 and b not in b"\"'\\" else f"\\x{b:02X}" for b in data)
@@ -296,7 +302,7 @@ def _names_a_descriptor(path: Path) -> bool:
     return name in ("/dev/stdin", "/dev/stdout", "/dev/stderr") or name.startswith(("/dev/fd/", "/proc/"))
 
 
-def write_whole(fd: int, data: bytes | memoryview) -> None:
+def write_whole(fd: int, data: Buffer) -> None:
     """Write all of `data` to `fd`, however many writes it takes: a write to a pipe or a
     device may take only part, and the rest must not be dropped."""
     view = memoryview(data).cast("B")
@@ -324,7 +330,7 @@ class _WholeWrites(io.RawIOBase):
     def isatty(self) -> bool:
         return self.fd >= 0 and os.isatty(self.fd)
 
-    def write(self, data: bytes | memoryview) -> int:
+    def write(self, data: Buffer) -> int:
         try:
             write_whole(self.fd, data)
         except BrokenPipeError:
