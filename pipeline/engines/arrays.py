@@ -40,7 +40,7 @@ class Ids:
     def __init__(self, ids: np.ndarray):
         self.n = ids.size
         self.dense = bool(self.n == 0 or (ids[0] == 0 and ids[-1] == self.n - 1 and np.all(np.diff(ids) == 1)))
-        self.table = None
+        self.table = np.zeros(0, dtype=np.int32)  # dense: not used
         if not self.dense:
             if ids.min() < 0:
                 raise DataError(f"a position has the negative id {int(ids.min())}")
@@ -210,9 +210,9 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         merged = [*counts, *best]
         if here[0] > last:
             # sources with moves are most often a run of ids: a copy, not a scatter
-            at = slice(here[0], here[-1] + 1) if here[-1] - here[0] + 1 == here.size else here
+            sources = slice(here[0], here[-1] + 1) if here[-1] - here[0] + 1 == here.size else here
             for array, values_ in zip(result, merged):
-                array[at] = values_
+                array[sources] = values_
         elif here[0] == last:  # the source the part before ended with goes on
             for (reduce, _, _), array, values_ in zip(columns, result, merged):
                 array[here[0]] = reduce(array[here[0]], values_[0])
@@ -541,7 +541,8 @@ def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
     meta = pq.read_metadata(transitions)
     names = meta.schema.to_arrow_schema().names
     src, dst = names.index("src"), names.index("dst")
-    src_max, dst_min = [], []
+    src_max: list[int] = []
+    dst_min: list[int] = []
     for group in range(meta.num_row_groups):
         row_group = meta.row_group(group)
         src_stats, dst_stats = row_group.column(src).statistics, row_group.column(dst).statistics
@@ -581,7 +582,7 @@ def verify_parts(
     pos = pq.ParquetFile(positions)
     missing = len(values.WORDS) + 1
 
-    def gathered() -> Iterator[tuple]:
+    def gathered() -> Iterator[tuple[pa.Table, pa.Table, np.ndarray, dict[str, np.ndarray]]]:
         """Each part's positions, own stored values, moves (sources as indexes into the
         part) and children's stored values, in turn: the window moves on as they are read."""
         for group in range(pos.num_row_groups):
@@ -613,7 +614,7 @@ def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
     def runs(path: Path, column: str) -> list[tuple[int, int, int]] | None:
         meta = pq.read_metadata(path)
         index = meta.schema.to_arrow_schema().names.index(column)
-        found = []
+        found: list[tuple[int, int, int]] = []
         for group in range(meta.num_row_groups):
             row_group = meta.row_group(group)
             stats = row_group.column(index).statistics
@@ -623,16 +624,17 @@ def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
                 found.append((stats.min, stats.max, row_group.num_rows))
         return found
 
-    own = [runs(positions, "id"), runs(solution, "id")]
-    for found in own:
+    held, solved = runs(positions, "id"), runs(solution, "id")
+    if held is None or solved is None:
+        return False
+    for found in (held, solved):
         if (
-            found is None
-            or any(high - low + 1 != rows for low, high, rows in found)
+            any(high - low + 1 != rows for low, high, rows in found)
             or any(later[0] != earlier[1] + 1 for earlier, later in zip(found, found[1:]))
             or (found and found[0][0] != 0)
         ):
             return False
-    if [run[:2] for run in own[0]] and own[0][-1][1] != (own[1][-1][1] if own[1] else -1):
+    if held and held[-1][1] != (solved[-1][1] if solved else -1):
         return False
     moves = runs(transitions, "src")
     return moves is not None and all(later[0] >= earlier[1] for earlier, later in zip(moves, moves[1:]))
@@ -812,7 +814,7 @@ def _part_facts(
     # src indexes the part, so code * n + src counts them all in one pass
     tally = np.bincount(code.astype(np.int64) * n + src, minlength=(missing + 1) * n).reshape(missing + 1, n)
 
-    def reduce(kind: int, reducer, empty: int) -> np.ndarray:
+    def reduce(kind: int, reducer: np.ufunc, empty: int) -> np.ndarray:
         out = np.full(n, empty, dtype=np.int32)
         if src.size:
             out[here] = reducer.reduceat(np.where(code == kind, rem, empty), starts)
