@@ -76,7 +76,7 @@ class Strategy:
     other side's turns every reply. Nodes are (position id, whether the owner moves)."""
 
     owner: str  # 'first' or 'second' player
-    holds: str  # the start's value for the owner: 'win', or 'tie' / 'draw' which the owner holds
+    holds: Value  # the start's value for the owner: win, or tie / draw which the owner holds
     nodes: list[tuple[int, bool]]
     edges: list[tuple[tuple[int, bool], tuple[int, bool], str]]
 
@@ -350,7 +350,7 @@ def _draw_page(
 ) -> list[Path]:
     """Write one ruleset's page and pictures into `folder` (draw_ruleset's); the files written."""
     written: list[Path] = []
-    pictures: list[str] = []
+    pictures: list[tuple[str, str]] = []  # (file name, description)
     notes: list[str] = []
     drawn = shutil.which("dot") is not None
     if not drawn and (graphs or strategies):
