@@ -198,7 +198,8 @@ def _held(graph: RulesetGraph, budget: int) -> tuple[set[int], set[int]]:
 
     if sum(cost(pid) for pid in graph.positions) <= budget:
         return set(graph.positions), set(graph.positions)
-    held, listed, spent = set(), {graph.start}, 0
+    held: set[int] = set()
+    listed, spent = {graph.start}, 0
     queue, seen = deque([graph.start]), {graph.start}
     while queue:
         pid = queue.popleft()
@@ -224,7 +225,8 @@ def _walk_data(
     index = {p.id: i for i, p in enumerate(order)}
     labels: dict[str, int] = {}
     pics: dict[str, int] = {}
-    moves, pictures = [], []
+    moves: list[list[int] | None] = []  # None: a position listed, not held
+    pictures: list[int] = []
     for p in order:
         if p.id in held:
             flat = []
