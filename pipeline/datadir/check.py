@@ -500,7 +500,7 @@ def _tell_cache(store: DataDir, digests: _Digests, report: _Report) -> None:
     cache = _read_cache(store)
     found = {}
     for path, (taken, digest) in digests.found.items():
-        entry = cache.get(_rel(store, path))
+        entry = cache.get(_rel(store, path), [])  # [] as none: not _valid
         known = taken is not None and _valid(entry) and entry[:4] == taken
         if taken is not None and (path in digests.differed or (known and entry[4] != digest)):
             found[path] = (taken, digest)
@@ -668,7 +668,7 @@ def _verified(
 
 
 def _verify(
-    store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]], listed: list[tuple[Path, str]]
+    store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]], listed: Sequence[tuple[Path, str]]
 ) -> list[dict]:
     require(store.catalog, "catalog")
     sums = store.root / SUMS
