@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from pipeline import __version__
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError, UsageError
@@ -87,7 +87,9 @@ class _Commands(TyperGroup):
             command.help = unwrapped(command.help)
         for panel, names in HELP_PANELS.items():
             for name in names:
-                self.commands[name].rich_help_panel = panel  # type: ignore[attr-defined]
+                command = self.commands[name]
+                if isinstance(command, TyperCommand | TyperGroup):  # each is; click's mapping says Command
+                    command.rich_help_panel = panel
 
     def list_commands(self, ctx: Any) -> list[str]:
         order = {name: i for i, name in enumerate(name for names in HELP_PANELS.values() for name in names)}

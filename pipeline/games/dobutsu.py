@@ -127,7 +127,8 @@ def _after(state: int, code: int) -> int:
     if code == 0:
         return state
     left = list(STATES[state])
-    slot = 0 if code == LION else 1 if code == LION + OTHER else 2 + kind_of(code)  # type: ignore[operator]
+    kind = kind_of(code)  # None for a lion alone, which the first two slots take
+    slot = 0 if code == LION else 1 if code == LION + OTHER else 2 + (kind if kind is not None else -2)
     if not left[slot]:
         return DEAD
     left[slot] -= 1
