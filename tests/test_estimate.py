@@ -29,12 +29,17 @@ OTHERS = [
 OVERSIZE = ["chopsticks:fingers=40,hands=3", "hackenbush:tree=1:" + "/".join(str(n) for n in range(2, 29))]
 
 
-@pytest.fixture(scope="module")
-def others(tmp_path_factory) -> Path:
-    data = tmp_path_factory.mktemp("others")
-    for ruleset in OTHERS:
+def built_into(tmp_path_factory, name: str, rulesets: list[str]) -> Path:
+    """A data folder of its own with `rulesets` built."""
+    data = tmp_path_factory.mktemp(name)
+    for ruleset in rulesets:
         build(Ruleset.parse(ruleset), DataDir(data))
     return data
+
+
+@pytest.fixture(scope="module")
+def others(tmp_path_factory) -> Path:
+    return built_into(tmp_path_factory, "others", OTHERS)
 
 
 def test_the_counts_bound_every_built_ruleset(built, others):
@@ -66,10 +71,7 @@ NEAR = [
 
 @pytest.fixture(scope="module")
 def near(tmp_path_factory) -> Path:
-    data = tmp_path_factory.mktemp("near")
-    for ruleset in NEAR:
-        build(Ruleset.parse(ruleset), DataDir(data))
-    return data
+    return built_into(tmp_path_factory, "near", NEAR)
 
 
 def test_every_games_counts_are_within_three_times_what_is_built(built, others, near):
