@@ -334,7 +334,7 @@ def draw_ruleset(
     graph = load_graph(rules, data, summary, reachable_only=summary.positions > PAGE_LIMIT)
     final = pages_dir(data, out) / rules.folder
     with atomic_folder(final) as folder:  # a full disk or a refused picture leaves the old page whole
-        written = _draw_page(rules, data, summary, graph, folder, graphs, strategies)
+        written = _draw_page(rules, data, graph, folder, graphs, strategies)
     log.info("drew %s: %s in %s", rules.id, ", ".join(p.name for p in written), final)
     return [final / path.name for path in written]
 
@@ -342,7 +342,6 @@ def draw_ruleset(
 def _draw_page(
     rules: Ruleset,
     data: Path,
-    summary: CatalogRow,
     graph: RulesetGraph,
     folder: Path,
     graphs: bool,
