@@ -9,7 +9,6 @@ error, 2 a malformed command line (Typer's usage errors and UsageError), 130 int
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import signal
@@ -17,15 +16,21 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, cast
 
-from pipeline.core import signals
+from pipeline.core import explain, signals
+from pipeline.core.explain import (
+    Terminated,
+    address_space,
+    describe,
+    interrupted,
+    loaded,
+    out_of_memory,
+    plugin_failure,
+    ran_out_of_memory,
+)
 from pipeline.storage.imports import hide_pandas, show_pandas
 
 if TYPE_CHECKING:
     import click
-
-
-class Terminated(BaseException):
-    """SIGTERM (timeout, a service manager): unwound like Ctrl-C, so scratch is removed."""
 
 
 def _interrupt(*_: object) -> None:
@@ -63,6 +68,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _interrupt)
     signals.watch(interrupted)  # for a main thread held in C (DuckDB, a FIFO), where handlers never run
     sys.unraisablehook = _unraisable
+    explain.command = command_run(arguments)
     global _last_words
     # made now, while there is memory: where memory runs out, even describing it can fail
     _last_words = f"error: {out_of_memory()}\n".encode()
@@ -233,64 +239,9 @@ def say_out_of_memory() -> None:
     os._exit(1)
 
 
-def ran_out_of_memory(error: BaseException | None) -> bool:
-    """Whether `error` says memory (or address space) ran out: a MemoryError, ENOMEM from
-    the system as an import meets it, a library the loader could not map, or an error
-    raised while handling one of those (an import that then finds no package metadata)."""
-    seen = 0
-    while error is not None and seen < 10:
-        if isinstance(error, MemoryError) or (isinstance(error, OSError) and error.errno == errno.ENOMEM):
-            return True
-        if isinstance(error, ImportError) and any(words in str(error).lower() for words in DLOPEN_OUT_OF_MEMORY):
-            return True
-        error, seen = error.__context__, seen + 1
-    return False
-
-
-#: What the dynamic loader says, in an ImportError, when it has no room to map a library.
-DLOPEN_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory")
-
-
-def loaded(module: str, *names: str) -> tuple[type, ...]:
-    """The classes `names` of `module` if it is loaded, else none: an error can only be one
-    of them if it is, and importing it to find out can fail where memory has run out."""
-    found = sys.modules.get(module)
-    return tuple(getattr(found, name) for name in names) if found is not None else ()
-
-
-def out_of_memory(during: str = "") -> str:
-    """The line for memory running out; it names the address-space limit (ulimit -v)
-    where one is set, as that, not the machine, may be what ran out."""
-    limit = address_space()
-    raise_it = "" if limit is None else f", or raise the address-space limit (ulimit -v, now {limit >> 20:,} MiB)"
-    memory = os.environ.get("TABLEBASE_MEMORY_LIMIT", "4GB")
-    return (
-        f"out of memory{during}: build a smaller ruleset, or give DuckDB less with "
-        f"TABLEBASE_MEMORY_LIMIT (now {memory}) so it spills to disk{raise_it}"
-    )
-
-
 #: Address space the libraries take once loaded (measured: 410 MiB with NumPy, pyarrow,
 #: DuckDB and Typer; below about 400 MiB an import fails, or OpenBLAS ends the process).
 LIBRARIES = 512 << 20
-
-
-def address_space() -> int | None:
-    """The address-space limit (ulimit -v) in bytes, None if there is none: as
-    pipeline.stages.estimate.address_space_limit, which cannot be imported without DuckDB."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    return None if soft == resource.RLIM_INFINITY else soft
-
-
-def plugin_failure(error: BaseException) -> str | None:
-    """'the game plug-in … failed in …' where `error` came out of a game plug-in's code,
-    else None."""
-    games = sys.modules.get("pipeline.games")
-    return games.plugin_failure(error) if games is not None else None
 
 
 def leave(message: str, status: int) -> None:
@@ -341,80 +292,8 @@ def reader_gone() -> None:
     os._exit(1)  # where there is no SIGPIPE
 
 
-def interrupted() -> str:
-    what = "terminated" if signal.SIGTERM in signals.received else "interrupted"
-    return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
-
-
-def where() -> str:
-    """' during <stage> <ruleset>' for the stage an error came out of, if any."""
-    progress = sys.modules.get("pipeline.storage.progress")
-    failed_in = progress.failed_in if progress is not None else []
-    return f" during {failed_in[0]}" if failed_in else ""
-
-
-def _command() -> str:
+def command_run(arguments: list[str]) -> str:
     """`tablebase <command>` as run (the top level's options are all flags, so the command
     is the first word not an option), for a line that says what to run again."""
-    words = [word for word in sys.argv[1:] if not word.startswith("-")]
+    words = [word for word in arguments if not word.startswith("-")]
     return f"`tablebase {words[0]}`" if words and re.fullmatch("[a-z][a-z-]*", words[0]) else "the command"
-
-
-def describe(error: BaseException) -> tuple[str | None, int]:
-    """The one line and exit status for `error`; None for what is not ours to explain.
-    Nothing is imported to tell: what is not loaded did not raise it (`loaded`)."""
-    if isinstance(error, loaded("typer", "Abort")):
-        return "aborted", 1
-    if isinstance(error, KeyboardInterrupt) or (signals.received and isinstance(error, ImportError)):
-        return interrupted(), 130
-    if isinstance(error, Terminated):
-        return interrupted(), 143
-    if ran_out_of_memory(error) or isinstance(
-        error, loaded("duckdb", "OutOfMemoryException") + loaded("pyarrow", "ArrowMemoryError")
-    ):
-        return out_of_memory(where()), 1
-    if isinstance(error, loaded("duckdb", "InterruptException")) or (
-        isinstance(error, RuntimeError) and "interrupted" in str(error).lower()
-    ):
-        return interrupted(), signals.status() or 130
-    errors = sys.modules.get("pipeline.core.errors")
-    if isinstance(error, loaded("pipeline.core.errors", "UnfinishedError")):  # the reason, then what is published
-        cause = error.__cause__
-        reason = (
-            "no space left on the disk"
-            if cause is not None and errors is not None and errors.full_disk(cause)
-            else str(cause or "failed").splitlines()[0]
-        )
-        return f"{reason}{where()}: {error}", 1
-    if isinstance(error, loaded("pipeline.core.errors", "UsageError")):
-        return str(error), 2
-    if isinstance(error, loaded("pipeline.core.errors", "TablebaseError")):
-        return str(error), 1
-    if isinstance(error, OSError):
-        name = f" {error.filename}" if error.filename else ""
-        if error.errno == errno.ENOSPC:
-            if error.filename2:  # a copy or a rename: the file being written is the second
-                name = f" {error.filename2}"
-            return (
-                f"no space left on the disk{where()}{f' (writing{name})' if name else ''}: "
-                f"free some and run {_command()} again",
-                1,
-            )
-        return f"{error.strerror or error}{where()}{':' + name if name else ''}", 1
-    plugin = plugin_failure(error)
-    if plugin is not None:  # a plug-in's bug, before it is taken for a bad data file or SQL
-        return plugin + where(), 1
-    if isinstance(error, loaded("pyarrow", "ArrowException")):
-        first = str(error).splitlines()[0]
-        return f"a data file is not as this version writes it{where()} ({first}): see `tablebase check`", 1
-    if isinstance(error, loaded("duckdb", "Error")):
-        first = str(error).splitlines()[0]
-        if "no space left" in first.lower():
-            return f"no space left on the disk{where()}: {first}", 1
-        return first + where(), 1
-    engines = sys.modules.get("pipeline.engines")
-    explained = engines.explain(error) if engines is not None else None
-    if explained is not None:  # an engine's own error (Spark's), in its words
-        what, why = explained
-        return f"{what}{where()}: {why}", 1
-    return None, 1

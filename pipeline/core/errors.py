@@ -49,3 +49,15 @@ class OutputError(TablebaseError):
 
 class ReaderGone(OutputError):
     """Standard output's reader closed the pipe (`| head`): not a failure of the command."""
+
+
+class OutOfMemory(TablebaseError):
+    """Memory (or the address space `ulimit -v` allows) ran out: DuckDB's, Arrow's or Python's."""
+
+
+class PluginError(TablebaseError):
+    """A game plug-in's own code failed (raised, or gave back what cannot be used)."""
+
+
+class EngineError(TablebaseError):
+    """An engine failed in its own words (Spark's: a lost executor, a JVM that would not start)."""
