@@ -6,3 +6,25 @@
 # each release.
 __version__ = "0.13.0"
 __released__ = "2026-11-26"
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for type checkers; at run time __getattr__ loads them when asked for
+    from pipeline.core.errors import TablebaseError
+    from pipeline.tablebases import Tablebases
+
+#: What `import pipeline` offers, loaded when first asked for: the command line's start
+#: does not pay for it.
+__all__ = ["TablebaseError", "Tablebases", "__released__", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "Tablebases":
+        from pipeline.tablebases import Tablebases
+
+        return Tablebases
+    if name == "TablebaseError":
+        from pipeline.core.errors import TablebaseError
+
+        return TablebaseError
+    raise AttributeError(f"module 'pipeline' has no attribute {name!r}")

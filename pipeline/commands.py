@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import inspect
 import os
 import sys
@@ -20,21 +19,18 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from pipeline import __version__
-from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError, UsageError
+from pipeline.core.errors import RulesetError, UsageError
 from pipeline.core.params import quoted
 from pipeline.core.values import in_plies, in_words
-from pipeline.datadir.layout import DataDir
-from pipeline.engines import engine_kind
 from pipeline.games import all_games
 from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file, not_installed
 from pipeline.storage.output import Format, ItemFormat, ListFormat, render_item, render_rows
 from pipeline.storage.progress import log
+from pipeline.tablebases import Tablebases
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from pipeline.engines import EngineKind
-    from pipeline.stages.run import Run
 
 T = TypeVar("T")
 
@@ -151,9 +147,10 @@ EngineOption = Annotated[
 ]
 
 
-def _engine(name: EngineName | None) -> EngineKind:
-    """The engine --engine names (else $TABLEBASE_ENGINE's, else DuckDB), checked to run here."""
-    return engine_kind(None if name is None else name.value, available=True)
+def _tables(data: Path, engine: EngineName | None = None) -> Tablebases:
+    """The library's face over the data folder --data names, with the engine --engine names
+    (else $TABLEBASE_ENGINE's, else DuckDB)."""
+    return Tablebases(data, None if engine is None else engine.value)
 
 
 ListFormatOption = Annotated[
@@ -216,21 +213,6 @@ def _names_none(named: Path | None, what: str) -> str:
     return f'{what} the rulesets of {path}, and it names none: add a [[ruleset]] table with id = "game:key=value,…"'
 
 
-def _each(rulesets: list[str], action: Callable[[Ruleset], object]) -> None:
-    parsed = [Ruleset.parse(text) for text in rulesets]  # every id checked before any work
-    for rules in parsed:
-        action(rules)
-
-
-def _staged(stage: Callable[[Run], T], store: DataDir, rules: Ruleset, kind: EngineKind) -> T:
-    """One stage of `rules` in the data folder, on a session of its own."""
-    from pipeline.stages.run import open_run
-
-    store.require_writable_here()
-    with open_run(store.ruleset(rules), store.temp, rules, kind, store=store) as run:
-        return stage(run)
-
-
 @app.command("enumerate")
 def enumerate_command(
     rulesets: RulesetsArg,
@@ -245,12 +227,8 @@ def enumerate_command(
 
     Example: tablebase enumerate chopsticks chopsticks:split=any
     """
-    from pipeline.stages.enumerate import enumerate_ruleset
-
     _setup(quiet, verbose)
-    kind = _engine(engine)
-    store = DataDir(data)
-    _each(rulesets, lambda rules: _staged(enumerate_ruleset, store, rules, kind))
+    _tables(data, engine).enumerate(*rulesets)
 
 
 @app.command()
@@ -267,12 +245,8 @@ def solve(
 
     Example: tablebase solve chopsticks
     """
-    from pipeline.stages.solve import solve as solve_stage
-
     _setup(quiet, verbose)
-    kind = _engine(engine)
-    store = DataDir(data)
-    _each(rulesets, lambda rules: _staged(solve_stage, store, rules, kind))
+    _tables(data, engine).solve(*rulesets)
 
 
 @app.command()
@@ -291,29 +265,22 @@ def verify(
 
     Example: tablebase verify chopsticks
     """
-    from pipeline.datadir.check import check_published, published_solutions
-    from pipeline.stages.verify import verify as verify_stage
-
     _setup(quiet, verbose)
-    kind = _engine(engine)
-    store = DataDir(data)
-    problems, said, rows = [], [], []
-    for rules in [Ruleset.parse(text) for text in rulesets]:
-        published = frozenset(published_solutions(store, rules) or ())  # their verification files stay as they are
-        result = _staged(functools.partial(verify_stage, published=published), store, rules, kind)
-        found = check_published(store, rules, result["solution_sha256"][0].as_py())
-        # a value that does not check ends the command above, in one line
-        rows.append({"ruleset": rules.id, "published_files_checked": found is not None, "problems": found or []})
-        if found is None:
+    problems: list[str] = []
+    said = []
+    rows = _tables(data, engine).verify(*rulesets)  # a value that does not check ends it, in one line
+    for row in rows:
+        ruleset = row["ruleset"]
+        if not row["published_files_checked"]:
             said.append(
-                f"{rules.id}: every value checks (solution.parquet against its moves and the rules); "
+                f"{ruleset}: every value checks (solution.parquet against its moves and the rules); "
                 f"the catalog does not publish this solution, so no published file was checked "
-                f"(`tablebase export {rules.id}` publishes it)"
+                f"(`tablebase export {ruleset}` publishes it)"
             )
         else:
-            problems += found
+            problems += row["problems"]
             said.append(
-                f"{rules.id}: every value checks, and its published files (tablebase, moves, summary) "
+                f"{ruleset}: every value checks, and its published files (tablebase, moves, summary) "
                 f"and the catalog and database match the catalog's checksums and SHA256SUMS"
             )
     _report(problems, "\n".join(said), None if form is ListFormat.text else render_rows(rows, form))
@@ -338,20 +305,8 @@ def export(
     Examples: tablebase export chopsticks
               tablebase export
     """
-    from pipeline.stages.export import export as export_stage
-    from pipeline.stages.export import write_catalog
-
     _setup(quiet, verbose)
-    kind = _engine(engine)
-    store = DataDir(data)
-    parsed = [Ruleset.parse(text) for text in rulesets or []]  # every id checked before any work
-    if not parsed and not data.is_dir():
-        raise DataError(f"{data} is not a data folder: build a ruleset into it first")
-    store.require_writable_here()
-    for rules in parsed:
-        _staged(export_stage, store, rules, kind)
-    recovered = store.sweep()  # a folder a killed build left aside is put back before the catalog is written
-    write_catalog(store, exported=tuple(rules.folder for rules in parsed) + tuple(recovered))
+    _tables(data, engine).export(*(rulesets or []))
 
 
 @app.command()
@@ -380,11 +335,8 @@ def build(
     Examples: tablebase build chopsticks:overflow=rollover
               tablebase build --all
     """
-    from pipeline.stages.build import build as build_stage
-    from pipeline.stages.build import rewrite_database
-
     _setup(quiet, verbose)
-    kind = _engine(engine)
+    tables = _tables(data, engine)
     ids = list(rulesets or [])
     if all_:
         listed, note = _listed(ruleset_file)
@@ -395,30 +347,7 @@ def build(
         ids += [rules.id for rules, _ in listed]
     if not ids:
         raise UsageError("nothing to build: name rulesets or use --all (see `tablebase build --help`)")
-    store = DataDir(data)
-    parsed = [Ruleset.parse(text) for text in ids]
-    built = 0
-    try:
-        for rules in parsed:
-            # the database of views is rewritten once, after the last (or a failed) build
-            summary = build_stage(rules, store, size_check, kind, database=len(parsed) == 1)
-            built += 1
-            log.info(
-                "built %s: %s positions, start %s: %s",
-                rules.id,
-                f"{summary.positions:,}",
-                summary.start,
-                in_words(summary.start_value, summary.start_remoteness),
-            )
-    except BaseException:
-        if built and len(parsed) > 1:
-            try:
-                rewrite_database(store)
-            except UnfinishedError as error:  # the build's own error is the one line
-                log.warning("%s", error)
-        raise
-    if built and len(parsed) > 1:
-        rewrite_database(store)
+    tables.build(*ids, size_check=size_check)
 
 
 @app.command()
@@ -434,12 +363,10 @@ def estimate(
 
     Example: tablebase estimate sticks:rows=12 chopsticks:fingers=40,hands=3
     """
-    from pipeline.stages.estimate import estimate as estimate_of
-    from pipeline.stages.estimate import require_fit
-
+    tables = _tables(data)
     lines, rows = [], []
     for rules in [Ruleset.parse(text) for text in rulesets]:
-        found = estimate_of(rules)
+        found = tables.estimate(rules)
         row: dict[str, Any] = {"ruleset": rules.id, "counted": found is not None}
         rows.append(row)
         if found is None:
@@ -459,7 +386,7 @@ def estimate(
             does_not_fit=None,
         )
         try:
-            require_fit(rules, data)
+            tables.require_fit(rules)
         except RulesetError as error:
             lines.append(f"  does not fit: {error}")
             row.update(fits=False, does_not_fit=str(error))
@@ -496,9 +423,8 @@ def probe(
               tablebase probe chopsticks '0-1|1-1'
     """
     from pipeline.games import legal_starts
-    from pipeline.products.probe import probe as probe_position
 
-    result = probe_position(ruleset, position, data)
+    result = _tables(data).probe(ruleset, position)
     if result.note:
         typer.echo(f"note: {result.note}", err=True)
     if form is ItemFormat.json:
@@ -532,25 +458,6 @@ def _report(problems: list[str], all_well: str, result: str | None = None) -> No
         sys.exit(1)
     if result is None:
         typer.echo(all_well)
-
-
-def _folder(out: Path | None) -> None:
-    """An --out folder must be one, or be made: a file, device or FIFO there is not replaced."""
-    if out is not None and out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
-
-
-def _pages_outside_the_data(out: Path | None, data: Path) -> None:
-    """Pages go to DATA/pages or outside the data folder: anywhere else inside it they lay
-    files beside the published rulesets, which `check` then fails."""
-    if out is None:
-        return
-    where, root = out.resolve(), data.resolve()
-    if (where == root or root in where.parents) and where != root / "pages":
-        raise OutputError(
-            f"--out {out} is inside the data folder {data}, where pages go in {data / 'pages'} only: "
-            "leave --out out, or name a folder outside it"
-        )
 
 
 def _parse_params(pairs: list[str]) -> dict[str, str]:
@@ -672,11 +579,9 @@ def query(
 
     Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
     """
-    from pipeline.products.query import find_query, list_queries, read_sql, run_sql
-
     if list_:
         _check_output(form, output, data)
-        listed = list_queries(queries)
+        listed = Tablebases.queries(queries)
         if form is not Format.table or output is not None:
             import pyarrow as pa
 
@@ -695,8 +600,12 @@ def query(
         raise UsageError("name a query (see `tablebase query --list`)")
     params = _parse_params(param or [])
     _check_output(form, output, data)
-    text = _standard_input() if name == "-" else read_sql(find_query(name, queries))
-    _emit(run_sql(data, text, params, allow_writes, read_files), form, output)
+    tables = _tables(data)
+    if name == "-":
+        result = tables.sql(_standard_input(), params, read_files=read_files, allow_writes=allow_writes)
+    else:
+        result = tables.query(name, params, queries=queries, read_files=read_files, allow_writes=allow_writes)
+    _emit(result, form, output)
 
 
 @app.command()
@@ -720,12 +629,10 @@ def sql(
     Examples: tablebase sql "SELECT ruleset, start_value FROM catalog"
               echo "SELECT count(*) FROM tablebase" | tablebase sql -
     """
-    from pipeline.products.query import run_sql
-
     params = _parse_params(param or [])
     _check_output(form, output, data)
     text = _standard_input() if statement == "-" else statement
-    _emit(run_sql(data, text, params, allow_writes, read_files), form, output)
+    _emit(_tables(data).sql(text, params, read_files=read_files, allow_writes=allow_writes), form, output)
 
 
 def _standard_input() -> str:
@@ -759,12 +666,8 @@ def claims(
 
     Example: tablebase claims --out data/claims.md
     """
-    from pipeline.products.claims import write_report
-
     _setup(quiet, verbose)
-    target = out or data / "claims.md"
-    write_report(data, queries, target)
-    typer.echo(f"wrote {target}")
+    typer.echo(f"wrote {_tables(data).claims(out, queries)}")
 
 
 @app.command()
@@ -782,17 +685,8 @@ def check(
 
     Example: tablebase check dist/tablebase-0.13.0
     """
-    from pipeline.datadir.check import check as check_folder
-
     target = folder or data
-    if not target.is_dir():
-        what = "is not a folder" if target.exists() else "does not exist"
-        into = "" if target == Path("data") else f" --data {target}"
-        raise DataError(
-            f"{target} {what}: name a data folder or an unpacked bundle (`tablebase check DIR`), "
-            f"or build a ruleset into it first (`tablebase build chopsticks{into}`)"
-        )
-    problems = check_folder(target)
+    problems = _tables(target).check()
     result = render_item({"folder": str(target), "problems": problems})
     _report(problems, f"{target}: every file checks", result if form is ItemFormat.json else None)
 
@@ -818,11 +712,8 @@ def publish(
 
     Example: tablebase publish --out dist
     """
-    from pipeline.products.publish import publish as publish_bundle
-
     _setup(quiet, verbose)
-    _folder(out)
-    for path in publish_bundle(data, out, url):
+    for path in _tables(data).publish(out, url):
         typer.echo(f"wrote {path}")
 
 
@@ -976,20 +867,9 @@ def draw(
 
     Example: tablebase draw chopsticks chopsticks:split=any
     """
-    from pipeline.products.draw import draw as draw_pages
-
     _setup(quiet, verbose)
-    _folder(out)
-    _pages_outside_the_data(out, data)
-    if ruleset_file is not None and not ruleset_file.is_file():
-        raise RulesetError(f"ruleset file {ruleset_file} does not exist")
-    written = draw_pages(
-        list(rulesets or []),
-        data,
-        out,
-        graphs=not page_only,
-        every=all_,
-        ruleset_file=ruleset_file or default_ruleset_file(),
+    written = _tables(data).draw(
+        *(rulesets or []), out=out, graphs=not page_only, every=all_, ruleset_file=ruleset_file
     )
     typer.echo(f"wrote {written[-1]}")
 
