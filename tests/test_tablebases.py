@@ -7,6 +7,8 @@ from __future__ import annotations
 import doctest
 import errno
 import inspect
+import re
+import shutil
 
 import duckdb
 import pyarrow as pa
@@ -113,3 +115,25 @@ def test_a_flipped_byte_is_a_data_error(tmp_path):
         with pytest.raises(errors.DataError, match="transitions"):
             read()
     assert any("transitions" in problem for problem in tables.check())
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """Every ```python block of the README and the documentation's pages that starts by
+    importing from the package, by page."""
+    from tests.documentation import name, pages
+
+    found = []
+    for page in pages():
+        for block in re.findall(r"```python\n(from pipeline.*?)```", page.read_text(), flags=re.S):
+            found.append((name(page), block))
+    return found
+
+
+@pytest.mark.parametrize(("page", "block"), python_blocks(), ids=[page for page, _ in python_blocks()])
+def test_the_documentations_python_runs(built, tmp_path, monkeypatch, page, block):
+    """Each such block runs, line by line, in a folder whose `data` is a copy of the shared
+    test data (a block may build into it)."""
+    shutil.copytree(built, tmp_path / "data", symlinks=True)
+    monkeypatch.chdir(tmp_path)
+    names: dict = {}
+    exec(block, names)
