@@ -147,7 +147,7 @@ def utf8_arguments(arguments: list[str]) -> None:
 
 def small_pages() -> None:
     """NumPy asks Linux for transparent huge pages for every array of 4 MiB or more. On the
-    virtual machines measured (BENCHMARKS.md, version 0.5) faulting a huge page in costs so
+    virtual machines measured (CHANGELOG.md, 0.5, "Measured") faulting a huge page in costs so
     much that the stages spent as long in the kernel as in NumPy: verify's NumPy pass over
     chopsticks:fingers=15,hands=4 took 13.9 s with them (10.7 s of it in the kernel) and
     7.9 s without. TABLEBASE_HUGEPAGES=1 keeps NumPy's default, and so does a
@@ -171,8 +171,8 @@ def reuse_freed_memory() -> None:
     """The stages make and drop NumPy arrays of a few MB at a time (a part of the moves
     each). glibc gives such blocks back to the system when they are freed, so every part
     faulted its memory in afresh: chopsticks:fingers=15,hands=4's moves took 1.9 s in the
-    kernel for 9.8 s in NumPy, and 5 s with two threads making them (BENCHMARKS.md,
-    version 0.8). Kept for reuse instead (blocks up to 32 MB, glibc's limit): 0.1 s. Only
+    kernel for 9.8 s in NumPy, and 5 s with two threads making them (CHANGELOG.md,
+    0.8, "Measured"). Kept for reuse instead (blocks up to 32 MB, glibc's limit): 0.1 s. Only
     where the C library is glibc, and not where the user set glibc's MALLOC_ variables."""
     if sys.platform != "linux" or any(name.startswith("MALLOC_") for name in os.environ):
         return

@@ -1,6 +1,8 @@
-"""The project's documentation as the tests read it: the README, then the site's pages
-(docs/) in the order of mkdocs.yml's nav, so that a command, SQL block or reader line
-moved from the README into a page is still run (tests/test_readme.py)."""
+"""The project's documentation as the tests read it: the README and CONTRIBUTING.md, then the
+site's pages (docs/) in the order of mkdocs.yml's nav, so that a command, SQL block or reader
+line moved from the README into a page is still run (tests/test_readme.py). The site shows
+CONTRIBUTING.md and CHANGELOG.md through pages that hold only a marker
+(docs/hooks/generated.py); the changelog's commands are history, not run."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def pages() -> list[Path]:
-    """The README, then every page of the site's nav, in order."""
+    """The README and CONTRIBUTING.md, then every page of the site's nav, in order."""
     nav = re.findall(r"^\s*- [^:\n]+: (\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
-    return [ROOT / "README.md"] + [ROOT / "docs" / name for name in nav]
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md"] + [ROOT / "docs" / name for name in nav]
 
 
 def name(page: Path) -> str:

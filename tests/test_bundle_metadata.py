@@ -1,6 +1,7 @@
 """The published bundle as dataset hubs and citation tools read it: the Hugging Face card
 header, Croissant, Frictionless, CITATION.cff, each checked by its format's own validator
-(frictionless, mlcroissant, cffconvert), and every game read at once."""
+(frictionless, mlcroissant, cffconvert), and every game read at once; and the repository's
+own CITATION.cff, the software's, checked likewise."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import duckdb
@@ -127,14 +129,16 @@ def test_datapackage_validates(bundle):
         assert (bundle / resource["path"]).is_file()
 
 
-def test_citation_cff_validates_against_the_cff_schema(bundle):
-    # cffconvert, the format's validator, validates with this schema; it needs jsonschema < 4,
-    # which frictionless rules out, so the schema is vendored (tests/fixtures/README.md)
+def cff_schema_and_reader():
+    """CFF 1.2.0's schema as a validator, and a reader of YAML as CFF reads it: a date stays the
+    string that the schema's format 'date' checks. cffconvert, the format's validator, validates
+    with this schema; it needs jsonschema < 4, which frictionless rules out, so the schema is
+    vendored (tests/fixtures/README.md)."""
     jsonschema = pytest.importorskip("jsonschema", reason="the test extra's jsonschema is not installed")
     yaml = pytest.importorskip("yaml", reason="the test extra's pyyaml is not installed")
 
     class CffLoader(yaml.SafeLoader):
-        """YAML as CFF reads it: a date stays the string that the schema's format 'date' checks."""
+        pass
 
     CffLoader.yaml_implicit_resolvers = {
         first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -142,7 +146,12 @@ def test_citation_cff_validates_against_the_cff_schema(bundle):
     }
     schema = json.loads((Path(__file__).parent / "fixtures" / "cff-1.2.0.schema.json").read_text())
     validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    citation = yaml.load((bundle / "CITATION.cff").read_text(), Loader=CffLoader)
+    return validator, lambda text: yaml.load(text, Loader=CffLoader)
+
+
+def test_citation_cff_validates_against_the_cff_schema(bundle):
+    validator, read = cff_schema_and_reader()
+    citation = read((bundle / "CITATION.cff").read_text())
     assert [error.message for error in validator.iter_errors(citation)] == []
     assert citation["type"] == "dataset" and citation["license"] == "CC0-1.0"
     assert not validator.is_valid({**citation, "authors": []})  # the schema holds: an author is required
@@ -274,6 +283,20 @@ def test_the_version_is_the_changelogs_and_every_metadata_file_carries_it(bundle
     assert json.loads((bundle / "datapackage.json").read_text())["version"] == __version__
     assert f"version: {__version__}\n" in (bundle / "CITATION.cff").read_text()
     assert f"# tablebase dataset {__version__}" in (bundle / "DATASET.md").read_text()
+
+
+def test_the_softwares_citation_is_valid_and_names_this_version():
+    """The repository's own CITATION.cff (the software's; a bundle's cites the dataset) passes
+    the schema and cffconvert, and says the version and release date the package says: a
+    release that raised __version__ alone would leave the citation naming the one before."""
+    validator, read = cff_schema_and_reader()
+    citation = read((ROOT / "CITATION.cff").read_text())
+    assert [error.message for error in validator.iter_errors(citation)] == []
+    licence = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"]
+    assert (citation["type"], citation["license"]) == ("software", licence)
+    assert (citation["version"], citation["date-released"]) == (__version__, __released__)
+    result = run([CFFCONVERT, "--validate", "-i", "CITATION.cff"], ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_publish_without_the_publish_extra_says_what_to_install(monkeypatch):

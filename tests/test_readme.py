@@ -1,7 +1,7 @@
 """The README's and the documentation site's examples run as printed: their SQL, their
 Python one-liners, and every shell command of their code blocks and example tables (a skip
-list says which not, and why). The pages are read in the site's order after the README
-(tests/documentation.py), each command and SQL block once."""
+list says which not, and why). The pages are read in the site's order after the README and
+CONTRIBUTING.md (tests/documentation.py), each command and SQL block once."""
 
 from __future__ import annotations
 
@@ -92,6 +92,10 @@ SKIPPED = {
     ". .venv/bin/activate": "a shell's own command: the tests call the entry point itself",
     "make all": "builds every ruleset of rulesets.toml and their pages: minutes",
     "make test": "the whole test suite",
+    "make dev": "makes .venv/ with the tests' packages: the tests run in one already",
+    "make lint": "ruff, mypy and import-linter: CI runs it before the tests",
+    "make docs": "the site's build: tests/test_docs.py builds it",
+    ".venv/bin/python -m pytest -q tests/test_games.py -k takeaway": "the tests' own runner: they run inside it",
     "tablebase --install-completion": "writes to the user's shell start-up file",
     "tablebase build --all": "every ruleset of rulesets.toml: minutes",
     "pip install 'tablebase[spark]'": "installs from the network",

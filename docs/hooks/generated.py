@@ -3,13 +3,15 @@
 page is replaced by NAME's Markdown. `cli`: every command's help, from the Typer app
 itself; `schema`: every file's columns, from pipeline/core/dataset.py; `queries`: the
 packaged queries, from their header comments; `games`: the built-in games' parameters,
-from the games themselves."""
+from the games themselves; `contributing` and `changelog`: CONTRIBUTING.md and
+CHANGELOG.md, which stay at the repository's root where a contributor looks for them."""
 
 from __future__ import annotations
 
 import html
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 MARKER = re.compile(r"^<!-- generated: (\w+) -->$", flags=re.M)
@@ -146,4 +148,38 @@ def games() -> str:
     return "\n".join(parts)
 
 
-GENERATORS: dict[str, Callable[[], str]] = {"cli": cli, "schema": schema, "queries": queries, "games": games}
+ROOT = Path(__file__).resolve().parent.parent.parent
+#: Where a root file's links go on the site: the pages under docs/ and the root files the site
+#: shows. A link to any other file of the repository fails the build (mkdocs --strict).
+SITE_LINKS = {
+    "docs/": "",
+    "README.md": "index.md",
+    "CONTRIBUTING.md": "contributing.md",
+    "CHANGELOG.md": "changelog.md",
+}
+
+
+def root_file(name: str) -> str:
+    """A Markdown file of the repository's root, its links turned from the root's to the site's."""
+    text = (ROOT / name).read_text()
+    for link, page in SITE_LINKS.items():
+        text = text.replace(f"]({link}", f"]({page}")
+    return text
+
+
+def contributing() -> str:
+    return root_file("CONTRIBUTING.md")
+
+
+def changelog() -> str:
+    return root_file("CHANGELOG.md")
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "cli": cli,
+    "schema": schema,
+    "queries": queries,
+    "games": games,
+    "contributing": contributing,
+    "changelog": changelog,
+}
