@@ -70,7 +70,7 @@ $(DATA)/catalog.parquet: $(BUILT)
 $(DATA)/pages/index.html: $(BUILT) $(DATA)/catalog.parquet $(RULESETS) $(wildcard pipeline/products/templates/*)
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
-# Two workers, a test file each (one Spark session serves all of tests/test_spark.py).
+# Two workers, a test file each (a worker's one Spark session serves every test it runs).
 test: $(VENV)/.installed-dev java chromium
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
@@ -100,7 +100,7 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix --quiet $(LINTED) || true
 	$(BIN)/ruff format $(LINTED)
 
-# Java for the spark engine (tests/test_spark.py), through the package manager when missing.
+# Java for the spark engine (tests/test_engines.py, tests/test_spark.py), through the package manager when missing.
 java:
 	@command -v java >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 	  && echo "installing Java 17 for the spark engine (apt-get install openjdk-17-jre-headless)" \

@@ -1,40 +1,297 @@
-"""The engine seam (pipeline/engines/): one session a build, handed to every stage, and what
-differs between the engines declared by each, asked nowhere else."""
+"""The engine seam (pipeline/engines/): one suite run over every engine of the registry
+(pipeline.engines.ENGINES), so that an engine added there is tested by adding it there.
+
+Each engine, on small rulesets of several games (loopy chopsticks, a game of ties, Grundy
+games, a plug-in, a game listed part by part), runs every stage to the rows of the
+independent reference solver (tests/reference.py), the same bytes when built again and
+the same bytes as the first engine; its verifier refuses a wrong value; its errors read
+as one line. An engine that cannot run here (Spark without Java) is skipped, saying why.
+
+Each engine builds the rulesets once a test session (`builds`). Spark's session is the
+process's one (spark_engine.session()): started by the first test that needs it, shared
+by the rest of the worker's tests, stopped at exit.
+"""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from pipeline.datadir.layout import DataDir
-from pipeline.engines import engine_kind, explain
-from pipeline.engines.duckdb_engine import DuckDBEngine
+import pipeline.stages.enumerate as enumerate_stage
+from pipeline.core.errors import DataError, TablebaseError, VerificationError
+from pipeline.datadir.layout import DataDir, RulesetFiles
+from pipeline.engines import ENGINES, EngineKind, engine_kind, explain
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.run import open_run
 from pipeline.stages.solve import solve
+from pipeline.stages.verify import verify
+from tests import reference
+from tests.staged import staged
+from tests.test_cross_check_games import params_of
+from tests.test_ties import naive, random_graph, solved_values, write_graph
 
-PIPELINE = Path(__file__).resolve().parent.parent / "pipeline"
+ROOT = Path(__file__).resolve().parent.parent
+PIPELINE = ROOT / "pipeline"
+
+#: Few levels each: every level or rank step costs Spark a job.
+RULESETS = [
+    "chopsticks:fingers=3,split=any",  # cycles: draws, Grundy values only where no cycle is reachable
+    "tictactoe:cols=3,k=3,rows=1",  # ties, no Grundy values, moves made in parts
+    "nim:start=1-2-2,variant=arrow",  # Grundy values, several legal starts
+    "octal:code=0.07,play=misere,start=5",  # an octal game in misère play
+    "sticks:rows=3",  # rank by rank, misère
+    "hackenbush:fib=3",
+    "connect:cols=3,k=3,rows=2",  # positions listed part by part (Space.streams)
+    "takeaway:take=2,tokens=5",  # the example plug-in: no reference, compared across engines
+]
+#: The rulesets the reference solver knows.
+REFERENCED = [ruleset for ruleset in RULESETS if Ruleset.parse(ruleset).game_name in reference.DEFAULTS]
+#: The ruleset built a second time, to the same bytes: few levels, moves made in three parts
+#: (on Spark, by executors that may finish in any order).
+REBUILT = "tictactoe:cols=3,k=3,rows=1"
 
 
-def test_a_build_opens_one_engine_session_for_all_its_stages(tmp_path, monkeypatch):
-    opened = []
-    real = DuckDBEngine.__init__
-
-    def counted(self, temp_dir):
-        opened.append(temp_dir)
-        real(self, temp_dir)
-
-    monkeypatch.setattr(DuckDBEngine, "__init__", counted)
-    summary = build(Ruleset.parse("sticks:rows=3"), DataDir(tmp_path), engine=engine_kind("duckdb"))
-    assert summary["positions"] > 0
-    assert len(opened) == 1, opened
+def available(name: str) -> EngineKind:
+    """The engine `name`, or the test skipped with the one line saying why it cannot run here."""
+    kind = engine_kind(name)
+    try:
+        kind.require()
+    except TablebaseError as error:
+        pytest.skip(f"the {name} engine cannot run here: {error}")
+    return kind
 
 
-def test_a_stage_leaves_the_session_as_it_found_it(tmp_path):
+@pytest.fixture(params=ENGINES)
+def engine(request) -> EngineKind:
+    return available(request.param)
+
+
+@dataclass
+class Built:
+    """A data folder of RULESETS built by one engine, and what its builds did."""
+
+    data: DataDir
+    #: The engine sessions each build opened.
+    sessions: dict[str, int] = field(default_factory=dict)
+    #: The rulesets whose moves enumerate made part by part, in this process.
+    streamed: set[str] = field(default_factory=set)
+
+
+def spy(function: Callable, seen: Callable) -> Callable:
+    """`function`, showing `seen` its arguments first."""
+
+    def spied(*args, **kwargs):
+        seen(*args, **kwargs)
+        return function(*args, **kwargs)
+
+    return spied
+
+
+@pytest.fixture(scope="session")
+def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
+    """Each engine's Built, made on first use (a failure once, not at every test)."""
+    made: dict[str, Built | Exception] = {}
+
+    def built_by(kind: EngineKind) -> Built:
+        name = kind.capabilities.name
+        if name not in made:
+            made[name] = built = Built(DataDir(tmp_path_factory.mktemp(name)))
+            opened: list[Path] = []
+            try:
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(kind, "__init__", spy(kind.__init__, lambda self, scratch: opened.append(scratch)))
+                    patch.setattr(
+                        enumerate_stage,
+                        "_streamed",
+                        spy(enumerate_stage._streamed, lambda rules, *_: built.streamed.add(rules.id)),
+                    )
+                    for ruleset in RULESETS:
+                        before = len(opened)
+                        build(Ruleset.parse(ruleset), built.data, engine=kind)
+                        built.sessions[ruleset] = len(opened) - before
+            except Exception as error:
+                made[name] = error
+                raise
+        found = made[name]
+        if isinstance(found, Exception):
+            pytest.fail(f"the {name} engine's builds failed in an earlier test: {found}")
+        return found
+
+    return built_by
+
+
+@pytest.fixture
+def built(engine, builds) -> Built:
+    return builds(engine)
+
+
+def test_a_build_opens_one_engine_session_for_all_its_stages(built):
+    assert built.sessions == dict.fromkeys(RULESETS, 1)
+
+
+def test_a_game_listed_part_by_part_is_enumerated_so_where_the_engine_makes_the_moves(engine, built):
+    """Engine.capabilities.local_moves: in this process a part at a time (connect on DuckDB),
+    else wherever the engine makes them (Spark's executors), from the whole list."""
+    streams = {rules.id for rules in map(Ruleset.parse, RULESETS) if rules.game.space(rules).streams()}
+    assert streams, "RULESETS has no game listed part by part"
+    assert built.streamed == (streams if engine.capabilities.local_moves else set())
+
+
+@pytest.mark.parametrize("ruleset", REFERENCED)
+def test_every_stage_gives_the_reference_solvers_rows(built, ruleset):
+    """Enumerate's moves and the solved, verified and exported values, position by position."""
+    rules = Ruleset.parse(ruleset)
+    files = built.data.published(rules)
+    params = params_of(ruleset)
+    table = pq.read_table(files.tablebase, columns=["id", "position", "value", "remoteness", "grundy"]).to_pylist()
+    ours = {row["position"]: (row["value"], row["remoteness"], row["grundy"]) for row in table}
+    assert ours == reference.solve(rules.game_name, params)
+    text_of = {row["id"]: row["position"] for row in table}
+    graph: dict[str, set[str]] = {text: set() for text in ours}
+    for row in pq.read_table(files.transitions, columns=["src", "dst"]).to_pylist():
+        graph[text_of[row["src"]]].add(text_of[row["dst"]])
+    assert graph == reference.moves(rules.game_name, params)
+
+
+def test_a_ruleset_built_again_is_the_same_bytes(engine, built, tmp_path):
+    rules = Ruleset.parse(REBUILT)
+    again = DataDir(tmp_path)
+    build(rules, again, engine=engine)
+    for first, second in zip(built.data.published(rules).all(), again.published(rules).all(), strict=True):
+        assert second.read_bytes() == first.read_bytes(), f"{REBUILT}: {first.name} differs"
+
+
+@pytest.mark.parametrize("other", ENGINES[1:])
+def test_every_engine_builds_the_first_engines_bytes(builds, other):
+    """Positions, transitions, solutions, verifications, tablebases and catalog rows."""
+    first, theirs = builds(available(ENGINES[0])).data, builds(available(other)).data
+    for ruleset in RULESETS:
+        rules = Ruleset.parse(ruleset)
+        for mine, its in zip(first.published(rules).all(), theirs.published(rules).all(), strict=True):
+            assert its.read_bytes() == mine.read_bytes(), f"{ruleset}: {other}'s {its.name} differs"
+    assert pq.read_table(theirs.catalog).equals(pq.read_table(first.catalog))
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A random move graph with cycles, solved and verified by one engine."""
+
+    files: RulesetFiles
+    terminal: dict[int, str]
+    children: dict[int, list[int]]
+
+
+@pytest.fixture(scope="session")
+def graphs(tmp_path_factory) -> Callable[[EngineKind], Graph]:
+    """Each engine's Graph, made on first use: the same graph on every engine."""
+    made: dict[str, Graph] = {}
+
+    def solved_by(kind: EngineKind) -> Graph:
+        name = kind.capabilities.name
+        if name not in made:
+            terminal, children = random_graph(5, 40, acyclic=False, most=2)
+            folder = tmp_path_factory.mktemp(f"graph-{name}")
+            files = RulesetFiles(folder / "graph")
+            write_graph(files, terminal, children, ranked=False)
+            staged(solve, files, folder / "tmp", impartial=True, engine=name)
+            staged(verify, files, folder / "tmp", impartial=True, engine=name)
+            made[name] = Graph(files, terminal, children)
+        return made[name]
+
+    return solved_by
+
+
+def test_a_cyclic_graph_gets_the_naive_solvers_wins_losses_ties_and_draws(engine, graphs):
+    graph = graphs(engine)
+    values = solved_values(graph.files)
+    assert values == naive(graph.terminal, graph.children)
+    assert {value for value, _ in values.values()} == {"win", "loss", "tie", "draw"}
+
+
+@pytest.mark.parametrize("other", ENGINES[1:])
+def test_every_engine_solves_a_cyclic_graph_to_the_first_engines_bytes(graphs, other):
+    first, theirs = graphs(available(ENGINES[0])).files, graphs(available(other)).files
+    assert theirs.solution.read_bytes() == first.solution.read_bytes()
+    assert theirs.verification.read_bytes() == first.verification.read_bytes()
+
+
+def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):
+    files = RulesetFiles(tmp_path / "graph")
+    shutil.copytree(graphs(engine).files.dir, files.dir)
+    table = pq.read_table(files.solution)
+    rows = table.to_pylist()
+    row = next(r for r in rows if r["value"] == "win" and r["remoteness"] > 0)
+    row["remoteness"] += 2
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
+    with pytest.raises(VerificationError, match="win"):
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine.capabilities.name)
+
+
+def test_moves_against_the_games_rank_are_refused_in_one_line(engine, tmp_path, monkeypatch):
+    """Where the engine makes the moves (Spark: on an executor, from the driver's numbering)."""
+    import numpy as np
+
+    from pipeline.games import chopsticks
+
+    monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
+    rules = Ruleset.parse("chopsticks")
+    with pytest.raises(DataError, match=r"^the game's rank does not fall along the move from position [^\n]*$"):
+        staged(
+            enumerate_ruleset,
+            DataDir(tmp_path).ruleset(rules),
+            tmp_path / "tmp",
+            rules=rules,
+            engine=engine.capabilities.name,
+        )
+
+
+def test_an_engines_own_error_is_one_line(engine, tmp_path):
+    """The engine's library raises; the command line words it in one line (pipeline/cli.py's
+    describe, asking the engine's `explain` for what is not DuckDB's)."""
+    from pipeline.cli import describe
+
+    session = engine(tmp_path)
+    try:
+        with pytest.raises(Exception) as raised:  # each library raises its own kind
+            session.rows("SELECT * FROM no_such_view")
+    finally:
+        session.close()
+    message, status = describe(raised.value)
+    assert status == 1 and message is not None and "\n" not in message and "no_such_view" in message
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_bad_input_is_one_line_on_every_engine(engine, tmp_path):
+    result = run("build", "tictactoe:k=9", "--engine", engine.capabilities.name, "--data", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "tictactoe" in result.stderr
+    assert not (tmp_path / "tictactoe").exists()
+
+
+def test_an_unknown_engine_is_a_malformed_command_line_naming_the_registrys(tmp_path):
+    result = run("build", "sticks", "--engine", "sparkle", "--data", str(tmp_path))
+    known = ", ".join(f"'{name}'" for name in ENGINES)
+    assert result.returncode == 2 and result.stderr == (
+        f"error: invalid value for '--engine': 'sparkle' is not one of {known}: see `tablebase build --help`\n"
+    )
+
+
+def test_a_stage_leaves_the_duckdb_session_as_it_found_it(tmp_path):
     """The solver's tables go when the solve ends: verify and export do not carry them."""
     rules = Ruleset.parse("chopsticks:split=any")
     files = DataDir(tmp_path).ruleset(rules)
@@ -51,7 +308,8 @@ def test_a_stage_leaves_the_session_as_it_found_it(tmp_path):
 def test_no_module_outside_the_engines_asks_which_engine_it_is():
     """Each engine declares what differs (pipeline/engines/base.py's Engine); the rest of the
     pipeline names none of them."""
-    named = re.compile(r"pipeline\.engines\.(duckdb|spark)_engine|engine_name\(|== \"(duckdb|spark)\"")
+    names = "|".join(ENGINES)
+    named = re.compile(rf"pipeline\.engines\.({names})_engine|engine_name\(|== \"({names})\"")
     found = [
         f"{path.relative_to(PIPELINE)}:{number}"
         for path in sorted(PIPELINE.rglob("*.py"))

@@ -1,9 +1,11 @@
-"""The Spark engine (local mode) builds the same tablebases as DuckDB, byte for byte.
+"""What only the Spark engine does: its setup's errors, its words for Java's, its reading
+of the published files, and its own SQL. What every engine does (the same rows as the
+reference solver and the same bytes as DuckDB, the verifier, errors in one line) is
+tests/test_engines.py's, run over every engine.
 
-One Spark session serves the whole test run (it takes seconds to start, and each level or
-rank step costs Spark a job), so the rulesets here are small ones with few levels: one or
-more per game, rank by rank and by retrograde analysis, with draws, ties and misère play,
-a plug-in game, and random move graphs with cycles and ties.
+One Spark session serves the whole test run (spark_engine.session(): it takes seconds to
+start); the published files it reads are built here by DuckDB, the engines' bytes being
+the same.
 """
 
 from __future__ import annotations
@@ -16,99 +18,28 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.errors import VerificationError
-from pipeline.datadir.layout import DataDir, RulesetFiles
-from pipeline.engines import engine_kind
+from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
-from pipeline.stages.solve import solve
-from pipeline.stages.verify import verify
-from tests.staged import staged
-from tests.test_ties import random_graph, write_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RULESETS = [
-    "sticks:rows=3",  # rank by rank, misère
-    "chopsticks:fingers=3,split=any",  # cycles: draws, Grundy values only where no cycle is reachable
-    "tictactoe:cols=3,k=3,rows=1",  # ties, no Grundy values
-    "connect:cols=3,k=3,rows=2",  # positions listed part by part (streamed on DuckDB)
-    "nim:start=1-2-2,variant=arrow",  # several legal starts
-    "octal:code=0.07,play=misere,start=5",
-    "hackenbush:fib=3",
-    "takeaway:take=2,tokens=5",  # the example plug-in
-]
-FILES = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
+#: Published files for Spark to read: tictactoe's by a glob, and columns that differ by game
+#: (sticks' rows, chopsticks' mover, nim's heaps) read at once.
+RULESETS = ["sticks:rows=3", "tictactoe:cols=3,k=3,rows=1", "chopsticks:fingers=3,split=any", "nim:start=1-2-2"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("engines")
-    duck, spark = DataDir(root / "duckdb"), DataDir(root / "spark")
+def duck(tmp_path_factory) -> DataDir:
+    duck = DataDir(tmp_path_factory.mktemp("published"))
     for ruleset in RULESETS:
-        rules = Ruleset.parse(ruleset)
-        build(rules, duck)
-        build(rules, spark, engine=engine_kind("spark"))
-    return duck, spark
-
-
-@pytest.mark.parametrize("ruleset", RULESETS)
-def test_spark_builds_the_same_files_as_duckdb(built, ruleset):
-    duck, spark = built
-    rules = Ruleset.parse(ruleset)
-    for kind in FILES:
-        mine, theirs = getattr(spark.published(rules), kind), getattr(duck.published(rules), kind)
-        assert mine.read_bytes() == theirs.read_bytes(), f"{ruleset}: {kind}.parquet differs"
-
-
-def test_spark_catalog_is_the_duckdb_catalog(built):
-    duck, spark = built
-    assert pq.read_table(spark.catalog).equals(pq.read_table(duck.catalog))
-
-
-@pytest.mark.parametrize("seed", [5])
-def test_spark_solves_cyclic_graphs_with_ties_and_draws_like_duckdb(tmp_path, seed):
-    terminal, children = random_graph(seed, 40, acyclic=False, most=2)
-    solutions = []
-    for engine in ("duckdb", "spark"):
-        files = RulesetFiles(tmp_path / engine)
-        write_graph(files, terminal, children, ranked=False)
-        staged(solve, files, tmp_path / "tmp", impartial=True, engine=engine)
-        staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine)
-        solutions.append(files.solution.read_bytes())
-    assert solutions[0] == solutions[1]
-    values = set(pq.read_table(files.solution)["value"].to_pylist())
-    assert values == {"win", "loss", "tie", "draw"}  # the graph exercises every value
-
-
-def test_spark_verifier_refuses_a_wrong_value(tmp_path):
-    terminal, children = random_graph(2, 12, acyclic=True)
-    files = RulesetFiles(tmp_path / "graph")
-    write_graph(files, terminal, children, ranked=False)
-    staged(solve, files, tmp_path / "tmp", impartial=True, engine="spark")
-    table = pq.read_table(files.solution)
-    rows = table.to_pylist()
-    row = next(r for r in rows if r["value"] == "win" and r["remoteness"] > 0)
-    row["remoteness"] += 2
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
-    with pytest.raises(VerificationError, match="win"):
-        staged(verify, files, tmp_path / "tmp", impartial=True, engine="spark")
+        build(Ruleset.parse(ruleset), duck)
+    return duck
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True, env=env, timeout=300
-    )
-
-
-def test_bad_input_on_spark_is_one_line(tmp_path):
-    result = run("build", "tictactoe:k=9", "--engine", "spark", "--data", str(tmp_path))
-    assert result.returncode == 1
-    assert result.stderr.count("\n") == 1 and "tictactoe" in result.stderr
-    assert not (tmp_path / "tictactoe").exists()
-    result = run("build", "sticks", "--engine", "sparkle", "--data", str(tmp_path))
-    assert result.returncode == 2 and result.stderr == (  # a malformed command line
-        "error: invalid value for '--engine': 'sparkle' is not one of 'duckdb', 'spark': see `tablebase build --help`\n"
     )
 
 
@@ -121,13 +52,12 @@ def test_no_java_is_one_line_saying_what_to_install(tmp_path):
     assert result.stderr.startswith("error: the spark engine needs Java 17 or newer") and result.stderr.count("\n") == 1
 
 
-def test_spark_reads_the_published_files_as_they_are(built):
+def test_spark_reads_the_published_files_as_they_are(duck):
     """The README's Spark reader: one game's tablebases by a glob, the catalog's map column,
     the transitions' dictionary-encoded strings."""
     from pipeline.core.dataset import TABLEBASE, game_fields
     from pipeline.engines.spark_engine import session
 
-    duck, _ = built
     spark = session()
     catalog = {row["ruleset"]: row for row in pq.read_table(duck.catalog).to_pylist()}
     tablebases = spark.read.parquet(str(duck.root / "tictactoe" / "*" / "tablebase.parquet"))
@@ -222,40 +152,10 @@ def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypat
     assert pq.read_table(tmp_path / "whole.parquet")["move"].to_pylist() == labels
 
 
-def test_the_moves_are_generated_on_the_executors_and_checked_there(tmp_path, monkeypatch):
-    """A game whose rank does not fall is refused in one line from an executor: the driver's
-    space gives the numbering, the executors' spaces the moves."""
-    import numpy as np
-
-    from pipeline.core.errors import DataError
-    from pipeline.games import chopsticks
-    from pipeline.stages.enumerate import enumerate_ruleset
-
-    rules = Ruleset.parse("tictactoe:cols=3,k=3,rows=3")  # 9 parts: one per number of marks
-    assert rules.game.space(rules).parts() == 9
-    files = {engine: DataDir(tmp_path / engine).ruleset(rules) for engine in ("duckdb", "spark")}
-    for engine, out in files.items():
-        staged(enumerate_ruleset, out, tmp_path / "tmp", rules=rules, engine=engine)
-    assert files["spark"].transitions.read_bytes() == files["duckdb"].transitions.read_bytes()
-    assert files["spark"].positions.read_bytes() == files["duckdb"].positions.read_bytes()
-
-    monkeypatch.setattr(chopsticks.RankedChopsticksSpace, "rank", lambda self: np.zeros(self.pair.size, np.int64))
-    rules = Ruleset.parse("chopsticks")
-    with pytest.raises(DataError, match=r"^the game's rank does not fall along the move from position"):
-        staged(
-            enumerate_ruleset,
-            DataDir(tmp_path / "broken").ruleset(rules),
-            tmp_path / "tmp",
-            rules=rules,
-            engine="spark",
-        )
-
-
-def test_the_data_cards_spark_line_reads_every_game_at_once(built):
+def test_the_data_cards_spark_line_reads_every_game_at_once(duck):
     from pipeline.engines.spark_engine import session
     from pipeline.products.datacard import ALL_GAMES
 
-    duck, _ = built
     [line] = [line for line in ALL_GAMES if line.startswith("spark.")]
     # the card's glob is a bundle's (files by kind); the data folder's, made absolute (Java's
     # working directory is not Python's), holds the same files
