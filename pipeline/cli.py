@@ -109,6 +109,7 @@ def main() -> None:
     finally:
         sys.stdout = stdout
         show_pandas()
+        explain.command = None  # main run in a process that goes on (a test) leaves the library's words as they were
     if status == 130 or signals.status():  # Typer turns Ctrl-C into exit status 130, silently
         leave(interrupted(), signals.status() or 130)  # and a signal ends a command that finished meanwhile
     sys.exit(status or 0)
