@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.core.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
 from pipeline.games.contract import TRANSITION_SCHEMA
@@ -90,6 +89,8 @@ def _digit_cells(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray
 
 def terminal_column(finished: np.ndarray, value: str) -> pa.Array:
     """`value` where the game is over, NULL elsewhere."""
+    import pyarrow.compute as pc  # when used: its import is a tenth of every command's start
+
     return pc.if_else(pa.array(finished, pa.bool_()), pa.scalar(value), pa.scalar(None, pa.string()))
 
 

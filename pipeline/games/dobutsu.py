@@ -426,28 +426,33 @@ def _byte_table(texts: list[str], width: int) -> np.ndarray:
     return table
 
 
-#: A row's text by its 12 bits (3 squares), padded; the side and the hands by the hands' bits.
-ROW_BYTES = _byte_table(
-    [
-        _row_text([(bits >> 4 * c) & 15 if (bits >> 4 * c) & 15 <= 2 * OTHER else 0 for c in range(COLS)])
-        for bits in range(1 << 12)
-    ],
-    COLS,
-)
-TAIL_BYTES = _byte_table([" b " + _hands_text(field) for field in range(1 << 12)], 3 + 18)
+@functools.cache
+def text_tables() -> tuple[np.ndarray, np.ndarray]:
+    """A row's text by its 12 bits (3 squares), padded; the side and the hands by the
+    hands' bits. Made when first needed (0.1 s): every command loads the games, few write
+    dobutsu's texts."""
+    rows = _byte_table(
+        [
+            _row_text([(bits >> 4 * c) & 15 if (bits >> 4 * c) & 15 <= 2 * OTHER else 0 for c in range(COLS)])
+            for bits in range(1 << 12)
+        ],
+        COLS,
+    )
+    return rows, _byte_table([" b " + _hands_text(field) for field in range(1 << 12)], 3 + 18)
 
 
 def texts_of(keys: np.ndarray) -> pa.Array:
     """The position texts of `keys`, laid out as bytes with NumPy: each row's text and the
     tail (side and hands) from tables, the padding then dropped."""
     n = keys.size
-    width = ROWS * (COLS + 1) + TAIL_BYTES.shape[1] - 1
+    row_bytes, tail_bytes = text_tables()
+    width = ROWS * (COLS + 1) + tail_bytes.shape[1] - 1
     text = np.empty((n, width), dtype=np.uint8)
     for r in range(ROWS):
-        text[:, r * (COLS + 1) : r * (COLS + 1) + COLS] = ROW_BYTES[(keys >> 4 * COLS * r) & 0xFFF]
+        text[:, r * (COLS + 1) : r * (COLS + 1) + COLS] = row_bytes[(keys >> 4 * COLS * r) & 0xFFF]
         if r < ROWS - 1:
             text[:, r * (COLS + 1) + COLS] = ord("/")
-    text[:, ROWS * (COLS + 1) - 1 :] = TAIL_BYTES[(keys >> HAND) & 0xFFF]
+    text[:, ROWS * (COLS + 1) - 1 :] = tail_bytes[(keys >> HAND) & 0xFFF]
     kept = text != _PAD
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(kept.sum(axis=1), out=offsets[1:])
