@@ -1,7 +1,7 @@
 """Stage 4: the published tablebase of a ruleset and its row of the catalog.
 
 tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, value,
-remoteness, grundy, reachable. summary.parquet: the ruleset's catalog row.
+remoteness, grundy, reachable, and the solver-made columns (winning_moves). summary.parquet: the ruleset's catalog row.
 catalog.parquet: every summary. Columns and types: pipeline/core/dataset.py.
 """
 
@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.core.dataset import CATALOG, POSITIONS, TABLEBASE, CatalogRow, game_fields
+from pipeline.core.dataset import CATALOG, POSITIONS, SOLVER_MADE, TABLEBASE, CatalogRow, game_fields
 from pipeline.core.errors import DataError
 from pipeline.core.values import Value
 from pipeline.datadir.check import forget, listed_sums, remember, write_sums
@@ -76,6 +76,8 @@ def export(run: Run) -> CatalogRow:
                 TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)), ("ruleset", "value")
             )
             text = "p.text" if texts is None else f"p.{POSITION_KEY.name}"
+            # the solver's columns as the solution holds them (pipeline/core/dataset.py)
+            solver_made = "".join(f", s.{column.name}" for column in SOLVER_MADE)
             stage.phase("writing", share["write"])
             source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
             tally = Tally()
@@ -88,7 +90,7 @@ def export(run: Run) -> CatalogRow:
                 f"""
               SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, {text} AS position,
                      {decoded}p.moves, {db.one_of("s.value", [value.value for value in Value])} AS value,
-                     s.remoteness, s.grundy, r.seen AS reachable
+                     s.remoteness, s.grundy, r.seen AS reachable{solver_made}
               FROM {source} {order}""",
                 files.tablebase,
                 schema,
