@@ -48,6 +48,7 @@ def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):
     solution["remoteness"] = [rng.choice([None, 0, 1, 2, 5, 7]) for _ in solution["id"]]
     solution["grundy"] = [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in solution["id"]]
     solution["grundy_height"] = [rng.choice([None, 0, 1, 4]) for _ in solution["id"]]
+    solution["winning_moves"] = [rng.choice([None, 0, 1, 3]) for _ in solution["id"]]
     return positions, solution, moves
 
 
@@ -86,6 +87,7 @@ def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path
                     ("remoteness", pa.int32()),
                     ("grundy", pa.int32()),
                     ("grundy_height", pa.int32()),
+                    ("winning_moves", pa.int32()),
                 ]
             ),
         ),
@@ -97,9 +99,14 @@ def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path
 def _facts(positions, solution, moves) -> dict[int, dict]:
     """verify's facts, one position at a time."""
     stored = {
-        i: dict(zip(("value", "remoteness", "grundy", "grundy_height"), row))
+        i: dict(zip(("value", "remoteness", "grundy", "grundy_height", "winning_moves"), row))
         for i, *row in zip(
-            solution["id"], solution["value"], solution["remoteness"], solution["grundy"], solution["grundy_height"]
+            solution["id"],
+            solution["value"],
+            solution["remoteness"],
+            solution["grundy"],
+            solution["grundy_height"],
+            solution["winning_moves"],
         )
     }
     code = {word: c for c, word in enumerate(WORDS, start=1)}
@@ -140,6 +147,7 @@ def _facts(positions, solution, moves) -> dict[int, dict]:
             "remoteness": own.get("remoteness"),
             "grundy": g,
             "grundy_height": own.get("grundy_height"),
+            "winning_moves": own.get("winning_moves"),  # as stored: the checks compare it
         }
     return facts
 
@@ -243,6 +251,7 @@ def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
         "remoteness": [rng.choice([None, 0, 1, 2, 5, 7]) for _ in ids],
         "grundy": [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in ids],
         "grundy_height": [rng.choice([None, 0, 1, 4]) for _ in ids],
+        "winning_moves": [rng.choice([None, 0, 1, 3]) for _ in ids],
     }
     moves = [move for move in moves if move[1] < len(ids)]
     paths = _write(tmp_path, positions, solution, moves, 97)

@@ -95,6 +95,19 @@ def test_spark_verifier_refuses_a_wrong_value(tmp_path):
         staged(verify, files, tmp_path / "tmp", impartial=True, engine="spark")
 
 
+def test_spark_verifier_refuses_a_wrong_count_of_winning_moves(tmp_path):
+    terminal, children = random_graph(2, 12, acyclic=True)
+    files = RulesetFiles(tmp_path / "graph")
+    write_graph(files, terminal, children, ranked=False)
+    staged(solve, files, tmp_path / "tmp", impartial=True, engine="spark")
+    table = pq.read_table(files.solution)
+    rows = table.to_pylist()
+    next(r for r in rows if r["value"] == "win")["winning_moves"] += 1
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
+    with pytest.raises(VerificationError, match="winning_moves"):
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine="spark")
+
+
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(ROOT / ".venv" / "bin" / "tablebase"), *args], capture_output=True, text=True, env=env, timeout=300
@@ -274,7 +287,8 @@ def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
         engine.view(
             "res",
             engine.spark.createDataFrame(
-                [(i, s, None, None) for i, s in enumerate(EDGES)], "id INT, score INT, grundy INT, height INT"
+                [(i, s, None, None, None) for i, s in enumerate(EDGES)],
+                "id INT, score INT, grundy INT, height INT, winning_moves INT",
             ),
         )
         rows = engine.sql("rank_solution").collect()
