@@ -93,6 +93,11 @@ CATALOG = FileKind(
 )
 
 
+#: The kinds of file whose path every catalog row records (`<kind>_path`, and `<kind>_sha256`):
+#: those the data folder's views, `tablebase sql` and `tablebase query` read.
+QUERIED = tuple(column.name.removesuffix("_path") for column in CATALOG.head if column.name.endswith("_path"))
+
+
 @dataclass(frozen=True)
 class CatalogRow(Mapping[str, Any]):
     """One row of the catalog, a ruleset's summary: CATALOG's columns, in its order, typed
