@@ -338,8 +338,8 @@ def export(
     Examples: tablebase export chopsticks
               tablebase export
     """
+    from pipeline.datadir.catalog import write_catalog
     from pipeline.stages.export import export as export_stage
-    from pipeline.stages.export import write_catalog
 
     _setup(quiet, verbose)
     kind = _engine(engine)
@@ -380,8 +380,8 @@ def build(
     Examples: tablebase build chopsticks:overflow=rollover
               tablebase build --all
     """
+    from pipeline.datadir.catalog import rewrite_database
     from pipeline.stages.build import build as build_stage
-    from pipeline.stages.build import rewrite_database
 
     _setup(quiet, verbose)
     kind = _engine(engine)

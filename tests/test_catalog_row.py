@@ -8,11 +8,11 @@ from dataclasses import fields
 import pyarrow.parquet as pq
 
 from pipeline.core.dataset import CATALOG, CatalogRow
+from pipeline.datadir.catalog import read_catalog
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.draw import read_summary
 from pipeline.stages.build import build
-from pipeline.stages.export import read_catalog
 
 
 def test_a_catalog_row_has_the_catalogs_columns_in_order():

@@ -37,12 +37,12 @@ import pyarrow.parquet as pq
 from pipeline import __version__
 from pipeline.core.dataset import QUERIED, CatalogRow
 from pipeline.core.errors import DataError, full_disk
+from pipeline.datadir.catalog import write_catalog_table
 from pipeline.datadir.check import SUMS, check
 from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout, is_bundle
 from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
-from pipeline.stages.export import write_catalog_table
 from pipeline.storage.parquet import atomic_path, sha256
 from pipeline.storage.progress import Stage, log
 
