@@ -119,6 +119,7 @@ def test_duckdb_decodes_the_packed_scores_as_values_does():
     import duckdb
     import pyarrow as pa
 
+    from pipeline.core.dataset import SOLVER_MADE
     from pipeline.engines.base import declared
     from pipeline.storage.db import set_variables, sql_text
 
@@ -126,10 +127,11 @@ def test_duckdb_decodes_the_packed_scores_as_values_does():
     set_variables(con, **values.sql_variables())
     nothing = [None] * len(EDGES)
     solved = pa.table(
-        {"id": range(len(EDGES)), "score": EDGES, "grundy": nothing, "height": nothing, "winning_moves": nothing},
+        {"id": range(len(EDGES)), "score": EDGES, "grundy": nothing, "height": nothing}
+        | {column.name: nothing for column in SOLVER_MADE},
         schema=pa.schema(
-            [("id", pa.int32()), ("score", pa.int32())]
-            + [(name, pa.int32()) for name in ("grundy", "height", "winning_moves")]
+            [("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]
+            + [column.field for column in SOLVER_MADE]
         ),
     )
     con.register("solved", solved)
