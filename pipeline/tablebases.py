@@ -131,8 +131,8 @@ class Tablebases:
         `size_check`, one whose estimate does not fit this machine is refused (RulesetError)
         before any work."""
         from pipeline.core.values import in_words
+        from pipeline.datadir.catalog import rewrite_database
         from pipeline.stages.build import build as build_stage
-        from pipeline.stages.build import rewrite_database
 
         kind = self._kind()
         parsed = _parsed(rulesets)
@@ -200,8 +200,8 @@ class Tablebases:
     def export(self, *rulesets: RulesetLike) -> None:
         """Publish each verified ruleset, then write the catalog, the database of views and
         SHA256SUMS again (with no ruleset, only those three, from what is published)."""
+        from pipeline.datadir.catalog import write_catalog
         from pipeline.stages.export import export as export_stage
-        from pipeline.stages.export import write_catalog
 
         kind = self._kind()
         parsed = _parsed(rulesets)

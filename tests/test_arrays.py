@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.core.dataset import SOLVER_MADE
 from pipeline.core.values import WORDS
 from pipeline.engines import arrays
 
@@ -48,6 +49,8 @@ def _graph(seed: int, n: int, ranked: bool, sparse: bool, shuffled: bool):
     solution["remoteness"] = [rng.choice([None, 0, 1, 2, 5, 7]) for _ in solution["id"]]
     solution["grundy"] = [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in solution["id"]]
     solution["grundy_height"] = [rng.choice([None, 0, 1, 4]) for _ in solution["id"]]
+    for column in SOLVER_MADE:  # carried into the facts as stored, whatever they hold
+        solution[column.name] = [rng.choice([None, 0, 1, 3]) for _ in solution["id"]]
     return positions, solution, moves
 
 
@@ -86,6 +89,7 @@ def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path
                     ("remoteness", pa.int32()),
                     ("grundy", pa.int32()),
                     ("grundy_height", pa.int32()),
+                    *((column.name, column.type) for column in SOLVER_MADE),
                 ]
             ),
         ),
@@ -96,12 +100,8 @@ def _write(tmp_path: Path, positions, solution, moves, group: int) -> tuple[Path
 
 def _facts(positions, solution, moves) -> dict[int, dict]:
     """verify's facts, one position at a time."""
-    stored = {
-        i: dict(zip(("value", "remoteness", "grundy", "grundy_height"), row))
-        for i, *row in zip(
-            solution["id"], solution["value"], solution["remoteness"], solution["grundy"], solution["grundy_height"]
-        )
-    }
+    named = [name for name in solution if name != "id"]
+    stored = {i: dict(zip(named, row)) for i, *row in zip(solution["id"], *(solution[name] for name in named))}
     code = {word: c for c, word in enumerate(WORDS, start=1)}
     children: dict[int, list[int]] = {}
     for src, dst in moves:
@@ -140,7 +140,7 @@ def _facts(positions, solution, moves) -> dict[int, dict]:
             "remoteness": own.get("remoteness"),
             "grundy": g,
             "grundy_height": own.get("grundy_height"),
-        }
+        } | {column.name: own.get(column.name) for column in SOLVER_MADE}  # as stored: the checks compare them
     return facts
 
 
@@ -243,7 +243,7 @@ def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
         "remoteness": [rng.choice([None, 0, 1, 2, 5, 7]) for _ in ids],
         "grundy": [rng.choice([None, 0, 1, 2, 3, 62, 63, 64, 70]) for _ in ids],
         "grundy_height": [rng.choice([None, 0, 1, 4]) for _ in ids],
-    }
+    } | {column.name: [rng.choice([None, 0, 1, 3]) for _ in ids] for column in SOLVER_MADE}
     moves = [move for move in moves if move[1] < len(ids)]
     paths = _write(tmp_path, positions, solution, moves, 97)
     for path in (paths[0], paths[2]):  # positions and solution in row groups of 500

@@ -1,5 +1,6 @@
 """A catalog row is typed (pipeline/core/dataset.py's CatalogRow): its fields are the
-catalog's columns, and export, build and the readers of the catalog hand it on whole."""
+catalog's columns, and export, build and the readers of the catalog hand it on whole. A
+ruleset's typed paths name the declared kinds of file."""
 
 from __future__ import annotations
 
@@ -7,16 +8,23 @@ from dataclasses import fields
 
 import pyarrow.parquet as pq
 
-from pipeline.core.dataset import CATALOG, CatalogRow
-from pipeline.datadir.layout import DataDir
+from pipeline.core.dataset import CATALOG, RULESET_FILES, CatalogRow
+from pipeline.datadir.catalog import read_catalog
+from pipeline.datadir.layout import DataDir, RulesetPaths
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.draw import read_summary
 from pipeline.stages.build import build
-from pipeline.stages.export import read_catalog
 
 
 def test_a_catalog_row_has_the_catalogs_columns_in_order():
     assert [field.name for field in fields(CatalogRow)] == [column.name for column in CATALOG.columns]
+
+
+def test_a_rulesets_paths_are_the_declared_kinds_of_file():
+    """RulesetPaths' typed properties (files.tablebase, …) are written by hand for mypy: one per
+    kind of RULESET_FILES, no more."""
+    typed = {name for name, member in vars(RulesetPaths).items() if isinstance(member, property)}
+    assert typed == {kind.name for kind in RULESET_FILES}
 
 
 def test_a_build_returns_the_row_its_summary_holds(tmp_path):

@@ -161,14 +161,14 @@ def test_a_folder_a_killed_publish_put_in_place_is_taken_in_by_the_next_build(da
 def test_a_full_disk_while_sha256sums_is_written_puts_the_old_catalog_back(data, monkeypatch):
     import errno
 
-    from pipeline.stages import export
+    from pipeline.datadir import catalog
 
     before = (data / "catalog.parquet").read_bytes()
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export, "write_sums", full)
+    monkeypatch.setattr(catalog, "write_sums", full)
     with pytest.raises(OSError):
         build(Ruleset.parse("sticks:rows=2"), DataDir(data))
     assert (data / "catalog.parquet").read_bytes() == before
@@ -182,8 +182,8 @@ def test_a_full_disk_while_sha256sums_is_written_puts_the_old_catalog_back(data,
 def rewrite_catalog(data: Path, change) -> None:
     """Change the catalog's rows with `change(row)`, SHA256SUMS following: only the paths
     are wrong."""
+    from pipeline.datadir.catalog import write_catalog_table
     from pipeline.datadir.check import write_sums
-    from pipeline.stages.export import write_catalog_table
 
     catalog = pq.read_table(data / "catalog.parquet")
     rows = catalog.to_pylist()

@@ -237,6 +237,18 @@ def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):
         staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine.capabilities.name)
 
 
+def test_the_verifier_refuses_a_wrong_count_of_winning_moves(engine, graphs, tmp_path):
+    """The solver-made column is re-derived from the children's values, not trusted."""
+    files = RulesetFiles(tmp_path / "graph")
+    shutil.copytree(graphs(engine).files.dir, files.dir)
+    table = pq.read_table(files.solution)
+    rows = table.to_pylist()
+    next(r for r in rows if r["value"] == "win")["winning_moves"] += 1
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
+    with pytest.raises(VerificationError, match="winning_moves"):
+        staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine.capabilities.name)
+
+
 def test_moves_against_the_games_rank_are_refused_in_one_line(engine, tmp_path, monkeypatch):
     """Where the engine makes the moves (Spark: on an executor, from the driver's numbering)."""
     import numpy as np

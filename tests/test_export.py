@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.dataset import POSITIONS
-from pipeline.stages.export import find_texts, read_catalog
+from pipeline.datadir.catalog import read_catalog
+from pipeline.stages.export import find_texts
 from pipeline.storage import parquet
 from pipeline.storage.parquet import write_batches
 from tests.conftest import BUILT

@@ -166,6 +166,7 @@ def test_the_data_cards_spark_line_reads_every_game_at_once(duck):
 
 
 def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
+    from pipeline.core.dataset import SOLVER_MADE
     from pipeline.engines.spark_engine import SparkEngine
     from tests.test_values import EDGES, decoded
 
@@ -174,7 +175,8 @@ def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
         engine.view(
             "res",
             engine.spark.createDataFrame(
-                [(i, s, None, None) for i, s in enumerate(EDGES)], "id INT, score INT, grundy INT, height INT"
+                [(i, s, None, None, *(None for _ in SOLVER_MADE)) for i, s in enumerate(EDGES)],
+                "id INT, score INT, grundy INT, height INT" + "".join(f", {c.name} INT" for c in SOLVER_MADE),
             ),
         )
         rows = engine.sql("rank_solution").collect()

@@ -244,10 +244,10 @@ def test_the_benchmarks_yardstick_agrees_with_the_solver(tmp_path, seed):
 
 def test_a_catalog_row_from_before_ties_is_brought_up_to_date(tmp_path):
     """A data folder built by 0.2 (no `ties` column) keeps working: its rows get ties = 0."""
+    from pipeline.datadir.catalog import write_catalog
     from pipeline.datadir.check import check
     from pipeline.games.rulesets import Ruleset
     from pipeline.stages.build import build
-    from pipeline.stages.export import write_catalog
 
     data = DataDir(tmp_path)
     build(Ruleset.parse("sticks:rows=2"), data)

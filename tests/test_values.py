@@ -119,16 +119,23 @@ def test_duckdb_decodes_the_packed_scores_as_values_does():
     import duckdb
     import pyarrow as pa
 
+    from pipeline.core.dataset import SOLVER_MADE
+    from pipeline.engines.base import declared
     from pipeline.storage.db import set_variables, sql_text
 
     con = duckdb.connect()
     set_variables(con, **values.sql_variables())
+    nothing = [None] * len(EDGES)
     solved = pa.table(
-        {"id": range(len(EDGES)), "score": EDGES, "grundy": [None] * len(EDGES), "height": [None] * len(EDGES)},
-        schema=pa.schema([("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]),
+        {"id": range(len(EDGES)), "score": EDGES, "grundy": nothing, "height": nothing}
+        | {column.name: nothing for column in SOLVER_MADE},
+        schema=pa.schema(
+            [("id", pa.int32()), ("score", pa.int32()), ("grundy", pa.int32()), ("height", pa.int32())]
+            + [column.field for column in SOLVER_MADE]
+        ),
     )
     con.register("solved", solved)
-    rows = con.sql(sql_text("rank_solution", "duckdb")).fetchall()
+    rows = con.sql(declared(sql_text("rank_solution", "duckdb"))).fetchall()
     assert [row[:3] for row in rows] == decoded()
 
 

@@ -60,6 +60,9 @@ def test_correct_solution_passes_every_check(solved):
         (lambda r: r["grundy"] == 0, "grundy", 5, "grundy_mex"),
         (lambda r: r["grundy"] is not None and r["remoteness"] > 0, "grundy_height", 0, "grundy_acyclic"),
         (lambda r: r["grundy"] is None, "grundy", 0, "grundy_defined"),
+        (lambda r: r["value"] == "win" and r["remoteness"] > 0, "winning_moves", 0, "winning_moves"),
+        (lambda r: r["winning_moves"] == 1, "winning_moves", 2, "winning_moves"),
+        (lambda r: r["value"] == "loss" and r["remoteness"] > 0, "winning_moves", 1, "winning_moves"),
     ],
 )
 def test_tampered_solution_fails_and_is_not_exported(solved, where, column, value, check):

@@ -93,6 +93,11 @@ CATALOG = FileKind(
 )
 
 
+#: The kinds of file whose path every catalog row records (`<kind>_path`, and `<kind>_sha256`):
+#: those the data folder's views, `tablebase sql` and `tablebase query` read.
+QUERIED = tuple(column.name.removesuffix("_path") for column in CATALOG.head if column.name.endswith("_path"))
+
+
 @dataclass(frozen=True)
 class CatalogRow(Mapping[str, Any]):
     """One row of the catalog, a ruleset's summary: CATALOG's columns, in its order, typed
@@ -162,6 +167,20 @@ class CatalogRow(Mapping[str, Any]):
 _CATALOG_NAMES = tuple(field.name for field in fields(CatalogRow))
 
 
+#: The solver-made columns beyond value, remoteness and the Grundy value: each solver computes
+#: them in bulk under these names, the verifier re-derives them, and solution.parquet and
+#: tablebase.parquet end with them, in this order. The engines' SQL passes them on by name
+#: (`{solver_made}`, pipeline/engines/base.py), export copies them: adding one is this
+#: declaration, the solvers' computations and a verifier check (CONTRIBUTING.md).
+SOLVER_MADE = (
+    Column(
+        "winning_moves",
+        pa.int32(),
+        "number of moves to a position lost for the player to move there: the moves that keep a win "
+        "(1: only one does, as in a puzzle); 0 on every position that is not a win, and where the game is over",
+    ),
+)
+
 TABLEBASE = FileKind(
     "tablebase",
     "every position with its value, one row per position, ordered by `id`: the product",
@@ -193,6 +212,7 @@ TABLEBASE = FileKind(
             True,
         ),
         Column("reachable", pa.bool_(), "whether play from a legal start can reach the position"),
+        *SOLVER_MADE,
     ),
     game_columns=True,
 )
@@ -244,6 +264,7 @@ SOLUTION = FileKind(
             "the verifier's proof that no cycle is reachable",
             True,
         ),
+        *SOLVER_MADE,
     ),
 )
 

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
-from pipeline.core.dataset import CATALOG, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
+from pipeline.core.dataset import CATALOG, QUERIED, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, Layout, RulesetPaths, is_bundle
@@ -420,7 +420,7 @@ def check_database(store: DataDir, report: _Report) -> None:
     except duckdb.Error as error:
         report.add(path, f"not readable ({str(error).splitlines()[0]})")
         return
-    catalog = pq.read_table(store.catalog, columns=["ruleset", "tablebase_sha256", "transitions_sha256"]).to_pylist()
+    catalog = pq.read_table(store.catalog, columns=["ruleset", *(f"{kind}_sha256" for kind in QUERIED)]).to_pylist()
     if recorded != sorted(tuple(row.values()) for row in catalog):
         report.add(path, "written with another catalog (tablebase export rewrites it)")
 
@@ -596,13 +596,10 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
                 f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
                 "or name the folder it was built in with --data"
             )
-        for kind in ("tablebase", "transitions"):
+        for kind in QUERIED:
             if not files.path(kind).exists():
                 raise _absent(store, files.path(kind), f"{kind} of {rules.id}", fix)
-        return [
-            (require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix)
-            for kind in ("tablebase", "transitions")
-        ]
+        return [(require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix) for kind in QUERIED]
 
     _verified(store, files_of)
     return files
@@ -632,7 +629,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
             if problem:
                 raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
             fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
-            for kind in ("tablebase", "transitions"):
+            for kind in QUERIED:
                 path = regular(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
                 if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
                     raise _absent(store, path, f"{kind} of {row['ruleset']}", fix)

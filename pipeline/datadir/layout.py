@@ -40,12 +40,13 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from pipeline.core import signals
+from pipeline.core.dataset import QUERIED, RULESET_FILES
 from pipeline.core.errors import DataError
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import sync
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
-KINDS = ("positions", "transitions", "solution", "verification", "tablebase", "summary")
+KINDS = tuple(kind.name for kind in RULESET_FILES)
 #: Folder names of the data directory that are not games.
 RESERVED = ("pages", "dist")
 #: A ruleset's folder as the catalog names it (`Ruleset.folder`): `<game>/<slug>`, a game's
@@ -84,7 +85,7 @@ class Layout:
         folder = row.get("folder")
         if not isinstance(folder, str) or not FOLDER.fullmatch(folder) or folder.split("/")[0] != row.get("game"):
             return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
-        for kind in ("tablebase", "transitions"):
+        for kind in QUERIED:
             path, expected = row.get(f"{kind}_path"), self.file(folder, kind)
             if path != expected:
                 return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {expected}"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core.dataset import QUERIED
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import trusted_catalog
 from pipeline.datadir.layout import DataDir
@@ -59,7 +60,7 @@ def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, 
     if rows is None:
         require(store.catalog, "catalog")
         rows = read_table(
-            store.catalog, columns=["ruleset", "game", "folder", "tablebase_path", "transitions_path"]
+            store.catalog, columns=["ruleset", "game", "folder", *(f"{kind}_path" for kind in QUERIED)]
         ).to_pylist()
     if not rows:
         raise DataError(f"no tablebase has been built in {data}: run `make all` or `tablebase build`")
@@ -67,12 +68,9 @@ def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, 
         problem = store.layout.misplaced(row)
         if problem:
             raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
-        for kind in ("tablebase", "transitions"):
+        for kind in QUERIED:
             store.inside(row[f"{kind}_path"])
-    return {
-        "tablebase": [row["tablebase_path"] for row in rows],
-        "transitions": [row["transitions_path"] for row in rows],
-    }
+    return {kind: [row[f"{kind}_path"] for row in rows] for kind in QUERIED}
 
 
 def define_views(

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
+from pipeline.core.dataset import SOLUTION, SOLVER_MADE
 from pipeline.core.errors import DataError
 from pipeline.storage.parquet import read_table
 from pipeline.storage.threads import in_order
@@ -30,6 +31,10 @@ MASK_BITS = 63
 NO_MIN = np.iinfo(np.int32).max
 NO_MAX = -1
 T = TypeVar("T")
+
+#: The solution's columns, as declared: id, value, remoteness, grundy, grundy_height, then
+#: the solver-made ones, which the facts carry as stored.
+SOLVED = SOLUTION.schema().names
 
 
 class Ids:
@@ -104,9 +109,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     pos = read_table(positions, columns=["id", "terminal", "moves"], read_dictionary=["terminal"])
     ids = Ids(pos["id"].to_numpy())
     n = ids.n
-    sol = read_table(
-        solution, columns=["id", "value", "remoteness", "grundy", "grundy_height"], read_dictionary=["value"]
-    )
+    sol = read_table(solution, columns=SOLVED, read_dictionary=["value"])
     at = ids.index(sol["id"].to_numpy())
     keep = at < n
     row = np.full(n, -1, dtype=np.int64)  # each position's row of the solution, -1 if none
@@ -118,7 +121,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
         """The solution's column `name` in the positions' order, NULL where unsolved."""
         return sol[name].take(take).combine_chunks()
 
-    stored = {name: placed(name) for name in ("remoteness", "grundy", "grundy_height")}
+    stored = {name: placed(name) for name in SOLVED[2:]}
     code = value_codes(placed("value"))
     remoteness = _int(stored["remoteness"], NO_MIN)
     grundy = _int(stored["grundy"], -1)
@@ -293,7 +296,8 @@ def _facts_table(
 ) -> pa.Table:
     """The facts verify checks, one row a position (the whole table's and a part's alike):
     its own columns, what its children say, and the Grundy facts. `extremes`: min_loss,
-    max_win, min_tie; `own`: its grundy and grundy_height; `taken`: (taken, no Grundy value)."""
+    max_win, min_tie; `own`: its grundy, grundy_height and solver-made columns (SOLVER_MADE,
+    as stored, for the checks to compare); `taken`: (taken, no Grundy value)."""
     loss, win, tie, draw = (values.Value(word).code for word in ("loss", "win", "tie", "draw"))
     min_loss, max_win, min_tie = extremes
     n = len(ids)
@@ -325,6 +329,7 @@ def _facts_table(
             "impartial": pa.repeat(pa.scalar(impartial), n) if n else pa.array([], pa.bool_()),
             "normal_play": pa.repeat(pa.scalar(normal_play, pa.bool_()), n) if n else pa.array([], pa.bool_()),
         }
+        | {column.name: own[column.name] for column in SOLVER_MADE}
     )
 
 
@@ -744,7 +749,7 @@ class _Window:
         return False
 
     def _read(self) -> None:
-        rows = self.file.read_row_group(self.group, columns=["id", "value", "remoteness", "grundy", "grundy_height"])
+        rows = self.file.read_row_group(self.group, columns=SOLVED)
         self.group += 1
         ids = rows["id"].to_numpy()
         if ids.size and (ids[0] != self.top or ids[-1] != self.top + ids.size - 1):

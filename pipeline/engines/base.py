@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import pyarrow as pa
 
+from pipeline.core.dataset import SOLVER_MADE
 from pipeline.storage.parquet import AS_TYPED, Encoding
 
 if TYPE_CHECKING:
@@ -188,3 +189,10 @@ def literal(value: object) -> str:
     if isinstance(value, str) and not set(value) & set("'\\"):
         return "'" + value + "'"  # DuckDB doubles quotes, Spark escapes them: neither is needed
     raise TypeError(f"no SQL literal for {value!r}")
+
+
+def declared(sql: str) -> str:
+    """An engine's SQL text with `{solver_made}` as the solver-made columns' names, each after
+    a comma (pipeline/core/dataset.py's SOLVER_MADE): the statements that pass a solver's
+    rows on name them from the declaration, not from a list of their own."""
+    return sql.replace("{solver_made}", "".join(f", {column.name}" for column in SOLVER_MADE))

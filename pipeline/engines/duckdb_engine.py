@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors
-from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, literal
+from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, declared, literal
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
 from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
@@ -181,8 +181,8 @@ _CHECKED: EngineKind = DuckDBEngine
 
 
 def _sql(name: str) -> str:
-    """The text of pipeline/sql/duckdb/<name>.sql."""
-    return sql_text(name, DuckDBEngine.capabilities.sql_folder)
+    """The text of pipeline/sql/duckdb/<name>.sql, its columns named from the declaration."""
+    return declared(sql_text(name, DuckDBEngine.capabilities.sql_folder))
 
 
 def _as_words(solution: str) -> str:

@@ -806,14 +806,35 @@ class Retrograde:
         )
 
     def solution(self) -> Iterator[pa.RecordBatch]:
-        """The solution's rows (id, value, remoteness, grundy, grundy_height) in the
-        positions' order; a code 0 (never decided) is a draw."""
+        """The solution's rows (id, value, remoteness, grundy, grundy_height, winning_moves)
+        in the positions' order; a code 0 (never decided) is a draw."""
         self.close()
+        with self.clock("winning moves"):
+            self.winning = self._winning_moves()
         for lo in range(0, self.n, BATCH):
             with self.clock("solution's rows made"):
                 batch = self._rows(slice(lo, min(lo + BATCH, self.n)))
             yield batch
         log.debug("retrograde: time by step: %s", self.clock)
+
+    def _winning_moves(self) -> np.ndarray:
+        """Each position's moves to a lost position, by one more pass over the moves (the
+        levels pass a loss only to parents still open, so they never count them all). The
+        counter of children not known won is spent once every value is: it holds them."""
+        lost = np.append(self.code == LOSS, False)  # index n: a child that is no position
+        winning = self.pending
+        winning[:] = 0
+
+        def count(table: pa.Table) -> tuple[int, np.ndarray]:
+            src, dst = self.ids.index(table["src"].to_numpy()), self.ids.index(table["dst"].to_numpy())
+            won = src[lost[dst]]
+            # the moves come by source: a row group's sources are a short range of ids
+            lo = int(won.min()) if won.size else 0
+            return lo, np.bincount(won - lo)
+
+        for lo, counts in row_groups(self.transitions, count):
+            winning[lo : lo + counts.size] += counts.astype(winning.dtype)
+        return winning
 
     def _rows(self, at: slice) -> pa.RecordBatch:
         code = self.code[at]
@@ -834,8 +855,9 @@ class Retrograde:
                 pa.array(self.values.levels.array[at].astype(np.int32), mask=~decided),
                 grundy_value,
                 height,
+                pa.array(self.winning[at].astype(np.int32)),
             ],
-            names=["id", "value", "remoteness", "grundy", "grundy_height"],
+            names=["id", "value", "remoteness", "grundy", "grundy_height", "winning_moves"],
         )
 
     def close(self) -> None:

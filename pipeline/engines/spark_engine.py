@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.errors import DataError, TablebaseError
-from pipeline.engines.base import Capabilities, EngineKind, by_id_join
+from pipeline.engines.base import Capabilities, EngineKind, by_id_join, declared
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
@@ -231,7 +231,7 @@ class SparkEngine:
 
     def sql(self, name: str, **params: Any) -> Any:
         """The DataFrame of pipeline/sql/spark/<name>.sql with its parameters."""
-        text = sql_text(name, SparkEngine.capabilities.sql_folder)
+        text = declared(sql_text(name, SparkEngine.capabilities.sql_folder))
         used = {key: value for key, value in {**parameters(), **params}.items() if re.search(rf":{key}\b", text)}
         return self.spark.sql(text, args=used)
 
@@ -462,7 +462,7 @@ class SparkSolver:
         """The view `res`: every rank solved so far."""
         union = self.spark.sql("SELECT 0 AS id, 0 AS score, 0 AS grundy, 0 AS height WHERE false")
         for frame in self.results:
-            union = union.unionByName(frame)
+            union = union.unionByName(frame, allowMissingColumns=True)  # the solver-made columns
         self.engine.view("res", union)
 
     def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:

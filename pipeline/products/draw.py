@@ -32,6 +32,7 @@ import graphviz
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.core.values import COLOUR_NAMES, WORDS, Value, in_plies, in_words
+from pipeline.datadir.catalog import read_catalog, read_summary_row
 from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
 from pipeline.datadir.layout import DataDir
 from pipeline.games import all_games
@@ -39,7 +40,6 @@ from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
-from pipeline.stages.export import read_catalog, read_summary_row
 from pipeline.storage.parquet import atomic_folder, atomic_path, require
 from pipeline.storage.progress import log
 

@@ -35,14 +35,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.core.dataset import CatalogRow
+from pipeline.core.dataset import QUERIED, CatalogRow
 from pipeline.core.errors import DataError, full_disk
+from pipeline.datadir.catalog import write_catalog_table
 from pipeline.datadir.check import SUMS, check
 from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout, is_bundle
 from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
-from pipeline.stages.export import write_catalog_table
 from pipeline.storage.parquet import atomic_path, sha256
 from pipeline.storage.progress import Stage, log
 
@@ -179,7 +179,7 @@ def laid_out(catalog: pa.Table, layout: Layout) -> pa.Table:
     """The catalog with each row's tablebase_path and transitions_path where `layout` puts
     them; its folder, the ruleset's identity, and checksums as they were."""
     folders = catalog["folder"].to_pylist()
-    for kind in ("tablebase", "transitions"):
+    for kind in QUERIED:
         index = catalog.schema.get_field_index(f"{kind}_path")
         paths = pa.array([layout.file(folder, kind) for folder in folders], pa.string())
         catalog = catalog.set_column(index, catalog.schema.field(index), paths)

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import shlex
 import shutil
 
-import duckdb
-
 from pipeline.core.dataset import CatalogRow
-from pipeline.core.errors import TablebaseError, UnfinishedError, VerificationError, full_disk
-from pipeline.datadir.check import write_sums
+from pipeline.core.errors import VerificationError
+from pipeline.datadir.catalog import rewrite_database, write_catalog
 from pipeline.datadir.layout import DataDir
-from pipeline.datadir.views import write_database
 from pipeline.datadir.written import moved
 from pipeline.engines import EngineKind, engine_kind
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.estimate import require_fit
-from pipeline.stages.export import export, write_catalog
+from pipeline.stages.export import export
 from pipeline.stages.run import open_run
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
@@ -88,21 +84,3 @@ def _replace_old_layout(data: DataDir, rules: Ruleset) -> None:
             len(data.old_layout()),
             data.old_layout_remedy(),
         )
-
-
-def rewrite_database(data: DataDir, published: str = "") -> None:
-    """Rewrite data/tablebases.duckdb over everything published (under the publish lock).
-    UnfinishedError if it cannot be written: what is published stays published (the catalog
-    lists it), and the old database's views refuse to read until it is rewritten. `published`:
-    the ruleset just published, named in the error (else: every ruleset built)."""
-    try:
-        with data.lock("publish"):
-            write_database(data.root)
-            write_sums(data, {"tablebases.duckdb"})
-    except (TablebaseError, OSError, duckdb.Error) as error:
-        what = f"{published} is" if published else "every ruleset built is"
-        then = "free some space, then run" if full_disk(error) else "mend that, then run"
-        raise UnfinishedError(
-            f"{what} published and in the catalog, but {data.database} could not be rewritten (its views "
-            f"refuse to read until it is): {then} `tablebase export --data {shlex.quote(str(data.root))}`"
-        ) from error

@@ -74,6 +74,11 @@ CHECKS: list[tuple[str, str, str]] = [
         "code = {draw} AND NOT (loss_children = 0 AND tie_children = 0 AND draw_children > 0 AND remoteness IS NULL)",
     ),
     (
+        "winning_moves",
+        "a position's winning moves are its moves to a lost position",
+        "winning_moves IS DISTINCT FROM loss_children",
+    ),
+    (
         "grundy_defined",
         "in an impartial game, a Grundy value exactly where every child has one; else none",
         "(grundy IS NOT NULL OR grundy_height IS NOT NULL) <> (impartial AND grundy_children = children)",

@@ -1,14 +1,15 @@
 -- Every stored value checked against the values of its children and the rules, on Spark:
 -- the view `facts`, one row per position with what its children's values say, with the
 -- same columns as sql/duckdb/verify.sql; pipeline/stages/verify.py holds the checks over
--- it. `code` is a value's code, NULL for a word that is not a value.
+-- it. `code` is a value's code, NULL for a word that is not a value. The solver-made
+-- columns are passed on as stored (the placeholder `solver_made`: pipeline/core/dataset.py).
 -- Views: positions, transitions, solution. Parameters: impartial, the codes win, loss,
 -- tie, draw and the words win_word, loss_word, tie_word, draw_word.
 WITH s AS (
     SELECT id, value,
            CASE value WHEN :win_word THEN :win WHEN :loss_word THEN :loss WHEN :tie_word THEN :tie
                       WHEN :draw_word THEN :draw END AS code,
-           remoteness, grundy, grundy_height
+           remoteness, grundy, grundy_height{solver_made}
     FROM solution
 ), kids AS (
     SELECT t.src AS id,
@@ -43,7 +44,7 @@ SELECT p.id, p.terminal,
        s.grundy, s.grundy_height, coalesce(k.grundy_children, 0) AS grundy_children,
        coalesce(array_contains(k.child_grundy, s.grundy), false) AS grundy_taken,
        size(filter(coalesce(k.child_grundy, array()), g -> g < s.grundy)) AS grundy_below,
-       k.max_child_height,
+       k.max_child_height{solver_made},
        :impartial AS impartial,
        play.normal_play
 FROM positions AS p
