@@ -60,6 +60,7 @@ $(VENV)/.installed-publish: $(VENV)/.installed
 # stamp of `make all`'s own, not the catalog, which any build by hand writes too (the quick
 # start's): after one, `make all` would have found nothing to do.
 $(BUILT): $(VENV)/.installed $(RULESETS) $(SOURCES)
+	$(BIN)/python -m compileall -q pipeline examples/takeaway
 	$(BIN)/tablebase build --all --rulesets $(RULESETS) --data $(DATA)
 	@mkdir -p $(@D) && touch $@
 
@@ -71,7 +72,10 @@ $(DATA)/pages/index.html: $(BUILT) $(DATA)/catalog.parquet $(RULESETS) $(wildcar
 	$(BIN)/tablebase draw --all --rulesets $(RULESETS) --data $(DATA)
 
 # Two workers, a test file each (a worker's one Spark session serves every test it runs).
+# The package's bytecode is compiled first (only what changed): where PYTHONDONTWRITEBYTECODE
+# is set, each Python process the suite starts compiled it again, about 0.2 s of CPU each.
 test: $(VENV)/.installed-dev java chromium
+	$(BIN)/python -m compileall -q pipeline examples/takeaway
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # The checks CI runs before the tests: ruff's lint and its formatting (checked, not applied),
