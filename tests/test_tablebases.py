@@ -137,3 +137,21 @@ def test_the_documentations_python_runs(built, tmp_path, monkeypatch, page, bloc
     monkeypatch.chdir(tmp_path)
     names: dict = {}
     exec(block, names)
+
+
+def test_a_file_of_another_versions_schema_says_which_and_how_to_mend_it(tmp_path, monkeypatch):
+    """A ruleset built before a column was added (0.14.0's winning_moves) fails check with
+    the version that wrote it and the command that rebuilds it, not a bare 'not documented'."""
+    import pipeline.datadir.check as checks
+
+    tables = Tablebases(tmp_path / "data")
+    tables.build("sticks:rows=2")
+    documented = checks.documented_schema
+    monkeypatch.setattr(
+        checks, "documented_schema", lambda kind, schema: documented(kind, schema).append(pa.field("later", pa.int8()))
+    )
+    monkeypatch.setattr(checks, "__version__", "99.0.0")
+    problems = tables.check()
+    said = f"(written by tablebase {pipeline.__version__}; this is 99.0.0): rebuild it with `tablebase build sticks:rows=2`"
+    assert problems and all(said in problem for problem in problems if "schema" in problem)
+    assert any("tablebase.parquet: its schema is not the documented one" in problem for problem in problems)

@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from filelock import FileLock
 
+from pipeline import __version__
 from pipeline.core.dataset import CATALOG, QUERIED, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.core.values import WORDS
@@ -449,7 +450,14 @@ def check_ruleset(
             ok = False
             continue
         if schema.remove_metadata() != documented_schema(kind, schema):
-            report.add(path, f"its schema is not the documented one for {kind.name}.parquet")
+            # a ruleset built by another version (0.14.0 added winning_moves): say how to mend it
+            built_by = row["pipeline_version"]
+            by = f" (written by tablebase {built_by}; this is {__version__})" if built_by != __version__ else ""
+            report.add(
+                path,
+                f"its schema is not the documented one for {kind.name}.parquet{by}: "
+                f"rebuild it with `tablebase build {row['ruleset']}`",
+            )
             ok = False
             continue
         first = schemas.setdefault((row["game"], kind.name), (schema, path))
