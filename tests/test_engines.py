@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pipeline.stages.enumerate as enumerate_stage
+from pipeline.core.dataset import SOLVER_MADE
 from pipeline.core.errors import DataError, TablebaseError, VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.engines import ENGINES, EngineKind, engine_kind, explain
@@ -237,15 +238,18 @@ def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):
         staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine.capabilities.name)
 
 
-def test_the_verifier_refuses_a_wrong_count_of_winning_moves(engine, graphs, tmp_path):
-    """The solver-made column is re-derived from the children's values, not trusted."""
+@pytest.mark.parametrize("column", [column.name for column in SOLVER_MADE])
+def test_the_verifier_refuses_a_wrong_solver_made_column(engine, graphs, tmp_path, column):
+    """Every solver-made column (SOLVER_MADE) is re-derived by each engine's verifier, not
+    trusted: one changed on a won position fails the check of its name. A column declared
+    later is tested here without an edit."""
     files = RulesetFiles(tmp_path / "graph")
     shutil.copytree(graphs(engine).files.dir, files.dir)
     table = pq.read_table(files.solution)
     rows = table.to_pylist()
-    next(r for r in rows if r["value"] == "win")["winning_moves"] += 1
+    next(r for r in rows if r["value"] == "win")[column] += 1
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
-    with pytest.raises(VerificationError, match="winning_moves"):
+    with pytest.raises(VerificationError, match=column):
         staged(verify, files, tmp_path / "tmp", impartial=True, engine=engine.capabilities.name)
 
 
