@@ -155,6 +155,20 @@ def test_longest_lines_are_the_longest(built):
         assert [r["remoteness"] for r in mine] == sorted((r["remoteness"] for r in mine), reverse=True)
 
 
+def test_puzzles_have_one_winning_move_each(built):
+    """Each puzzle, probed move by move (the children's values, not the winning_moves
+    column): more than one move, and the listed one the only move that keeps the win."""
+    from pipeline.products.probe import probe
+
+    rows = run(built, "puzzles", ruleset="chopsticks:split=any")
+    assert len(rows) == 20
+    assert [r["remoteness"] for r in rows] == sorted((r["remoteness"] for r in rows), reverse=True)
+    for row in rows:
+        result = probe("chopsticks:split=any", row["position"], built)
+        assert result.value == "win" and len(result.moves) == row["moves"] > 1
+        assert [move.move for move in result.moves if move.outcome == "win"] == [row["winning_move"]]
+
+
 def test_principal_variation_follows_best_play(built):
     from pipeline.products.probe import probe
 
