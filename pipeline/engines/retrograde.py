@@ -76,7 +76,7 @@ COMPACT_ROWS = 1 << 16
 #: A level after the first reads every move forward, rather than joining its frontier to
 #: `rev`, where the frontier's rows hold more than this share of the transitions: a move
 #: read forward took 35 ns of CPU, one unnested and counted 150 ns (a generated graph of
-#: 20 M positions and 77 M moves, BENCHMARKS.md).
+#: 20 M positions and 77 M moves, measured as this pass was written; not in BENCHMARKS.md).
 FORWARD_SHARE = 0.25
 #: Grundy values below this (a power of two, at most 64) are collected as bits of a mask a
 #: position; larger ones, rare (a value is at most the position's number of moves), as
