@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 # jsonschema < 4, which frictionless (the test and publish extras) rules out. tests/test_bundle_metadata.py
 # runs $(VENV)/cffconvert/bin/cffconvert --validate on a published bundle.
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark,docs]'
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark,docs,serve]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	$(PYTHON) -m venv $(VENV)/cffconvert
 	$(VENV)/cffconvert/bin/pip install --quiet cffconvert==2.0.0
