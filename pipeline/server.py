@@ -2,6 +2,7 @@
 
     GET /api/rulesets                              the catalog, one object a built ruleset
     GET /api/rulesets/{ruleset}?position=TEXT      a position's value, remoteness and moves
+                                                   (&columns=true: its decoded columns too)
     GET /api/rulesets/{ruleset}/mainline?position= the best line from it to the end
     GET /api/openapi.json                          this API described (OpenAPI 3.1)
 
@@ -135,15 +136,15 @@ def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any
     return dict(zip(names, row)) if row is not None else {}
 
 
-def position_answer(tables: Tablebases, ruleset: str, position: str = "start") -> dict[str, Any]:
+def position_answer(tables: Tablebases, ruleset: str, position: str = "start", columns: bool = False) -> dict[str, Any]:
     """A position's answer: probe's value, remoteness and moves best first, whether the
-    game is over there, and the position's decoded columns."""
+    game is over there, and with `columns` the position's decoded columns (one more scan
+    of the tablebase: a third more time a lookup, measured, so only when asked)."""
     rules = Ruleset.parse(ruleset)
 
     def read() -> dict[str, Any]:
         found = tables.probe(rules, position)
-        columns = _columns(tables, rules, found.position)
-        return _probed(found) | {"columns": columns}
+        return _probed(found) | ({"columns": _columns(tables, rules, found.position)} if columns else {})
 
     return _steady(tables, rules, read)
 
@@ -233,6 +234,13 @@ def openapi() -> dict[str, Any]:
         "schema": {"type": "string", "default": "start"},
         "description": "A position's text (as `tablebase probe` takes it); start names the start.",
     }
+    columns = {
+        "name": "columns",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "boolean", "default": False},
+        "description": "true: the answer holds the position's decoded columns too (one more scan).",
+    }
     move = {
         "type": "object",
         "properties": {
@@ -252,7 +260,7 @@ def openapi() -> dict[str, Any]:
             "remoteness": {"type": ["integer", "null"], "description": "plies to the end; null for a draw"},
             "game_over": {"type": "boolean"},
             "note": {"type": ["string", "null"]},
-            "columns": {"type": "object", "description": "the position's decoded columns (the game's)"},
+            "columns": {"type": "object", "description": "the position's decoded columns (with columns=true)"},
             "moves": {"type": "array", "items": {"$ref": "#/components/schemas/Move"}, "description": "best first"},
         },
     }
@@ -281,7 +289,7 @@ def openapi() -> dict[str, Any]:
             "/api/rulesets/{ruleset}": {
                 "get": {
                     "summary": "A position's value, remoteness and every move, best first",
-                    "parameters": [ruleset, position],
+                    "parameters": [ruleset, position, columns],
                     "responses": {
                         "200": {
                             "description": "the position",
@@ -350,7 +358,10 @@ def application(data: str | os.PathLike[str], timeout: float = TIMEOUT, workers:
 
     async def position(request: Request) -> JSONResponse:
         ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")
-        return await answered(lambda: position_answer(tables, ruleset, text))
+        columns = request.query_params.get("columns", "false")
+        if columns not in ("true", "false"):
+            return failure(400, f"columns={columns} is not true or false")
+        return await answered(lambda: position_answer(tables, ruleset, text, columns == "true"))
 
     async def mainline(request: Request) -> JSONResponse:
         ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")

@@ -94,7 +94,7 @@ def test_every_position_answers_as_probe_and_sql_say(server, built, ruleset):
     decoded = {"chopsticks": ["mover", "opponent"], "sticks": ["rows"]}[ruleset.split(":")[0]]
     assert rows
     for row in rows:
-        status, body = get(server, f"/api/rulesets/{ruleset}", position=row["position"])
+        status, body = get(server, f"/api/rulesets/{ruleset}", position=row["position"], columns="true")
         assert status == 200, body
         probed = tables.probe(ruleset, row["position"])
         expected = dataclasses.asdict(probed)
@@ -107,9 +107,9 @@ def test_every_position_answers_as_probe_and_sql_say(server, built, ruleset):
         assert body["columns"] == as_json({name: row[name] for name in decoded})
 
 
-def test_start_is_the_default_position(server, built):
+def test_start_is_the_default_position_and_columns_come_when_asked(server, built):
     status, body = get(server, "/api/rulesets/chopsticks")
-    assert status == 200
+    assert status == 200 and "columns" not in body
     assert body["position"] == Tablebases(built).probe("chopsticks", "start").position == "1-1|1-1"
 
 
@@ -144,6 +144,7 @@ def test_mainline_of_a_draw_stops_where_a_position_comes_round(server, built):
         ("/api/rulesets/nim", {}, 404, "nim is not built"),
         ("/api/rulesets/nim/mainline", {}, 404, "nim is not built"),
         ("/api/rulesets/chopsticks", {"position": "9-9"}, 400, "malformed chopsticks position"),
+        ("/api/rulesets/chopsticks", {"columns": "yes"}, 400, "columns=yes is not true or false"),
         ("/api/rulesets/chopsticks/mainline", {"position": "0-0|0-0"}, 400, "impossible chopsticks position"),
         ("/api/rulesets/sticks:rows=2", {"position": "1-2-3"}, 400, "is not a position of sticks:rows=2"),
         ("/api/nothing", {}, 404, "no such address"),
