@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from pipeline.products.probe import Probe
+    from pipeline.products.probe import Move, Probe
 
 T = TypeVar("T")
 
@@ -118,7 +118,7 @@ def _steady(tables: Tablebases, rules: Ruleset, read: Callable[[], T]) -> T:
     raise DataError(f"{rules.id} was rebuilt {RETRIES} times while it was read: ask again")
 
 
-def _move(move: Any) -> dict[str, Any]:
+def _move(move: Move) -> dict[str, Any]:
     """One move: its label, the child's text, the child's value and remoteness for the
     player to move there (as probe says them), and `outcome`, the value for the mover."""
     return {**dataclasses.asdict(move), "outcome": move.outcome}

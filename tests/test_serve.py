@@ -32,10 +32,10 @@ pytest.importorskip("starlette", reason="the serve extra: pip install 'tablebase
 
 
 @contextmanager
-def serving(data: Path) -> Iterator[str]:
+def serving(data: Path, *options: str) -> Iterator[str]:
     """The address of a server over `data`, stopped (and its end checked) afterwards."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(data)],
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(data), *options],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -214,6 +214,15 @@ def test_a_rebuild_under_the_server_is_answered_throughout(tmp_path):
     for status, body in answers:
         assert status == 200, body
         assert body["moves"] == expected
+
+
+def test_a_lookup_past_its_time_is_answered_503(built):
+    """--timeout bounds each request (a microsecond: no lookup ends in time; nothing is timed)."""
+    with serving(built, "--timeout", "0.000001") as base:
+        status, body = get(base, "/api/rulesets/chopsticks")
+        assert status == 503
+        assert body == {"error": "the lookup took longer than 1e-06 seconds: try again later"}
+        assert get(base, "/api/openapi.json")[0] == 200  # what needs no lookup is answered
 
 
 def test_without_the_extra_serve_says_what_to_install(built):
