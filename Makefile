@@ -20,7 +20,7 @@ all: $(BUILT) $(DATA)/pages/index.html
 # and the example game plug-in.
 install: $(VENV)/.installed
 
-# Everything the tests need besides: the data, test and publish extras, Spark, playwright for
+# Everything the tests need besides: the data, test, publish and serve extras, Spark, playwright for
 # the pages' browser test, DuckDB 1.1.3 and cffconvert.
 dev: $(VENV)/.installed-dev
 
