@@ -20,7 +20,7 @@ all: $(BUILT) $(DATA)/pages/index.html
 # and the example game plug-in.
 install: $(VENV)/.installed
 
-# Everything the tests need besides: the data, test and publish extras, Spark, playwright for
+# Everything the tests need besides: the data, test, publish and serve extras, Spark, playwright for
 # the pages' browser test, DuckDB 1.1.3 and cffconvert.
 dev: $(VENV)/.installed-dev
 
@@ -46,7 +46,7 @@ $(VENV)/.installed: pyproject.toml examples/takeaway/pyproject.toml
 # jsonschema < 4, which frictionless (the test and publish extras) rules out. tests/test_bundle_metadata.py
 # runs $(VENV)/cffconvert/bin/cffconvert --validate on a published bundle.
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark,docs]'
+	$(EDITABLE) $(BIN)/pip install --quiet -e '.[data,test,publish,browser,spark,docs,serve]'
 	$(BIN)/pip install --quiet --upgrade --no-warn-conflicts --target $(VENV)/duckdb-1.1 duckdb==1.1.3
 	$(PYTHON) -m venv $(VENV)/cffconvert
 	$(VENV)/cffconvert/bin/pip install --quiet cffconvert==2.0.0

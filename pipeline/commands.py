@@ -53,7 +53,7 @@ def _remember(param: typer.CallbackParam, value: bool) -> None:
 #: The groups of `tablebase --help`, everyday commands first, each command in the order
 #: help lists it (Typer would list them as they are defined, the stages first).
 HELP_PANELS = {
-    "Everyday": ("build", "probe", "query", "sql", "play", "draw", "check", "publish"),
+    "Everyday": ("build", "probe", "query", "sql", "play", "draw", "serve", "check", "publish"),
     "Games, rulesets and more": ("games", "rulesets", "estimate", "claims", "check-game", "version"),
     "Stages one at a time (build runs them all)": ("enumerate", "solve", "verify", "export"),
 }
@@ -872,6 +872,37 @@ def draw(
         *(rulesets or []), out=out, graphs=not page_only, every=all_, ruleset_file=ruleset_file
     )
     typer.echo(f"wrote {written[-1]}")
+
+
+@app.command()
+def serve(
+    data: DataOption = Path("data"),
+    host: Annotated[
+        str, typer.Option("--host", help="The address to listen on (0.0.0.0: every interface).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="The port to listen on (0: a free one, printed).")] = 8000,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds a lookup may take before it is answered 503.")
+    ] = 10.0,
+) -> None:
+    """Serve the tablebases as a read-only HTTP JSON API.
+
+    GET /api/rulesets lists the built rulesets; /api/rulesets/RULESET?position=TEXT gives a
+    position's value, remoteness and every move best first; /api/rulesets/RULESET/mainline
+    the best line to the end; /api/openapi.json describes it. Needs the serve extra:
+    pip install 'tablebase[serve]'.
+
+    Example: tablebase serve --port 8000
+    """
+    from pipeline.server import require_libraries
+    from pipeline.server import serve as run_server
+
+    require_libraries()
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port} is not a port: give 0 to 65535 (0: a free one)")
+    if not timeout > 0:
+        raise UsageError(f"--timeout {timeout:g} must be more than 0 seconds")
+    run_server(data, host, port, timeout=timeout, ready=lambda line: typer.echo(line, err=True))
 
 
 def _print_version(value: bool) -> None:

@@ -123,6 +123,7 @@ def test_the_default_install_is_what_the_commands_need():
     assert names(extras["spark"]) == {"pyspark"} and names(extras["browser"]) == {"playwright"}
     assert names(extras["data"]) == {"pandas", "polars"}
     assert names(extras["docs"]) == {"mkdocs", "mkdocs-material", "mkdocstrings"}  # tests/test_docs.py builds the site
+    assert names(extras["serve"]) == {"starlette", "uvicorn"}  # tablebase serve, whose tests make test runs
     assert "playwright" not in names(extras["test"]) and "pyspark" not in names(extras["test"])
 
 
@@ -141,7 +142,7 @@ def test_make_all_installs_the_light_install_and_make_test_every_extra():
     light = make_dry_run("all")
     assert not any("[" in line for line in light), light
     assert any(line.endswith("pip install --quiet -e .") for line in light), light
-    assert any(".[data,test,publish,browser,spark,docs]" in line for line in make_dry_run("test"))
+    assert any(".[data,test,publish,browser,spark,docs,serve]" in line for line in make_dry_run("test"))
 
 
 def test_make_dist_installs_the_publish_extra_and_make_test_cffconvert_apart():

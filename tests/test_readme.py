@@ -106,6 +106,10 @@ SKIPPED = {
     "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.worker.Worker spark://127.0.0.1:7077 --cores 1 "
     "--memory 4g &": "starts a Spark cluster",
     "TABLEBASE_SPARK_MASTER=spark://127.0.0.1:7077 tablebase build sticks:rows=8 --engine spark": "needs the Spark cluster above",
+    "tablebase serve --data data": "a server runs until stopped: tests/test_serve.py starts it on a free port and stops it",
+    "curl -s http://127.0.0.1:8000/api/rulesets": "asks the server above: tests/test_serve.py asks its own",
+    "curl -s 'http://127.0.0.1:8000/api/rulesets/chopsticks?position=1-2%7C1-1&columns=true'": "asks the server above: tests/test_serve.py asks its own",
+    "curl -s http://127.0.0.1:8000/api/rulesets/chopsticks/mainline": "asks the server above: tests/test_serve.py asks its own",
 }
 
 

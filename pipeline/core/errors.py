@@ -24,6 +24,11 @@ class DataError(TablebaseError):
     """A data file that is missing, unreadable or inconsistent."""
 
 
+class NotBuiltError(DataError):
+    """The ruleset asked for (or any) is not built in the data folder: nothing is wrong
+    with the folder, it lacks it (the server answers 404, not 503)."""
+
+
 class ContractError(DataError):
     """A game's member gave back what the game contract does not allow (a plug-in's bug)."""
 

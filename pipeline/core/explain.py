@@ -77,6 +77,8 @@ def plugin_failure(error: BaseException) -> str | None:
 
 def interrupted() -> str:
     what = "terminated" if signal.SIGTERM in signals.received else "interrupted"
+    if command == "`tablebase serve`":  # the server's usual end: it builds nothing, and writes nothing
+        return f"{what}: the server stopped"
     return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
 
 

@@ -41,7 +41,7 @@ from filelock import FileLock
 
 from pipeline import __version__
 from pipeline.core.dataset import CATALOG, QUERIED, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
-from pipeline.core.errors import DataError
+from pipeline.core.errors import DataError, NotBuiltError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, Layout, RulesetPaths, is_bundle
 from pipeline.games.rulesets import Ruleset
@@ -578,11 +578,11 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
             f"name the folder it is in with --data {store.root.parent}"
         )
     if ruleset is not None:
-        raise DataError(
+        raise NotBuiltError(
             f"{ruleset} is not built: {store.catalog} is missing; build it with "
             f"`tablebase build {ruleset}`, or name the folder it was built in with --data"
         )
-    raise DataError(
+    raise NotBuiltError(
         f"nothing is built in {store.root}: {store.catalog} is missing; build a ruleset with "
         "`tablebase build chopsticks` (`tablebase games` lists the games), or name the folder "
         "the tablebases were built in with --data"
@@ -600,7 +600,7 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
         row = next((r for r in catalog if r["ruleset"] == rules.id), None)
         if row is None:
-            raise DataError(
+            raise NotBuiltError(
                 f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
                 "or name the folder it was built in with --data"
             )

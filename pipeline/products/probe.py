@@ -14,6 +14,7 @@ slowest first.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,24 @@ class Probe:
     note: str | None = None
 
 
+#: The one in-memory DuckDB database the probes of this process run on (opened when first
+#: needed), and the lock that opens it once.
+_database: duckdb.DuckDBPyConnection | None = None
+_opening = threading.Lock()
+
+
+def connection() -> duckdb.DuckDBPyConnection:
+    """A connection of its own (close it) to the process's one in-memory database: opening
+    a database costs 25-40 ms, four times a probe's two queries on a small file, and was
+    paid by every probe (`tablebase play`'s every move, each request of `tablebase serve`).
+    It holds nothing: each query reads the files it names again."""
+    global _database
+    with _opening:
+        if _database is None:
+            _database = duckdb.connect()
+        return _database.cursor()
+
+
 def best_first(move: Move) -> tuple:
     """Sort key: winning fastest, then tying fastest, then drawing, then losing slowest."""
     return (*best_move_first(move.value, move.remoteness), move.move)
@@ -71,21 +90,20 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     files = trusted(DataDir(Path(data)), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))
-    con = duckdb.connect()
-    rows = con.execute(
-        "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?",
-        [tablebase, text],
-    ).fetchall()
-    if not rows:
-        raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
-    row = rows[0]
-    moves = con.execute(
-        """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
-           SELECT t.move, c.position, c.value, c.remoteness
-           FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
-        [transitions, row[0], tablebase],
-    ).fetchall()
-    con.close()
+    with connection() as con:
+        rows = con.execute(
+            "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?",
+            [tablebase, text],
+        ).fetchall()
+        if not rows:
+            raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
+        row = rows[0]
+        moves = con.execute(
+            """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
+               SELECT t.move, c.position, c.value, c.remoteness
+               FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
+            [transitions, row[0], tablebase],
+        ).fetchall()
     moves_ = sorted((Move(*m) for m in moves), key=best_first)
     return Probe(rules.id, text, row[1], row[2], moves_, position_note(rules, position))
 

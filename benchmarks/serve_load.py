@@ -1,0 +1,203 @@
+"""Load on `tablebase serve`: clients asking random positions of one ruleset at once, as
+fast as answers come, and the latency, lookups a second and the server's memory.
+
+    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000]
+
+The server is started here (`tablebase serve --port 0`, the serve extra) on the built
+folder DIR and stopped at the end. Positions are drawn at random (--seed) from the
+ruleset's tablebase; each client keeps one HTTP connection and asks
+/api/rulesets/RULESET?position=… in turn. Reported: the latency's median, 90th and 99th
+percentiles and maximum, lookups a second over the run, the server's resident memory at
+the end and at its peak (VmRSS, VmHWM of /proc), and the machine's load before and after.
+Then, in this process, where one lookup's time goes: the checksum checks before it
+(`trusted`), the probe's two scans, and the scan for the decoded columns. Only the
+standard library and the project (no HTTP client to install).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def memory(pid: int) -> dict[str, int]:
+    """The process's VmRSS and VmHWM, in KiB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            found[name] = int(value.split()[0])
+    return found
+
+
+def load(base: str, ruleset: str, positions: list[str], clients: int, requests: int) -> tuple[list[float], float]:
+    """Every request's latency in seconds, and the run's length."""
+    host, port = urllib.parse.urlsplit(base).netloc.split(":")
+    latencies: list[float] = []
+    failures: list[str] = []
+    left = iter(range(requests))
+    lock = threading.Lock()
+
+    def client() -> None:
+        connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        while True:
+            with lock:
+                if next(left, None) is None:
+                    break
+                position = random.choice(positions)
+            path = f"/api/rulesets/{urllib.parse.quote(ruleset)}?" + urllib.parse.urlencode({"position": position})
+            start = time.perf_counter()
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            took = time.perf_counter() - start
+            with lock:
+                latencies.append(took)
+                if response.status != 200:
+                    failures.append(f"{response.status} {body[:200]!r}")
+        connection.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise SystemExit(f"{len(failures)} requests failed, the first: {failures[0]}")
+    return latencies, time.perf_counter() - start
+
+
+def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200) -> dict[str, float]:
+    """Milliseconds of one lookup's parts, each the mean of `repeat`, in this process."""
+    from pipeline import Tablebases
+    from pipeline.datadir.check import trusted
+    from pipeline.games.rulesets import Ruleset
+    from pipeline.products.probe import connection
+    from pipeline.server import position_answer
+
+    rules = Ruleset.parse(ruleset)
+    tables = Tablebases(data)
+    files = tables.store.published(rules)
+    tablebase, transitions = str(files.tablebase), str(files.transitions)
+    sample = [random.choice(positions) for _ in range(repeat)]
+    con = connection()
+    ids = {}
+
+    def first(position: str) -> None:
+        ids[position] = con.execute(
+            "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?", [tablebase, position]
+        ).fetchall()[0][0]
+
+    def second(position: str) -> None:
+        con.execute(
+            """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
+               SELECT t.move, c.position, c.value, c.remoteness
+               FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
+            [transitions, ids[position], tablebase],
+        ).fetchall()
+
+    def columns(position: str) -> None:
+        names = ", ".join(f'"{name}"' for name in rules.game.columns)
+        con.execute(f"SELECT {names} FROM read_parquet(?) WHERE position = ?", [tablebase, position]).fetchall()
+
+    parts = {
+        "checksums checked (trusted)": lambda position: trusted(tables.store, rules),
+        "probe's scan of the tablebase for the position": first,
+        "probe's scan of the transitions, joined to the tablebase": second,
+        "the scan for the decoded columns": columns,
+        "Tablebases.probe, whole": lambda position: tables.probe(rules, position),
+        "the server's answer, whole (probe, columns, stat before and after)": lambda position: position_answer(
+            tables, ruleset, position
+        ),
+    }
+    found = {}
+    for name, part in parts.items():
+        start = time.perf_counter()
+        for position in sample:
+            part(position)
+        found[name] = (time.perf_counter() - start) / repeat * 1000
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("ruleset")
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--sample", type=int, default=10_000, help="random positions drawn to ask from")
+    parser.add_argument("--seed", type=int, default=35)
+    arguments = parser.parse_args()
+    random.seed(arguments.seed)
+
+    from pipeline import Tablebases
+
+    tables = Tablebases(arguments.data)
+    positions = [
+        row["position"]
+        for row in tables.sql(
+            f"SELECT position FROM tablebase WHERE ruleset = $ruleset USING SAMPLE reservoir({int(arguments.sample)} ROWS) REPEATABLE ({int(arguments.seed)})",
+            {"ruleset": arguments.ruleset},
+        ).to_pylist()
+    ]
+    row = next(row for row in tables.catalog() if row.ruleset == arguments.ruleset)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(arguments.data)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/", server.stderr.readline())
+        assert found, "the server printed no address"
+        base = found[1]
+        before = os.getloadavg()
+        load(base, arguments.ruleset, positions, arguments.clients, 50)  # warm: files in the page cache
+        latencies, took = load(base, arguments.ruleset, positions, arguments.clients, arguments.requests)
+        after = os.getloadavg()
+        rss = memory(server.pid)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    cuts = statistics.quantiles(latencies, n=100)
+    result = {
+        "ruleset": arguments.ruleset,
+        "positions": row.positions,
+        "tablebase_bytes": (arguments.data / row.tablebase_path).stat().st_size,
+        "transitions_bytes": (arguments.data / row.transitions_path).stat().st_size,
+        "clients": arguments.clients,
+        "requests": len(latencies),
+        "p50_ms": round(cuts[49] * 1000, 1),
+        "p90_ms": round(cuts[89] * 1000, 1),
+        "p99_ms": round(cuts[98] * 1000, 1),
+        "max_ms": round(max(latencies) * 1000, 1),
+        "lookups_per_second": round(len(latencies) / took, 1),
+        "server_rss_mib": round(rss["VmRSS"] / 1024, 1),
+        "server_peak_rss_mib": round(rss["VmHWM"] / 1024, 1),
+        "load_before": [round(x, 2) for x in before],
+        "load_after": [round(x, 2) for x in after],
+        "cpus": os.cpu_count(),
+    }
+    print(json.dumps(result, indent=1))
+    print("one lookup's parts, ms (mean, in one process, one at a time):")
+    for name, ms in breakdown(arguments.data, arguments.ruleset, positions).items():
+        print(f"  {ms:7.2f}  {name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,420 @@
+"""`tablebase serve`: a read-only HTTP JSON API over a data folder, on Starlette and uvicorn.
+
+    GET /api/rulesets                              the catalog, one object a built ruleset
+    GET /api/rulesets/{ruleset}?position=TEXT      a position's value, remoteness and moves
+                                                   (&columns=true: its decoded columns too)
+    GET /api/rulesets/{ruleset}/mainline?position= the best line from it to the end
+    GET /api/openapi.json                          this API described (OpenAPI 3.1)
+
+Every answer is `Tablebases.probe`'s and `Tablebases.catalog`'s, as JSON: the server sits
+above the library's face (a layer of its own, under the commands) so that its answers and
+its errors are the library's. Errors are `{"error": "one sentence"}`: 404 for an unknown
+ruleset or one not built, 400 for a malformed or unreachable position, 503 for a lookup
+that took too long or a data folder that fails its checksums, never a traceback.
+
+Safe to leave running: each lookup runs in a worker thread, at most `workers` at once, and
+is answered 503 after `timeout` seconds (the thread finishes its lookup in the background:
+a DuckDB scan cannot be stopped from outside it); uvicorn refuses connections past
+`connections` with 503. Nothing but the data folder's published files is read, and only
+through the library (no static files, no SQL from the client). A ruleset rebuilt while the
+server runs is published by renaming its folder (pipeline.datadir.layout): each answer is
+read between two looks at its files' inode, size and times, and read again when they
+differ, so it comes whole from the old tablebase or whole from the new.
+
+The server's packages are the `serve` extra: pip install 'tablebase[serve]'.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pipeline.core.errors import DataError, NotBuiltError, PositionError, RulesetError, TablebaseError
+from pipeline.games.rulesets import Ruleset
+from pipeline.tablebases import Tablebases
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    from pipeline.products.probe import Move, Probe
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+#: Seconds a lookup (a position, or a whole mainline) may take before it is answered 503.
+TIMEOUT = 10.0
+#: Lookups run at once: each is a DuckDB scan on its own connection, and this machine's
+#: kind has 2 cores; more would only queue inside DuckDB.
+WORKERS = 4
+#: Connections and requests in flight uvicorn accepts before answering 503 at once.
+CONNECTIONS = 64
+#: A mainline stops after this many plies (a drawn game never ends).
+MAX_PLIES = 1000
+#: Times an answer is read again when the ruleset's files changed while it was read.
+RETRIES = 5
+
+
+class MissingLibrary(TablebaseError):
+    """The `serve` extra is not installed."""
+
+
+class AddressError(TablebaseError):
+    """The address asked for cannot be listened on (taken, or not this machine's)."""
+
+
+def require_libraries() -> None:
+    """Fail in one line, before any work, where the `serve` extra is not installed."""
+    missing = [name for name in ("starlette", "uvicorn", "anyio") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingLibrary(
+            f"tablebase serve needs {', '.join(missing)}, which is not installed: pip install 'tablebase[serve]'"
+        )
+
+
+# -- the answers, as JSON-ready dicts -----------------------------------------------------
+
+
+def _stamps(tables: Tablebases, rules: Ruleset) -> list[tuple[int, ...] | None]:
+    """What identifies the ruleset's published files as they are now: a rebuild renames a
+    new folder into place, so every file it publishes has another inode and ctime."""
+    files = tables.store.published(rules)
+    stamps: list[tuple[int, ...] | None] = []
+    for path in (files.tablebase, files.transitions):
+        try:
+            found = os.stat(path)
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns))
+    return stamps
+
+
+def _steady(tables: Tablebases, rules: Ruleset, read: Callable[[], T]) -> T:
+    """`read()`, done again where the ruleset's files changed while it ran (a rebuild
+    published between two of its reads), so that its answer comes from one tablebase."""
+    for attempt in range(RETRIES):
+        before = _stamps(tables, rules)
+        try:
+            answer = read()
+        except NotBuiltError:
+            raise
+        except DataError:
+            # for an instant while a rebuild publishes, the ruleset has no folder at all
+            if attempt + 1 == RETRIES or (_stamps(tables, rules) == before and None not in before):
+                raise
+            time.sleep(0.02 * (attempt + 1))
+            continue
+        if _stamps(tables, rules) == before:
+            return answer
+    raise DataError(f"{rules.id} was rebuilt {RETRIES} times while it was read: ask again")
+
+
+def _move(move: Move) -> dict[str, Any]:
+    """One move: its label, the child's text, the child's value and remoteness for the
+    player to move there (as probe says them), and `outcome`, the value for the mover."""
+    return {**dataclasses.asdict(move), "outcome": move.outcome}
+
+
+def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any]:
+    """The position's decoded columns (the game's `columns`), read from its tablebase file."""
+    from pipeline.products.probe import connection
+
+    names = list(rules.game.columns)
+    path = str(tables.store.published(rules).tablebase)
+    with connection() as con:
+        select = ", ".join(f'"{name}"' for name in names)  # the game's own declared names
+        row = con.execute(f"SELECT {select} FROM read_parquet(?) WHERE position = ?", [path, position]).fetchone()
+    return dict(zip(names, row)) if row is not None else {}
+
+
+def position_answer(tables: Tablebases, ruleset: str, position: str = "start", columns: bool = False) -> dict[str, Any]:
+    """A position's answer: probe's value, remoteness and moves best first, whether the
+    game is over there, and with `columns` the position's decoded columns (one more scan
+    of the tablebase: a third more time a lookup, measured, so only when asked)."""
+    rules = Ruleset.parse(ruleset)
+
+    def read() -> dict[str, Any]:
+        found = tables.probe(rules, position)
+        return _probed(found) | ({"columns": _columns(tables, rules, found.position)} if columns else {})
+
+    return _steady(tables, rules, read)
+
+
+def _probed(found: Probe) -> dict[str, Any]:
+    return {
+        "ruleset": found.ruleset,
+        "position": found.position,
+        "value": found.value,
+        "remoteness": found.remoteness,
+        "game_over": not found.moves,
+        "note": found.note,
+        "moves": [_move(move) for move in found.moves],
+    }
+
+
+def mainline_answer(
+    tables: Tablebases, ruleset: str, position: str = "start", max_plies: int = MAX_PLIES
+) -> dict[str, Any]:
+    """The principal variation from `position`: the best move, again and again, until the
+    game is over, a position comes round again (a draw's loop), or `max_plies`; `stopped`
+    says which ("game over", "repeated", "max plies")."""
+    rules = Ruleset.parse(ruleset)
+
+    def read() -> dict[str, Any]:
+        found = tables.probe(rules, position)
+        line: list[dict[str, Any]] = []
+        seen = {found.position}
+        current = found
+        stopped = "game over"
+        while current.moves:
+            if len(line) == max_plies:
+                stopped = "max plies"
+                break
+            best = current.moves[0]
+            line.append(_move(best))
+            if best.position in seen:
+                stopped = "repeated"
+                break
+            seen.add(best.position)
+            current = tables.probe(rules, best.position)
+        return {
+            "ruleset": found.ruleset,
+            "position": found.position,
+            "value": found.value,
+            "remoteness": found.remoteness,
+            "mainline": line,
+            "end": line[-1]["position"] if line else found.position,
+            "stopped": stopped,
+        }
+
+    return _steady(tables, rules, read)
+
+
+def rulesets_answer(tables: Tablebases) -> list[dict[str, Any]]:
+    """The catalog's rows, each a JSON object of its columns (params as an object)."""
+    return [{**dict(row), "params": dict(row.params)} for row in tables.catalog()]
+
+
+# -- HTTP ---------------------------------------------------------------------------------
+
+
+def status_of(error: BaseException) -> int:
+    """The HTTP status of a library error: the user's ruleset or position, or the server's."""
+    if isinstance(error, RulesetError | NotBuiltError):
+        return 404
+    if isinstance(error, PositionError):
+        return 400
+    return 503  # a damaged or half-published folder, a lookup too slow: the server's trouble
+
+
+def openapi() -> dict[str, Any]:
+    """The API described as OpenAPI 3.1, written by hand: Starlette generates none, and
+    three endpoints do not need FastAPI's pydantic to describe them."""
+    from pipeline import __version__
+
+    error = {"description": "", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+    def errors(**statuses: str) -> dict[str, Any]:
+        return {status.removeprefix("s"): {**error, "description": words} for status, words in statuses.items()}
+
+    ruleset = {"name": "ruleset", "in": "path", "required": True, "schema": {"type": "string"}}
+    position = {
+        "name": "position",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "string", "default": "start"},
+        "description": "A position's text (as `tablebase probe` takes it); start names the start.",
+    }
+    columns = {
+        "name": "columns",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "boolean", "default": False},
+        "description": "true: the answer holds the position's decoded columns too (one more scan).",
+    }
+    move = {
+        "type": "object",
+        "properties": {
+            "move": {"type": "string"},
+            "position": {"type": "string", "description": "the position the move leads to"},
+            "value": {"type": "string", "description": "that position's value for the player to move there"},
+            "remoteness": {"type": ["integer", "null"]},
+            "outcome": {"type": "string", "description": "the move's value for the player making it"},
+        },
+    }
+    answer = {
+        "type": "object",
+        "properties": {
+            "ruleset": {"type": "string"},
+            "position": {"type": "string"},
+            "value": {"enum": ["win", "loss", "tie", "draw"], "description": "for the player to move"},
+            "remoteness": {"type": ["integer", "null"], "description": "plies to the end; null for a draw"},
+            "game_over": {"type": "boolean"},
+            "note": {"type": ["string", "null"]},
+            "columns": {"type": "object", "description": "the position's decoded columns (with columns=true)"},
+            "moves": {"type": "array", "items": {"$ref": "#/components/schemas/Move"}, "description": "best first"},
+        },
+    }
+    line = {
+        "type": "object",
+        "properties": {
+            "ruleset": {"type": "string"},
+            "position": {"type": "string"},
+            "value": {"type": "string"},
+            "remoteness": {"type": ["integer", "null"]},
+            "mainline": {"type": "array", "items": {"$ref": "#/components/schemas/Move"}},
+            "end": {"type": "string"},
+            "stopped": {"enum": ["game over", "repeated", "max plies"]},
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "tablebase", "version": __version__, "description": "Solved games, one position at a time."},
+        "paths": {
+            "/api/rulesets": {
+                "get": {
+                    "summary": "Every built ruleset's catalog row",
+                    "responses": {"200": {"description": "the catalog"}, **errors(s503="a damaged data folder")},
+                }
+            },
+            "/api/rulesets/{ruleset}": {
+                "get": {
+                    "summary": "A position's value, remoteness and every move, best first",
+                    "parameters": [ruleset, position, columns],
+                    "responses": {
+                        "200": {
+                            "description": "the position",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Position"}}},
+                        },
+                        **errors(s400="no such position", s404="no such ruleset built", s503="too slow or damaged"),
+                    },
+                }
+            },
+            "/api/rulesets/{ruleset}/mainline": {
+                "get": {
+                    "summary": "The best line from a position to the end",
+                    "parameters": [ruleset, position],
+                    "responses": {
+                        "200": {
+                            "description": "the line",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Mainline"}}},
+                        },
+                        **errors(s400="no such position", s404="no such ruleset built", s503="too slow or damaged"),
+                    },
+                }
+            },
+        },
+        "components": {
+            "schemas": {
+                "Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]},
+                "Move": move,
+                "Position": answer,
+                "Mainline": line,
+            }
+        },
+    }
+
+
+def application(data: str | os.PathLike[str], timeout: float = TIMEOUT, workers: int = WORKERS) -> Starlette:
+    """The API over the data folder `data`, as an ASGI application."""
+    import anyio
+    import anyio.to_thread
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    tables = Tablebases(data)
+    limiter = anyio.CapacityLimiter(workers)
+
+    def failure(status: int, sentence: str) -> JSONResponse:
+        return JSONResponse({"error": sentence}, status_code=status)
+
+    async def answered(read: Callable[[], Any]) -> JSONResponse:
+        try:
+            with anyio.fail_after(timeout):
+                # abandoned on timeout: the thread ends its scan alone, its answer dropped
+                body = await anyio.to_thread.run_sync(read, abandon_on_cancel=True, limiter=limiter)
+        except TimeoutError:
+            return failure(503, f"the lookup took longer than {timeout:g} seconds: try again later")
+        except TablebaseError as error:
+            return failure(status_of(error), str(error))
+        except Exception:  # a bug of ours: logged in full, the client told one line
+            log.exception("failed to answer")
+            return failure(500, "the server failed to answer: its log says why")
+        return JSONResponse(body)
+
+    async def rulesets(request: Request) -> JSONResponse:
+        return await answered(lambda: rulesets_answer(tables))
+
+    async def position(request: Request) -> JSONResponse:
+        ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")
+        columns = request.query_params.get("columns", "false")
+        if columns not in ("true", "false"):
+            return failure(400, f"columns={columns} is not true or false")
+        return await answered(lambda: position_answer(tables, ruleset, text, columns == "true"))
+
+    async def mainline(request: Request) -> JSONResponse:
+        ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")
+        return await answered(lambda: mainline_answer(tables, ruleset, text))
+
+    async def described(request: Request) -> JSONResponse:
+        return JSONResponse(openapi())
+
+    async def not_found(request: Request, error: Exception) -> JSONResponse:
+        assert isinstance(error, HTTPException)
+        words = {404: f"no such address: {request.url.path} (see /api/openapi.json)", 405: "only GET is answered"}
+        return failure(error.status_code, words.get(error.status_code, str(error.detail)))
+
+    routes = [
+        Route("/api/rulesets", rulesets),
+        Route("/api/openapi.json", described),
+        Route("/api/rulesets/{ruleset}", position),
+        Route("/api/rulesets/{ruleset}/mainline", mainline),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: not_found})
+
+
+def serve(
+    data: str | os.PathLike[str],
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    timeout: float = TIMEOUT,
+    workers: int = WORKERS,
+    ready: Callable[[str], None] = print,
+) -> None:
+    """Serve the API on `host`:`port` (0: a free port) until interrupted; `ready` is told
+    the address once the socket listens."""
+    require_libraries()
+    import uvicorn
+
+    Tablebases(data).catalog()  # a folder with nothing built, or damaged, is refused before listening
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise AddressError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(
+        application(data, timeout, workers),
+        limit_concurrency=CONNECTIONS,
+        timeout_keep_alive=5,
+        access_log=False,
+        log_level="warning",
+    )
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    ready(f"serving {data} on http://{shown}:{bound}/api/rulesets (the API: /api/openapi.json; Ctrl-C stops)")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,254 @@
+"""`tablebase serve`: the HTTP API answers as the library does, on every position of small
+rulesets, its errors are one JSON sentence with the right status, and a ruleset rebuilt
+under it is still answered. Each server runs as `tablebase serve --port 0` in a process of
+its own, stopped with SIGTERM as a service manager stops it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline import Tablebases
+from pipeline.products.probe import Probe
+from tests.documentation import holding
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("starlette", reason="the serve extra: pip install 'tablebase[serve]' (make dev installs it)")
+
+
+@contextmanager
+def serving(data: Path, *options: str) -> Iterator[str]:
+    """The address of a server over `data`, stopped (and its end checked) afterwards."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(data), *options],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stderr.readline()  # the address, once the socket listens
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/api/rulesets", line)
+        assert found, f"no address in {line!r}: {process.stderr.read() if process.poll() is not None else ''}"
+        yield found[1]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert line + err == line + "error: terminated: the server stopped\n", err
+
+
+def get(base: str, path: str, **query: str) -> tuple[int, Any]:
+    """The status and JSON body of GET `path`."""
+    url = base + urllib.parse.quote(path) + ("?" + urllib.parse.urlencode(query) if query else "")
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        assert error.headers["content-type"] == "application/json"
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def server(built: Path) -> Iterator[str]:
+    with serving(built) as base:
+        yield base
+
+
+def as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def moves(probed: Probe) -> list[dict[str, Any]]:
+    """The probe's moves as the API writes them: each with its outcome for the mover."""
+    return as_json([{**dataclasses.asdict(move), "outcome": move.outcome} for move in probed.moves])
+
+
+def test_rulesets_lists_the_catalog(server, built):
+    status, body = get(server, "/api/rulesets")
+    assert status == 200
+    rows = Tablebases(built).catalog()
+    assert body == as_json([{**dict(row), "params": dict(row.params)} for row in rows])
+    assert [row["params"]["rows"] for row in body if row["ruleset"] == "sticks:rows=2"] == ["2"]
+
+
+@pytest.mark.parametrize("ruleset", ["chopsticks", "chopsticks:overflow=rollover", "sticks:rows=2"])
+def test_every_position_answers_as_probe_and_sql_say(server, built, ruleset):
+    tables = Tablebases(built)
+    rows = tables.sql("SELECT * FROM tablebase WHERE ruleset = $ruleset", {"ruleset": ruleset}).to_pylist()
+    columns = [field.name for field in dataclasses.fields(Probe)]  # the probe's every field is shown
+    decoded = {"chopsticks": ["mover", "opponent"], "sticks": ["rows"]}[ruleset.split(":")[0]]
+    assert rows
+    for row in rows:
+        status, body = get(server, f"/api/rulesets/{ruleset}", position=row["position"], columns="true")
+        assert status == 200, body
+        probed = tables.probe(ruleset, row["position"])
+        expected = dataclasses.asdict(probed)
+        assert {name: body[name] for name in columns if name != "moves"} == as_json(
+            {name: expected[name] for name in columns if name != "moves"}
+        )
+        assert body["moves"] == moves(probed)
+        assert body["game_over"] is (not probed.moves)
+        assert (body["value"], body["remoteness"]) == (row["value"], row["remoteness"])
+        assert body["columns"] == as_json({name: row[name] for name in decoded})
+
+
+def test_start_is_the_default_position_and_columns_come_when_asked(server, built):
+    status, body = get(server, "/api/rulesets/chopsticks")
+    assert status == 200 and "columns" not in body
+    assert body["position"] == Tablebases(built).probe("chopsticks", "start").position == "1-1|1-1"
+
+
+def test_mainline_of_a_won_start_ends_at_a_finished_game(server, built):
+    tables = Tablebases(built)
+    status, body = get(server, "/api/rulesets/chopsticks/mainline")
+    assert status == 200
+    start = tables.probe("chopsticks")
+    assert (body["value"], body["remoteness"]) == ("loss", 8) == (start.value, start.remoteness)
+    assert len(body["mainline"]) == start.remoteness
+    at = start
+    for ply in body["mainline"]:  # each ply is the best move of the position before it
+        best = at.moves[0]
+        assert ply == as_json({**dataclasses.asdict(best), "outcome": best.outcome})
+        at = tables.probe("chopsticks", best.position)
+    assert not at.moves and body["end"] == at.position and body["stopped"] == "game over"
+
+
+def test_mainline_of_a_draw_stops_where_a_position_comes_round(server, built):
+    status, body = get(server, "/api/rulesets/chopsticks:overflow=rollover/mainline")
+    assert status == 200
+    assert body["value"] == "draw" and body["stopped"] == "repeated"
+    line = [body["position"]] + [ply["position"] for ply in body["mainline"]]
+    assert line[-1] in line[:-1] and len(set(line[:-1])) == len(line) - 1
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "status", "words"),
+    [
+        ("/api/rulesets/nope", {}, 404, "unknown game 'nope'"),
+        ("/api/rulesets/chopsticks:fingers=1", {}, 404, "fingers"),
+        ("/api/rulesets/nim", {}, 404, "nim is not built"),
+        ("/api/rulesets/nim/mainline", {}, 404, "nim is not built"),
+        ("/api/rulesets/chopsticks", {"position": "9-9"}, 400, "malformed chopsticks position"),
+        ("/api/rulesets/chopsticks", {"columns": "yes"}, 400, "columns=yes is not true or false"),
+        ("/api/rulesets/chopsticks/mainline", {"position": "0-0|0-0"}, 400, "impossible chopsticks position"),
+        ("/api/rulesets/sticks:rows=2", {"position": "1-2-3"}, 400, "is not a position of sticks:rows=2"),
+        ("/api/nothing", {}, 404, "no such address"),
+        ("/", {}, 404, "no such address"),
+        ("/../../etc/passwd", {}, 404, "no such address"),
+    ],
+)
+def test_errors_are_one_sentence_with_their_status(server, path, query, status, words):
+    got, body = get(server, path, **query)
+    assert got == status
+    assert list(body) == ["error"] and words in body["error"]
+    assert "\n" not in body["error"] and "Traceback" not in body["error"]
+
+
+def test_only_get_is_answered(server):
+    request = urllib.request.Request(server + "/api/rulesets", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 405
+    assert json.loads(refused.value.read()) == {"error": "only GET is answered"}
+
+
+def test_the_openapi_document_is_served(server):
+    status, body = get(server, "/api/openapi.json")
+    assert status == 200
+    assert body["openapi"].startswith("3.")
+    assert set(body["paths"]) == {"/api/rulesets", "/api/rulesets/{ruleset}", "/api/rulesets/{ruleset}/mainline"}
+
+
+def test_the_documented_requests_are_answered(server):
+    """Each `curl` of the how-to page, asked of a running server (the page's commands are
+    skipped by tests/test_readme.py, a server being needed)."""
+    page = holding("tablebase serve --data data")
+    requests = re.findall(r"curl -s '?http://127\.0\.0\.1:8000(/[^'\s]*)'?", page)
+    assert len(requests) >= 3
+    for request in requests:
+        path, _, query = request.partition("?")
+        status, _ = get(server, urllib.parse.unquote(path), **dict(urllib.parse.parse_qsl(query)))
+        assert status == 200, request
+
+
+def test_a_rebuild_under_the_server_is_answered_throughout(tmp_path):
+    """Requests keep coming while the ruleset is rebuilt twice (its folder renamed away and
+    a new one renamed in): every answer is whole, from one tablebase or the other."""
+    tables = Tablebases(tmp_path)
+    tables.build("chopsticks")
+    expected = moves(tables.probe("chopsticks", "1-2|1-1"))
+    answers: list[tuple[int, Any]] = []
+    done = threading.Event()
+    with serving(tmp_path) as base:
+
+        def ask() -> None:
+            while not done.is_set():
+                answers.append(get(base, "/api/rulesets/chopsticks", position="1-2|1-1"))
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        try:
+            tables.build("chopsticks")
+            answers.append(get(base, "/api/rulesets/chopsticks", position="1-2|1-1"))  # between two rebuilds
+            tables.build("chopsticks")
+        finally:
+            done.set()
+            asker.join()
+        answers.append(get(base, "/api/rulesets/chopsticks", position="1-2|1-1"))
+    assert len(answers) >= 3
+    for status, body in answers:
+        assert status == 200, body
+        assert body["moves"] == expected
+
+
+def test_a_lookup_past_its_time_is_answered_503(built):
+    """--timeout bounds each request (a microsecond: no lookup ends in time; nothing is timed)."""
+    with serving(built, "--timeout", "0.000001") as base:
+        status, body = get(base, "/api/rulesets/chopsticks")
+        assert status == 503
+        assert body == {"error": "the lookup took longer than 1e-06 seconds: try again later"}
+        assert get(base, "/api/openapi.json")[0] == 200  # what needs no lookup is answered
+
+
+def test_without_the_extra_serve_says_what_to_install(built):
+    script = (
+        "import importlib.util, sys\n"
+        "found = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: None if name == 'starlette' else found(name, *a)\n"
+        f"sys.argv = ['tablebase', 'serve', '--data', {str(built)!r}]\n"
+        "from pipeline.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert (
+        done.stderr
+        == "error: tablebase serve needs starlette, which is not installed: pip install 'tablebase[serve]'\n"
+    )
+
+
+def test_a_folder_with_nothing_built_is_refused_before_listening(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: nothing is built in {tmp_path}") and done.stderr.count("\n") == 1
