@@ -252,3 +252,29 @@ def test_a_folder_with_nothing_built_is_refused_before_listening(tmp_path):
     )
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: nothing is built in {tmp_path}") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "status", "words"),
+    [
+        (["--port", "70000"], 2, "--port 70000 is not a port"),
+        (["--port", "x"], 2, "invalid value for '--port'"),
+        (["--timeout", "0"], 2, "--timeout 0 must be more than 0 seconds"),
+        (["--data", "a" * 100_000], 1, "File name too long"),
+        (["--data", "\n"], 1, "nothing is built in"),
+        (["--host", "no.such.host.invalid"], 1, "no.such.host.invalid"),
+    ],
+)
+def test_a_mistaken_option_is_one_line_before_listening(built, options, status, words):
+    """serve runs until stopped, so tests/test_hostile_text.py cannot run it: its options'
+    mistakes, hostile texts among them, end in one line here, before any port is held."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(built), *options],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == status, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert words in done.stderr
