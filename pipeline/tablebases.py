@@ -83,6 +83,14 @@ def _parsed(rulesets: Iterable[RulesetLike]) -> list[Ruleset]:
     return [rules if isinstance(rules, Ruleset) else Ruleset.parse(rules) for rules in rulesets]
 
 
+def _out_folder(out: str | os.PathLike[str]) -> Path:
+    """An --out folder, which must be one or be made: a file, device or FIFO there is not replaced."""
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
+    return target
+
+
 class Tablebases:
     """The tablebases of one data folder: build them, look positions up, query, check and
     publish them.
@@ -316,10 +324,7 @@ class Tablebases:
         per game, their checksums); the files written. `url` is where it will be published."""
         from pipeline.products.publish import publish
 
-        target = Path(out)
-        if target.exists() and not target.is_dir():
-            raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
-        return publish(self.data, target, url)
+        return publish(self.data, _out_folder(out), url)
 
     @_explained
     def draw(
@@ -336,10 +341,8 @@ class Tablebases:
         from pipeline.games.rulesets import default_ruleset_file
         from pipeline.products.draw import draw
 
-        target = None if out is None else Path(out)
+        target = None if out is None else _out_folder(out)
         if target is not None:
-            if target.exists() and not target.is_dir():
-                raise OutputError(f"--out {out} is not a folder: name a folder (it is made if missing)")
             where, root = target.resolve(), self.data.resolve()
             if (where == root or root in where.parents) and where != root / "pages":
                 raise OutputError(
