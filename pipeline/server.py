@@ -88,7 +88,7 @@ def _stamps(tables: Tablebases, rules: Ruleset) -> list[tuple[int, ...] | None]:
     new folder into place, so every file it publishes has another inode and ctime."""
     files = tables.store.published(rules)
     stamps: list[tuple[int, ...] | None] = []
-    for path in (files.tablebase, files.transitions):
+    for path in (files.tablebase, files.transitions, files.index):
         try:
             found = os.stat(path)
         except OSError:
@@ -125,14 +125,20 @@ def _move(move: Move) -> dict[str, Any]:
 
 
 def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any]:
-    """The position's decoded columns (the game's `columns`), read from its tablebase file."""
-    from pipeline.products.probe import connection
+    """The position's decoded columns (the game's `columns`), read from its tablebase file
+    by id, found as probe finds it (pipeline/products/probe.py `find`)."""
+    from pipeline.products.probe import connection, find
 
     names = list(rules.game.columns)
-    path = str(tables.store.published(rules).tablebase)
+    files = tables.store.published(rules)
     with connection() as con:
+        found = find(con, str(files.index), str(files.tablebase), position)
+        if found is None:
+            return {}
         select = ", ".join(f'"{name}"' for name in names)  # the game's own declared names
-        row = con.execute(f"SELECT {select} FROM read_parquet(?) WHERE position = ?", [path, position]).fetchone()
+        row = con.execute(
+            f"SELECT {select} FROM read_parquet(?) WHERE id = ?", [str(files.tablebase), found[0]]
+        ).fetchone()
     return dict(zip(names, row)) if row is not None else {}
 
 

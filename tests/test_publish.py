@@ -202,38 +202,53 @@ def test_a_missing_or_extra_file_is_reported(data, damage, expected):
 def test_a_tablebase_that_disagrees_with_its_catalog_row_is_reported(data):
     """Rewritten consistently with its checksums (catalog, summary, SHA256SUMS), but one
     value changed: the counts catch it."""
-    store = DataDir(data)
     rules = Ruleset.parse("chopsticks")
-    path = store.ruleset(rules).tablebase
-    table = pq.read_table(path)
+    table = pq.read_table(DataDir(data).ruleset(rules).tablebase)
     values = table["value"].to_pylist()
     first_win = values.index("win")
     values[first_win] = "loss"
     import pyarrow as pa
 
-    pq.write_table(
-        table.set_column(
-            table.schema.get_field_index("value"), table.schema.field("value"), pa.array(values, pa.string())
-        ),
-        path,
-        compression="zstd",
+    table = table.set_column(
+        table.schema.get_field_index("value"), table.schema.field("value"), pa.array(values, pa.string())
     )
+    _rewrite_consistently(data, rules, "tablebase", table)
+    problems = check(data)
+    assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
+    assert "wins" in problems[0] and "losses" in problems[0]
+
+
+def _rewrite_consistently(data, rules: Ruleset, kind: str, table) -> None:
+    """`table` as the ruleset's file of `kind`, with its checksums in the catalog, the
+    summary and SHA256SUMS rewritten to match: only a check of what it holds can tell."""
+    import pyarrow as pa
+
+    from pipeline.datadir.check import write_sums
+    from pipeline.datadir.views import write_database
+
+    store = DataDir(data)
+    path = store.ruleset(rules).path(kind)
+    pq.write_table(table, path, compression="zstd")
     for target in (store.catalog, store.ruleset(rules).summary):
         rows = pq.read_table(target)
         digests = [
             sha(path) if r == rules.id else d
-            for r, d in zip(rows["ruleset"].to_pylist(), rows["tablebase_sha256"].to_pylist())
+            for r, d in zip(rows["ruleset"].to_pylist(), rows[f"{kind}_sha256"].to_pylist())
         ]
-        index = rows.schema.get_field_index("tablebase_sha256")
+        index = rows.schema.get_field_index(f"{kind}_sha256")
         pq.write_table(rows.set_column(index, rows.schema.field(index), pa.array(digests, pa.string())), target)
-    from pipeline.datadir.check import write_sums
-    from pipeline.datadir.views import write_database
-
     write_database(data)
     write_sums(store, {"catalog.parquet", "tablebases.duckdb", f"{rules.folder}/summary.parquet"})
+
+
+def test_an_index_missing_a_position_is_reported(data):
+    """Rewritten consistently with its checksums, one row short: check counts its rows."""
+    rules = Ruleset.parse("chopsticks")
+    path = DataDir(data).ruleset(rules).index
+    table = pq.read_table(path)
+    _rewrite_consistently(data, rules, "index", table.slice(1))
     problems = check(data)
-    assert len(problems) == 1 and "disagrees with its catalog row" in problems[0]
-    assert "wins" in problems[0] and "losses" in problems[0]
+    assert len(problems) == 1 and "holds 223 positions, the catalog 224" in problems[0], problems
 
 
 def test_every_file_has_its_documented_schema(built):

@@ -88,6 +88,7 @@ CATALOG = FileKind(
         Column("positions_sha256", pa.string(), "SHA-256 of positions.parquet"),
         Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
         Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
+        Column("index_sha256", pa.string(), "SHA-256 of index.parquet"),
         Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
     ),
 )
@@ -127,6 +128,7 @@ class CatalogRow(Mapping[str, Any]):
     positions_sha256: str
     solution_sha256: str
     verification_sha256: str
+    index_sha256: str
     pipeline_version: str
 
     @property
@@ -280,6 +282,27 @@ VERIFICATION = FileKind(
     ),
 )
 
+#: How `index.parquet` finds a position by its text: the last 4 bytes of the MD5 digest of
+#: the text's UTF-8 bytes, read as a little-endian unsigned integer: in DuckDB
+#: `md5_number(text) >> 96`, in Python `int.from_bytes(hashlib.md5(text.encode()).digest()[12:], "little")`
+#: (pipeline/products/probe.py `text_hash`). 32 bits: a billion positions share a value
+#: now and then (a lookup compares the texts), and sorted they take 3 bits a row.
+TEXT_HASH = "the last 4 bytes of the MD5 digest of the position's UTF-8 text, as a little-endian unsigned integer"
+
+INDEX = FileKind(
+    "index",
+    "every position's id by a hash of its text, ordered by `hash`, then `id`: where a lookup by "
+    "text finds its id without reading every text (`tablebase probe`, `tablebase serve`)",
+    (
+        Column(
+            "hash",
+            pa.int64(),
+            f"{TEXT_HASH} (DuckDB: `md5_number(position) >> 96`); positions whose texts share one sit side by side",
+        ),
+        Column("id", pa.int64(), "the position's id (joins `tablebase.id`)"),
+    ),
+)
+
 #: The files of a ruleset's folder, in the order `build` writes them; `summary` has the catalog's schema.
 RULESET_FILES = (
     POSITIONS,
@@ -287,6 +310,7 @@ RULESET_FILES = (
     SOLUTION,
     VERIFICATION,
     TABLEBASE,
+    INDEX,
     FileKind("summary", "the ruleset's catalog row", CATALOG.head),
 )
 

@@ -492,6 +492,9 @@ def check_ruleset(
         return
     finally:
         con.close()
+    indexed = pq.read_metadata(mine.index).num_rows  # its bytes are the catalog's: their count is what export wrote
+    if indexed != row["positions"]:
+        report.add(mine.index, f"holds {indexed:,} positions, the catalog {row['positions']:,}")
     if not counted.pop("start_found"):
         report.add(tablebase, f"has no start position {row['start']!r}", whole=False)
     differ = [f"{name} {counted[name]} (catalog: {row[name]})" for name in counted if counted[name] != row[name]]
@@ -589,8 +592,12 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     )
 
 
+#: The files a lookup reads (probe, play, draw, serve): the queried ones and the index.
+LOOKED_UP = (*QUERIED, "index")
+
+
 def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
-    """The ruleset's files, once its tablebase and transitions match the catalog's
+    """The ruleset's files, once its tablebase, transitions and index match the catalog's
     checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
     DataError naming the file if not."""
     require_built(store, rules.id)
@@ -604,10 +611,10 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
                 f"{rules.id} is not built in {store.root}: build it with `tablebase build {rules.id}`, "
                 "or name the folder it was built in with --data"
             )
-        for kind in QUERIED:
+        for kind in LOOKED_UP:
             if not files.path(kind).exists():
                 raise _absent(store, files.path(kind), f"{kind} of {rules.id}", fix)
-        return [(require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix) for kind in QUERIED]
+        return [(require(files.path(kind), f"{kind} of {rules.id}"), row[f"{kind}_sha256"], fix) for kind in LOOKED_UP]
 
     _verified(store, files_of)
     return files

@@ -7,6 +7,7 @@
     data/<game>/<slug>/solution.parquet         id, value, remoteness, grundy, grundy_height (solve)
     data/<game>/<slug>/verification.parquet     one row per consistency check (verify)
     data/<game>/<slug>/tablebase.parquet        the published tablebase (export)
+    data/<game>/<slug>/index.parquet            hash of each position's text, id: lookups by text (export)
     data/<game>/<slug>/summary.parquet          the ruleset's catalog row (export)
     data/pages/                                 pictures and HTML pages (`tablebase draw`)
     data/.staging/<pid>/, data/.tmp/<pid>/      a build's work in progress and scratch space, per process
@@ -200,6 +201,10 @@ class RulesetPaths:
     @property
     def tablebase(self) -> Path:
         return self.path("tablebase")
+
+    @property
+    def index(self) -> Path:
+        return self.path("index")
 
     @property
     def summary(self) -> Path:

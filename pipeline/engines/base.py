@@ -103,6 +103,10 @@ class Engine(Protocol):
         """An expression in the shared dialect whose value is one of `words`, as the engine
         best hands it to `write` for a dictionary column (the same value either way)."""
 
+    def text_hash(self, expression: str) -> str:
+        """An expression in the shared dialect for index.parquet's `hash` of a text
+        (pipeline/core/dataset.py TEXT_HASH), as BIGINT."""
+
     def write(
         self,
         sql: str,

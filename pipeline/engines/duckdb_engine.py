@@ -71,6 +71,9 @@ class DuckDBEngine:
         tablebase); DuckDB's threads make the codes."""
         return f"CAST({expression} AS ENUM({', '.join(literal(word) for word in words)}))"
 
+    def text_hash(self, expression: str) -> str:
+        return f"CAST(md5_number({expression}) >> 96 AS BIGINT)"
+
     def write(
         self,
         sql: str,

@@ -242,6 +242,13 @@ class SparkEngine:
         """As it is: the text reaches Arrow as a string, which `write` makes a dictionary."""
         return expression
 
+    def text_hash(self, expression: str) -> str:
+        """Spark has no md5_number: its md5's hex digits 25-32 (the digest's last 4 bytes),
+        byte by byte in reverse order (little-endian), as a number."""
+        digest = f"md5({expression})"
+        pairs = ", ".join(f"substr({digest}, {start}, 2)" for start in (31, 29, 27, 25))
+        return f"CAST(conv(concat({pairs}), 16, 10) AS BIGINT)"
+
     def write(
         self,
         sql: str,

@@ -14,6 +14,7 @@ slowest first.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,26 @@ def best_first(move: Move) -> tuple:
     return (*best_move_first(move.value, move.remoteness), move.move)
 
 
+def text_hash(text: str) -> int:
+    """index.parquet's `hash` of a position's text (pipeline/core/dataset.py TEXT_HASH)."""
+    return int.from_bytes(hashlib.md5(text.encode()).digest()[12:], "little")
+
+
+def find(con: duckdb.DuckDBPyConnection, index: str, tablebase: str, text: str) -> tuple | None:
+    """(id, value, remoteness) of the position whose text is `text`, or None: its id from
+    the index (one small row group), then its row by id, which the tablebase's row groups'
+    min/max find. Texts sharing a hash are told apart by their texts: no other text is read."""
+    candidates = con.execute("SELECT id FROM read_parquet(?) WHERE hash = ? ORDER BY id", [index, text_hash(text)])
+    for (candidate,) in candidates.fetchall():
+        row = con.execute(
+            "SELECT id, value, remoteness FROM read_parquet(?) WHERE id = ? AND position = ?",
+            [tablebase, candidate, text],
+        ).fetchone()
+        if row is not None:
+            return row
+    return None
+
+
 def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> Probe:
     """The value, remoteness and every move of `position`; PositionError if there is no such position."""
     rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
@@ -90,14 +111,11 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     files = trusted(DataDir(Path(data)), rules)
     tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
     transitions = str(require(files.transitions, f"transitions of {rules.id}"))
+    index = str(require(files.index, f"index of {rules.id}"))
     with connection() as con:
-        rows = con.execute(
-            "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?",
-            [tablebase, text],
-        ).fetchall()
-        if not rows:
+        row = find(con, index, tablebase, text)
+        if row is None:
             raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
-        row = rows[0]
         moves = con.execute(
             """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
                SELECT t.move, c.position, c.value, c.remoteness

@@ -33,6 +33,7 @@ from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
 from pipeline.games import read_position
 from pipeline.games.rulesets import Ruleset
+from pipeline.products.probe import connection, find
 from pipeline.storage.parquet import read_table, require
 
 #: A source checkout, recognised by the pyproject.toml beside the package.
@@ -165,11 +166,10 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
     if "position" in params and "ruleset" in params:
         rules = Ruleset.parse(result["ruleset"])
         result["position"] = text = read_position(rules, params["position"])
-        tablebase = trusted(DataDir(data), rules).tablebase  # as probe reads it
-        found = duckdb.execute(
-            "SELECT count(*) FROM read_parquet(?) WHERE position = ?", [str(tablebase), text]
-        ).fetchall()[0][0]
-        if not found:
+        files = trusted(DataDir(data), rules)  # as probe reads it, by the index
+        with connection() as con:
+            found = find(con, str(files.index), str(files.tablebase), text)
+        if found is None:
             raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
     return result
 

@@ -120,10 +120,14 @@ class Encoding:
     write than dictionaries that overflow to plain pages. `unranged`: columns written
     without min/max, whose values are in no order a reader could skip row groups by
     (position texts: numbered by rank, each row group's texts run from nearly the least to
-    nearly the greatest); comparing every text cost a sixth of writing a tablebase."""
+    nearly the greatest); comparing every text cost a sixth of writing a tablebase.
+    `group_rows`: rows a row group (the last one fewer; None: ROW_GROUP_ROWS): a file read
+    a row or two at a time (index.parquet) takes smaller ones, since a reader decodes a
+    whole row group's column."""
 
     delta: tuple[str, ...] = ()
     unranged: tuple[str, ...] = ()
+    group_rows: int | None = None
 
 
 #: Every column as its type says: dictionaries where Arrow chooses them, min/max on each.
@@ -160,9 +164,10 @@ class BatchWriter:
         self._writer = pq.ParquetWriter(
             path, schema, compression=COMPRESSION, write_statistics=statistics, store_schema=not dictionaries, **options
         )
+        self.group_rows = ROW_GROUP_ROWS if encoding.group_rows is None else encoding.group_rows
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        self._writer.write(batch, row_group_size=ROW_GROUP_ROWS)
+        self._writer.write(batch, row_group_size=self.group_rows)
         self.rows += batch.num_rows
 
     def close(self) -> None:
@@ -193,8 +198,8 @@ def write_batches(
     convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
 ) -> int:
     """Write record batches (columns in `schema`'s order, any names and compatible types) to
-    `path` atomically with exactly `schema`, in row groups of exactly ROW_GROUP_ROWS rows
-    (the last one shorter), each dictionary column with its strings in the order they first
+    `path` atomically with exactly `schema`, in row groups of exactly `encoding.group_rows`
+    rows (ROW_GROUP_ROWS unless it says; the last one shorter), each dictionary column with its strings in the order they first
     occur in the row group: however the rows arrive, from a game's batches, DuckDB or
     Spark's part files, the same rows give the same bytes. `observe` sees each row group as
     written (to count while writing); `convert` makes each batch given into the file's
@@ -228,10 +233,10 @@ def write_batches(
                         )
                     )
                     held += batch.num_rows
-                    while held >= ROW_GROUP_ROWS:
+                    while held >= writer.group_rows:
                         table = pa.Table.from_batches(pending, schema)
-                        put(table.slice(0, ROW_GROUP_ROWS))
-                        rest = table.slice(ROW_GROUP_ROWS)
+                        put(table.slice(0, writer.group_rows))
+                        rest = table.slice(writer.group_rows)
                         pending, held = rest.to_batches(), rest.num_rows
                 if held or not (behind.puts or writer.rows):
                     put(pa.Table.from_batches(pending, schema))
