@@ -148,8 +148,12 @@ def test_mainline_of_a_draw_stops_where_a_position_comes_round(server, built):
         ("/api/rulesets/chopsticks/mainline", {"position": "0-0|0-0"}, 400, "impossible chopsticks position"),
         ("/api/rulesets/sticks:rows=2", {"position": "1-2-3"}, 400, "is not a position of sticks:rows=2"),
         ("/api/nothing", {}, 404, "no such address"),
-        ("/", {}, 404, "no such address"),
+        ("/index.html", {}, 404, "no such address"),
         ("/../../etc/passwd", {}, 404, "no such address"),
+        ("/explorer/../server.py", {}, 404, "no such address"),
+        ("/explorer/pages.css", {}, 404, "no such address"),
+        ("/api/rulesets/nim/picture", {}, 404, "nim is not built"),
+        ("/api/rulesets/chopsticks/picture", {"position": "9-9"}, 400, "malformed chopsticks position"),
     ],
 )
 def test_errors_are_one_sentence_with_their_status(server, path, query, status, words):
@@ -171,7 +175,12 @@ def test_the_openapi_document_is_served(server):
     status, body = get(server, "/api/openapi.json")
     assert status == 200
     assert body["openapi"].startswith("3.")
-    assert set(body["paths"]) == {"/api/rulesets", "/api/rulesets/{ruleset}", "/api/rulesets/{ruleset}/mainline"}
+    assert set(body["paths"]) == {
+        "/api/rulesets",
+        "/api/rulesets/{ruleset}",
+        "/api/rulesets/{ruleset}/mainline",
+        "/api/rulesets/{ruleset}/picture",
+    }
 
 
 def test_the_documented_requests_are_answered(server):
