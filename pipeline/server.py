@@ -482,5 +482,8 @@ def serve(
         log_level="warning",
     )
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    ready(f"serving {data} on http://{shown}:{bound}/api/rulesets (the API: /api/openapi.json; Ctrl-C stops)")
+    ready(
+        f"serving {data} on http://{shown}:{bound}/api/rulesets "
+        f"(the API: /api/openapi.json; the explorer: http://{shown}:{bound}/; Ctrl-C stops)"
+    )
     uvicorn.Server(config).run(sockets=[sock])
