@@ -111,21 +111,23 @@ def test_clicks_and_keys_walk_the_game_and_the_browser_goes_back(server, page):
 
 
 def test_a_shared_address_reloads_to_the_same_position_and_line(server, page, browser):
-    page.goto(server + "/")
-    start = api(server, "chopsticks", "start")
+    """Tic-tac-toe's texts hold '/', which parts an address's parts: each is encoded."""
+    page.goto(server + "/#/tictactoe/start")
+    start = api(server, "tictactoe", "start")
     shows(page, start)
-    for _ in range(3):
+    for ply in range(3):
         page.keyboard.press("1")
-        expect(page.locator("#line li")).to_have_count(_ + 2)
+        expect(page.locator("#line li")).to_have_count(ply + 2)
     shared = page.url
     here = page.locator("#position").inner_text()
+    assert shared.endswith("/" + urllib.parse.quote(here, safe=""))
     other = browser.new_page(viewport={"width": 1200, "height": 800})
     other.goto(shared)
-    shows(other, api(server, "chopsticks", here))
+    shows(other, api(server, "tictactoe", here))
     expect(other.locator("#line li")).to_have_count(4)
     expect(other.locator("#line li.now")).to_have_text(page.locator("#line li.now").inner_text())
     other.reload()
-    shows(other, api(server, "chopsticks", here))
+    shows(other, api(server, "tictactoe", here))
     other.close()
 
 
@@ -186,3 +188,19 @@ def test_the_ruleset_chooser_opens_another_rulesets_start(server, page):
     page.locator("#ruleset").select_option("tictactoe")
     shows(page, api(server, "tictactoe", "start"))
     assert "#/tictactoe/" in page.url
+
+
+def test_the_keyboard_alone_reaches_a_move_and_plays_it(server, page):
+    page.goto(server + "/#/tictactoe/start")
+    start = api(server, "tictactoe", "start")
+    shows(page, start)
+    for _ in range(3):  # the ruleset, the toggle, then the best move
+        page.keyboard.press("Tab")
+    expect(page.locator("#moves button").first).to_be_focused()
+    page.keyboard.press("Enter")
+    after = api(server, "tictactoe", start["moves"][0]["position"])
+    shows(page, after)
+    expect(page.locator("#moves button").first).to_be_focused()  # the focus is kept for the next move
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    shows(page, api(server, "tictactoe", after["moves"][1]["position"]))

@@ -48,7 +48,10 @@
   }
 
   // --- the address -------------------------------------------------------------------------
-  const address = (r, positions) => '#/' + [r, ...positions].map(encodeURIComponent).join('/');
+  // Each part URL-encoded, but for the : = , of a ruleset's id, which an address may hold as
+  // they are and a person reads more easily so ('/' stays encoded: it parts the parts).
+  const part = text => encodeURIComponent(text).replace(/%3A|%3D|%2C/g, decodeURIComponent);
+  const address = (r, positions) => '#/' + [r, ...positions].map(part).join('/');
   function parsed() {
     const parts = location.hash.replace(/^#\/?/, '').split('/').filter(p => p !== '').map(decodeURIComponent);
     return parts.length ? {r: parts[0], positions: parts.slice(1)} : null;
@@ -131,7 +134,7 @@
   }
 
   function drawMoves(answer) {
-    const list = $('moves');
+    const list = $('moves'), focused = list.contains(document.activeElement);
     list.replaceChildren();
     answer.moves.forEach((move, k) => {
       const button = document.createElement('button');
@@ -151,6 +154,8 @@
       list.append(item);
     });
     if (!answer.moves.length) list.innerHTML = '<li>no moves: the game is over</li>';
+    // a move played from the keyboard leaves the focus on the next position's best move, not lost
+    if (focused && answer.moves.length) list.querySelector('button').focus();
   }
 
   // The line as a list of plies and the value history: remoteness along the line, each ply
