@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pipeline import Tablebases
+from pipeline.games.rulesets import Ruleset
 from pipeline.products.probe import Probe
 from tests.documentation import holding
 
@@ -105,6 +106,20 @@ def test_every_position_answers_as_probe_and_sql_say(server, built, ruleset):
         assert body["game_over"] is (not probed.moves)
         assert (body["value"], body["remoteness"]) == (row["value"], row["remoteness"])
         assert body["columns"] == as_json({name: row[name] for name in decoded})
+
+
+def test_every_positions_picture_is_its_games_drawing(server, built):
+    """The explorer's pictures: each position of chopsticks drawn as `tablebase draw` draws
+    it, under its canonical text; the start by name too."""
+    rules = Ruleset.parse("chopsticks")
+    rows = Tablebases(built).sql("SELECT position FROM tablebase WHERE ruleset = $ruleset", {"ruleset": rules.id})
+    texts = [row["position"] for row in rows.to_pylist()]
+    assert texts
+    for text in texts + ["start"]:
+        status, body = get(server, "/api/rulesets/chopsticks/picture", position=text)
+        canonical = rules.game.start(rules) if text == "start" else text
+        assert status == 200, body
+        assert body == {"ruleset": "chopsticks", "position": canonical, "picture": rules.game.draw(rules, canonical)}
 
 
 def test_start_is_the_default_position_and_columns_come_when_asked(server, built):
