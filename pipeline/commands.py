@@ -885,11 +885,12 @@ def serve(
         float, typer.Option("--timeout", help="Seconds a lookup may take before it is answered 503.")
     ] = 10.0,
 ) -> None:
-    """Serve the tablebases as a read-only HTTP JSON API.
+    """Serve the tablebases as a read-only HTTP JSON API, and an explorer page at /.
 
     GET /api/rulesets lists the built rulesets; /api/rulesets/RULESET?position=TEXT gives a
     position's value, remoteness and every move best first; /api/rulesets/RULESET/mainline
-    the best line to the end; /api/openapi.json describes it. Needs the serve extra:
+    the best line to the end; /api/openapi.json describes it. / is a page that walks any
+    built ruleset through it, in a browser. Needs the serve extra:
     pip install 'tablebase[serve]'.
 
     Example: tablebase serve --port 8000

@@ -4,7 +4,10 @@
     GET /api/rulesets/{ruleset}?position=TEXT      a position's value, remoteness and moves
                                                    (&columns=true: its decoded columns too)
     GET /api/rulesets/{ruleset}/mainline?position= the best line from it to the end
+    GET /api/rulesets/{ruleset}/picture?position=  the position drawn by its game, as SVG text
     GET /api/openapi.json                          this API described (OpenAPI 3.1)
+    GET /                                          the explorer: a page that walks any
+                                                   ruleset through the API (pipeline/explorer/)
 
 Every answer is `Tablebases.probe`'s and `Tablebases.catalog`'s, as JSON: the server sits
 above the library's face (a layer of its own, under the commands) so that its answers and
@@ -16,10 +19,11 @@ Safe to leave running: each lookup runs in a worker thread, at most `workers` at
 is answered 503 after `timeout` seconds (the thread finishes its lookup in the background:
 a DuckDB scan cannot be stopped from outside it); uvicorn refuses connections past
 `connections` with 503. Nothing but the data folder's published files is read, and only
-through the library (no static files, no SQL from the client). A ruleset rebuilt while the
-server runs is published by renaming its folder (pipeline.datadir.layout): each answer is
-read between two looks at its files' inode, size and times, and read again when they
-differ, so it comes whole from the old tablebase or whole from the new.
+through the library (no SQL from the client); the explorer's three files are the only
+others served, found by name in the package, never by a path the client gives. A ruleset
+rebuilt while the server runs is published by renaming its folder (pipeline.datadir.layout):
+each answer is read between two looks at its files' inode, size and times, and read again
+when they differ, so it comes whole from the old tablebase or whole from the new.
 
 The server's packages are the `serve` extra: pip install 'tablebase[serve]'.
 """
@@ -33,6 +37,7 @@ import os
 import socket
 import time
 from collections.abc import Callable
+from importlib import resources
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.core.errors import DataError, NotBuiltError, PositionError, RulesetError, TablebaseError
@@ -42,7 +47,7 @@ from pipeline.tablebases import Tablebases
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
 
     from pipeline.products.probe import Move, Probe
 
@@ -61,6 +66,8 @@ CONNECTIONS = 64
 MAX_PLIES = 1000
 #: Times an answer is read again when the ruleset's files changed while it was read.
 RETRIES = 5
+#: The explorer's files (pipeline/explorer/), the only files served: by these names alone.
+EXPLORER = {"index.html": "text/html", "explorer.js": "text/javascript", "explorer.css": "text/css"}
 
 
 class MissingLibrary(TablebaseError):
@@ -205,6 +212,27 @@ def mainline_answer(
     return _steady(tables, rules, read)
 
 
+def picture_answer(tables: Tablebases, ruleset: str, position: str = "start") -> dict[str, Any]:
+    """The position drawn by its game (`Game.draw`), as inline SVG the explorer puts into
+    its page: no lookup, only the text made canonical, so it costs the same on any board.
+    A ruleset not built is refused as a lookup is; a drawing a page may not hold is
+    refused as `tablebase draw` refuses it (pipeline/products/pictures.py)."""
+    from pipeline.products.pictures import PictureError, picture_problem
+
+    rules = Ruleset.parse(ruleset)
+    if not any(row.ruleset == rules.id for row in tables.catalog()):
+        raise NotBuiltError(
+            f"{rules.id} is not built in {tables.store.root}: build it with `tablebase build {rules.id}`, "
+            "or name the folder it was built in with --data"
+        )
+    text = rules.game.start(rules) if position == "start" else rules.game.canonical_position(rules, position)
+    picture = rules.game.draw(rules, text)
+    problem = picture_problem(picture)
+    if problem is not None:
+        raise PictureError(f"{rules.game_name} on {rules.id}: draw() of {text!r} {problem}")
+    return {"ruleset": rules.id, "position": text, "picture": picture}
+
+
 def rulesets_answer(tables: Tablebases) -> list[dict[str, Any]]:
     """The catalog's rows, each a JSON object of its columns (params as an object)."""
     return [{**dict(row), "params": dict(row.params)} for row in tables.catalog()]
@@ -305,6 +333,19 @@ def openapi() -> dict[str, Any]:
                     },
                 }
             },
+            "/api/rulesets/{ruleset}/picture": {
+                "get": {
+                    "summary": "The position drawn by its game, as inline SVG (no lookup)",
+                    "parameters": [ruleset, position],
+                    "responses": {
+                        "200": {
+                            "description": "the picture",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Picture"}}},
+                        },
+                        **errors(s400="a malformed position", s404="no such ruleset built"),
+                    },
+                }
+            },
             "/api/rulesets/{ruleset}/mainline": {
                 "get": {
                     "summary": "The best line from a position to the end",
@@ -325,6 +366,14 @@ def openapi() -> dict[str, Any]:
                 "Move": move,
                 "Position": answer,
                 "Mainline": line,
+                "Picture": {
+                    "type": "object",
+                    "properties": {
+                        "ruleset": {"type": "string"},
+                        "position": {"type": "string", "description": "the position's canonical text"},
+                        "picture": {"type": "string", "description": "an <svg> element: shapes and text alone"},
+                    },
+                },
             }
         },
     }
@@ -336,7 +385,7 @@ def application(data: str | os.PathLike[str], timeout: float = TIMEOUT, workers:
     import anyio.to_thread
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
     tables = Tablebases(data)
@@ -373,8 +422,22 @@ def application(data: str | os.PathLike[str], timeout: float = TIMEOUT, workers:
         ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")
         return await answered(lambda: mainline_answer(tables, ruleset, text))
 
+    async def picture(request: Request) -> JSONResponse:
+        ruleset, text = request.path_params["ruleset"], request.query_params.get("position", "start")
+        return await answered(lambda: picture_answer(tables, ruleset, text))
+
     async def described(request: Request) -> JSONResponse:
         return JSONResponse(openapi())
+
+    explorer = resources.files("pipeline") / "explorer"
+
+    async def page(request: Request) -> Response:
+        name = request.path_params.get("name", "index.html")
+        if name not in EXPLORER:
+            return failure(404, f"no such address: {request.url.path} (see /api/openapi.json)")
+        # no-cache: a browser asks again, so a page served by an upgraded server is the new one
+        headers = {"Cache-Control": "no-cache"}
+        return Response((explorer / name).read_bytes(), media_type=EXPLORER[name], headers=headers)
 
     async def not_found(request: Request, error: Exception) -> JSONResponse:
         assert isinstance(error, HTTPException)
@@ -386,6 +449,9 @@ def application(data: str | os.PathLike[str], timeout: float = TIMEOUT, workers:
         Route("/api/openapi.json", described),
         Route("/api/rulesets/{ruleset}", position),
         Route("/api/rulesets/{ruleset}/mainline", mainline),
+        Route("/api/rulesets/{ruleset}/picture", picture),
+        Route("/", page),
+        Route("/explorer/{name}", page),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: not_found})
 
@@ -422,5 +488,8 @@ def serve(
         log_level="warning",
     )
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    ready(f"serving {data} on http://{shown}:{bound}/api/rulesets (the API: /api/openapi.json; Ctrl-C stops)")
+    ready(
+        f"serving {data} on http://{shown}:{bound}/api/rulesets "
+        f"(the API: /api/openapi.json; the explorer: http://{shown}:{bound}/; Ctrl-C stops)"
+    )
     uvicorn.Server(config).run(sockets=[sock])

@@ -55,6 +55,17 @@ def test_the_wheel_holds_the_default_ruleset_file(wheel):
     assert packaged == (ROOT / "rulesets.toml").read_bytes()
 
 
+def test_the_wheel_holds_the_explorers_files(wheel):
+    """`tablebase serve` serves the explorer from the package (pipeline/server.py's EXPLORER)."""
+    import zipfile
+
+    from pipeline.server import EXPLORER
+
+    with zipfile.ZipFile(wheel) as archive:
+        for name in EXPLORER:
+            assert archive.read(f"pipeline/explorer/{name}") == (ROOT / "pipeline" / "explorer" / name).read_bytes()
+
+
 def test_an_installed_copy_renders_the_pages_from_its_templates_style_and_script(wheel, tmp_path):
     """The templates, pages.css and ruleset.js are package files: a copy installed from the
     wheel, away from the repository, reads them through importlib.resources."""

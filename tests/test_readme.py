@@ -110,6 +110,7 @@ SKIPPED = {
     "curl -s http://127.0.0.1:8000/api/rulesets": "asks the server above: tests/test_serve.py asks its own",
     "curl -s 'http://127.0.0.1:8000/api/rulesets/chopsticks?position=1-2%7C1-1&columns=true'": "asks the server above: tests/test_serve.py asks its own",
     "curl -s http://127.0.0.1:8000/api/rulesets/chopsticks/mainline": "asks the server above: tests/test_serve.py asks its own",
+    "curl -s 'http://127.0.0.1:8000/api/rulesets/chopsticks/picture?position=1-2%7C1-1'": "asks the server above: tests/test_serve.py asks its own",
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pipeline import Tablebases
+from pipeline.games.rulesets import Ruleset
 from pipeline.products.probe import Probe
 from tests.documentation import holding
 
@@ -107,6 +108,20 @@ def test_every_position_answers_as_probe_and_sql_say(server, built, ruleset):
         assert body["columns"] == as_json({name: row[name] for name in decoded})
 
 
+def test_every_positions_picture_is_its_games_drawing(server, built):
+    """The explorer's pictures: each position of chopsticks drawn as `tablebase draw` draws
+    it, under its canonical text; the start by name too."""
+    rules = Ruleset.parse("chopsticks")
+    rows = Tablebases(built).sql("SELECT position FROM tablebase WHERE ruleset = $ruleset", {"ruleset": rules.id})
+    texts = [row["position"] for row in rows.to_pylist()]
+    assert texts
+    for text in texts + ["start"]:
+        status, body = get(server, "/api/rulesets/chopsticks/picture", position=text)
+        canonical = rules.game.start(rules) if text == "start" else text
+        assert status == 200, body
+        assert body == {"ruleset": "chopsticks", "position": canonical, "picture": rules.game.draw(rules, canonical)}
+
+
 def test_start_is_the_default_position_and_columns_come_when_asked(server, built):
     status, body = get(server, "/api/rulesets/chopsticks")
     assert status == 200 and "columns" not in body
@@ -148,8 +163,12 @@ def test_mainline_of_a_draw_stops_where_a_position_comes_round(server, built):
         ("/api/rulesets/chopsticks/mainline", {"position": "0-0|0-0"}, 400, "impossible chopsticks position"),
         ("/api/rulesets/sticks:rows=2", {"position": "1-2-3"}, 400, "is not a position of sticks:rows=2"),
         ("/api/nothing", {}, 404, "no such address"),
-        ("/", {}, 404, "no such address"),
+        ("/index.html", {}, 404, "no such address"),
         ("/../../etc/passwd", {}, 404, "no such address"),
+        ("/explorer/../server.py", {}, 404, "no such address"),
+        ("/explorer/pages.css", {}, 404, "no such address"),
+        ("/api/rulesets/nim/picture", {}, 404, "nim is not built"),
+        ("/api/rulesets/chopsticks/picture", {"position": "9-9"}, 400, "malformed chopsticks position"),
     ],
 )
 def test_errors_are_one_sentence_with_their_status(server, path, query, status, words):
@@ -171,7 +190,12 @@ def test_the_openapi_document_is_served(server):
     status, body = get(server, "/api/openapi.json")
     assert status == 200
     assert body["openapi"].startswith("3.")
-    assert set(body["paths"]) == {"/api/rulesets", "/api/rulesets/{ruleset}", "/api/rulesets/{ruleset}/mainline"}
+    assert set(body["paths"]) == {
+        "/api/rulesets",
+        "/api/rulesets/{ruleset}",
+        "/api/rulesets/{ruleset}/mainline",
+        "/api/rulesets/{ruleset}/picture",
+    }
 
 
 def test_the_documented_requests_are_answered(server):
