@@ -150,10 +150,10 @@ big: $(VENV)/.installed
 	$(BIN)/tablebase build --all --rulesets rulesets-big.toml --data $(DATA)
 
 # connect:cols=5,rows=6, a billion positions, into data/: out of core on 2 cores, about a
-# quarter of an hour, 6-7 GiB of memory, 13 GB of disk at the peak and 7 GB kept (BENCHMARKS.md). The
-# estimate asks for 22.2 GiB of memory and 45 GiB of disk: it bounds the positions by 2.7
-# billion, 2.6 times the real count (no horizontal or diagonal lines counted). With less
-# memory or disk free, it is refused before any work.
+# quarter of an hour and the index's sort besides, 6-7 GiB of memory, 22 GB of disk at the peak
+# (export sorting the index) and 12 GB kept (BENCHMARKS.md). The estimate asks for 9.0 GiB of
+# memory and 22.3 GiB of disk, sized by its likely counts (its bound is 2.6 times the real
+# count). With less memory or disk free, it is refused before any work.
 billion: $(VENV)/.installed
 	$(BIN)/tablebase build connect:cols=5,rows=6 --data $(DATA)
 

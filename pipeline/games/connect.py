@@ -56,9 +56,13 @@ HELD = 3
 #: with its moves). Counted on the likely counts (likely_size, within 1.1 times the real
 #: ones), hence 10 B a position where the plies spill (their 9 B and the keys beside them),
 #: 5 B where they do not, and 1.1 B a move; the figures for any game (40 B and 4 B) asked
-#: 125.5 GiB for 5×6, 13 B and 2 B on the bound 45.0 GiB.
-DISK_PER_POSITION = 10
-DISK_PER_POSITION_HELD = 5
+#: 125.5 GiB for 5×6, 13 B and 2 B on the bound 45.0 GiB. Since 0.15.0 export sorts every
+#: position's text hash for index.parquet (4.5 B a position), and a billion of them spill
+#: DuckDB's sort to scratch: 5×6's data folder now peaks there, at 22.3 GB (21.4 B a
+#: position with its moves; 11 GB of it the sort's), hence 20 B where the plies spill; the
+#: smaller boards' sorts fit in memory and add the index's 4.5 B to their 5 B.
+DISK_PER_POSITION = 20
+DISK_PER_POSITION_HELD = 10
 DISK_PER_MOVE = 1.1
 #: Parts a ply is expanded in, on two threads.
 GENERATE_PARTS = 4
