@@ -87,21 +87,22 @@ def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200)
     from pipeline import Tablebases
     from pipeline.datadir.check import trusted
     from pipeline.games.rulesets import Ruleset
-    from pipeline.products.probe import connection
+    from pipeline.products.probe import connection, find, index_ids, text_hash
     from pipeline.server import position_answer
 
     rules = Ruleset.parse(ruleset)
     tables = Tablebases(data)
     files = tables.store.published(rules)
-    tablebase, transitions = str(files.tablebase), str(files.transitions)
+    tablebase, transitions, index = str(files.tablebase), str(files.transitions), str(files.index)
     sample = [random.choice(positions) for _ in range(repeat)]
     con = connection()
     ids = {}
 
+    def candidates(position: str) -> None:
+        index_ids(index, text_hash(position))
+
     def first(position: str) -> None:
-        ids[position] = con.execute(
-            "SELECT id, value, remoteness FROM read_parquet(?) WHERE position = ?", [tablebase, position]
-        ).fetchall()[0][0]
+        ids[position] = find(con, index, tablebase, position)[0]
 
     def second(position: str) -> None:
         con.execute(
@@ -113,13 +114,14 @@ def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200)
 
     def columns(position: str) -> None:
         names = ", ".join(f'"{name}"' for name in rules.game.columns)
-        con.execute(f"SELECT {names} FROM read_parquet(?) WHERE position = ?", [tablebase, position]).fetchall()
+        con.execute(f"SELECT {names} FROM read_parquet(?) WHERE id = ?", [tablebase, ids[position]]).fetchall()
 
     parts = {
         "checksums checked (trusted)": lambda position: trusted(tables.store, rules),
-        "probe's scan of the tablebase for the position": first,
-        "probe's scan of the transitions, joined to the tablebase": second,
-        "the scan for the decoded columns": columns,
+        "the text's candidate ids from index.parquet (one row group)": candidates,
+        "the position's row: the candidates' ids and texts in the tablebase": first,
+        "the moves: transitions by src, joined to the tablebase by id": second,
+        "the decoded columns by id (`?columns=true` only)": columns,
         "Tablebases.probe, whole": lambda position: tables.probe(rules, position),
         "the server's answer, whole (probe, columns, stat before and after)": lambda position: position_answer(
             tables, ruleset, position
