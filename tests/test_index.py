@@ -87,3 +87,27 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
             assert found == (text["id"], text["value"], text["remoteness"])
         # a text of the right form that is no position of the ruleset: hashed like the rest here
         assert probing.find(con, str(crowded), str(tablebase), "9-9|9-9") is None
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "fifo"])
+def test_a_damaged_index_is_refused_in_words_before_it_is_read(built, tmp_path, damage):
+    """The index is looked up like the tablebase: a byte changed is a checksum that differs,
+    a FIFO in its place is no regular file; either is a DataError naming the file, and no
+    lookup reads it (a FIFO read would wait for ever)."""
+    import os
+    import shutil
+
+    from pipeline.core.errors import DataError
+
+    data = tmp_path / "data"
+    shutil.copytree(built, data)
+    index = data / "chopsticks" / "default" / "index.parquet"
+    if damage == "fifo":
+        index.unlink()
+        os.mkfifo(index)
+    else:
+        raw = bytearray(index.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        index.write_bytes(bytes(raw))
+    with pytest.raises(DataError, match="index"):
+        probing.probe("chopsticks", "1-1|1-1", data)
