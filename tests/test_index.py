@@ -71,7 +71,7 @@ def test_probe_finds_every_position_by_its_text(built):
 
 def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, monkeypatch):
     """An index where every position shares one hash (as two texts of a billion may share
-    one of 2^32): each text still finds its own row, and a text that is no position, with
+    one of 2^32), over several row groups: each text still finds its own row, and a text that is no position, with
     that hash too, finds none rather than another position's."""
     import pyarrow as pa
 
@@ -79,7 +79,11 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
     tablebase = built / row.tablebase_path
     texts = pq.read_table(tablebase, columns=["id", "position", "value", "remoteness"]).to_pylist()
     crowded = tmp_path / "index.parquet"
-    pq.write_table(pa.table({"hash": [7] * len(texts), "id": [t["id"] for t in texts]}, schema=INDEX.schema()), crowded)
+    pq.write_table(  # in row groups of 50: the one hash runs over all of them
+        pa.table({"hash": [7] * len(texts), "id": [t["id"] for t in texts]}, schema=INDEX.schema()),
+        crowded,
+        row_group_size=50,
+    )
     monkeypatch.setattr(probing, "text_hash", lambda text: 7)
     with probing.connection() as con:
         for text in texts:

@@ -106,7 +106,8 @@ class _Index:
         (one, or its neighbours where equal hashes straddle two), read from disk."""
         file = pq.ParquetFile(path, metadata=self.metadata)  # no footer read: safe on any thread
         found: list[int] = []
-        group = max(int(np.searchsorted(self.least, hash_, side="right")) - 1, 0)
+        # the last group whose least hash is below it: its last rows may hold it too
+        group = max(int(np.searchsorted(self.least, hash_, side="left")) - 1, 0)
         while group < len(self.least) and self.least[group] <= hash_:
             rows = file.read_row_group(group, columns=["hash", "id"])
             hashes = rows["hash"].to_numpy()
