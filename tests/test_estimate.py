@@ -115,15 +115,14 @@ def test_the_disk_estimate_holds_a_built_ruleset_and_its_data_folder(tmp_path, r
     assert taken <= estimate(rules).disk, ruleset
 
 
-#: What connect's data folder took at its peak, sampled with `du -sb` (BENCHMARKS.md, "The
-#: disk a build takes"), its positions.parquet then holding the boards' texts.
-#: The data folder's peak (`du -sb` every 5 s) of `tablebase build` on connect's boards
-#: (BENCHMARKS.md, "The disk a build takes"), since the files hold keys and no texts.
+#: The data folder's peak (`du -sb` every 0.5 s; 5 s for 5×6) of `tablebase build` on
+#: connect's boards (BENCHMARKS.md, "The disk a build takes"), since 0.15.0 with
+#: index.parquet (4.5 B a position; 5×6's sort of it spills 11 GB to scratch).
 CONNECT_PEAKS = {
-    "connect:cols=4,rows=6": 107_752_676,
-    "connect:cols=5,rows=5": 470_606_247,
-    "connect:cols=6,rows=4": 667_311_708,
-    "connect:cols=5,rows=6": 12_300_000_000,
+    "connect:cols=4,rows=6": 184_240_533,
+    "connect:cols=5,rows=5": 807_814_464,
+    "connect:cols=6,rows=4": 1_128_992_853,
+    "connect:cols=5,rows=6": 22_321_508_293,
 }
 
 
