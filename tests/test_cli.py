@@ -278,7 +278,9 @@ def test_corrupt_parquet_is_reported(data):
     (files / "transitions.parquet").write_bytes(b"not parquet at all")
     result = tablebase("probe", "chopsticks", "1-1|1-1", data=data)
     assert result.returncode == 1
-    assert "not a readable Parquet file" in result.stderr
+    # its bytes are not those the catalog records: said before anything reads the file
+    assert "transitions.parquet is not the file the catalog records (its SHA-256 differs)" in result.stderr
+    assert "tablebase build chopsticks" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
