@@ -885,7 +885,7 @@ def serve(
         float, typer.Option("--timeout", help="Seconds a lookup may take before it is answered 503.")
     ] = 10.0,
 ) -> None:
-    """Serve the tablebases as a read-only HTTP JSON API, and an explorer page at /.
+    """Serve the tablebases over HTTP: a JSON API and an explorer page.
 
     GET /api/rulesets lists the built rulesets; /api/rulesets/RULESET?position=TEXT gives a
     position's value, remoteness and every move best first; /api/rulesets/RULESET/mainline
