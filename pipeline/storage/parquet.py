@@ -122,12 +122,16 @@ class Encoding:
     (position texts: numbered by rank, each row group's texts run from nearly the least to
     nearly the greatest); comparing every text cost a sixth of writing a tablebase.
     `group_rows`: rows a row group (the last one fewer; None: ROW_GROUP_ROWS): a file read
-    a row or two at a time (index.parquet) takes smaller ones, since a reader decodes a
-    whole row group's column."""
+    a row or two at a time (index.parquet, lookup.parquet) takes smaller ones, since a
+    reader decodes a whole row group's column. `plain`: columns written as they are, with
+    neither (texts a lookup decodes 16,384 at a time: plain pages decode in two thirds of
+    the time delta ones take, and zstd makes them smaller than delta's). A nested column's
+    leaves are named by their Parquet paths (`dst.list.element`)."""
 
     delta: tuple[str, ...] = ()
     unranged: tuple[str, ...] = ()
     group_rows: int | None = None
+    plain: tuple[str, ...] = ()
 
 
 #: Every column as its type says: dictionaries where Arrow chooses them, min/max on each.
@@ -139,14 +143,18 @@ class BatchWriter:
 
     def __init__(self, path: Path, schema: pa.Schema, encoding: Encoding = AS_TYPED):
         self.rows = 0
-        delta, unranged = encoding.delta, encoding.unranged
+        delta, unranged, plain = encoding.delta, encoding.unranged, encoding.plain
+        leaves = dict(leaf for field in schema for leaf in _leaves(field.name, field.type))
         options: dict = {}
-        if delta:
+        if delta or plain:
             options = {
-                "use_dictionary": [name for name in schema.names if name not in delta],
+                "use_dictionary": [path for path in leaves if path not in delta and path not in plain],
                 "column_encoding": {
-                    name: "DELTA_BYTE_ARRAY" if pa.types.is_string(schema.field(name).type) else "DELTA_BINARY_PACKED"
-                    for name in delta
+                    **{
+                        path: "DELTA_BYTE_ARRAY" if pa.types.is_string(leaves[path]) else "DELTA_BINARY_PACKED"
+                        for path in delta
+                    },
+                    **dict.fromkeys(plain, "PLAIN"),
                 },
             }
         # Dictionary columns are stored dictionary-encoded either way; without the Arrow
@@ -157,7 +165,7 @@ class BatchWriter:
         # by range; a reader filtering on them reads the column, a few KB a row group).
         dictionaries = [field.name for field in schema if pa.types.is_dictionary(field.type)]
         statistics = (
-            [name for name in schema.names if name not in dictionaries and name not in unranged]
+            [path for path in leaves if path.split(".")[0] not in dictionaries and path.split(".")[0] not in unranged]
             if dictionaries or unranged
             else True
         )
@@ -172,6 +180,17 @@ class BatchWriter:
 
     def close(self) -> None:
         self._writer.close()
+
+
+def _leaves(path: str, data_type: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+    """The Parquet paths of a column's leaves and their types, as the writer names them
+    (`dst.list.element`: Arrow writes lists in Parquet's standard three levels)."""
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
+        yield from _leaves(f"{path}.list.element", data_type.value_type)
+    elif pa.types.is_dictionary(data_type):
+        yield path, data_type.value_type
+    else:
+        yield path, data_type
 
 
 def write_select(
