@@ -95,7 +95,7 @@ def _stamps(tables: Tablebases, rules: Ruleset) -> list[tuple[int, ...] | None]:
     new folder into place, so every file it publishes has another inode and ctime."""
     files = tables.store.published(rules)
     stamps: list[tuple[int, ...] | None] = []
-    for path in (files.tablebase, files.transitions, files.index):
+    for path in (files.tablebase, files.transitions, files.index, files.lookup):
         try:
             found = os.stat(path)
         except OSError:
@@ -139,12 +139,12 @@ def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any
     names = list(rules.game.columns)
     files = tables.store.published(rules)
     with connection() as con:
-        found = find(con, str(files.index), str(files.tablebase), position)
+        found = find(str(files.index), str(files.lookup), position)
         if found is None:
             return {}
         select = ", ".join(f'"{name}"' for name in names)  # the game's own declared names
         row = con.execute(
-            f"SELECT {select} FROM read_parquet(?) WHERE id = ?", [str(files.tablebase), found[0]]
+            f"SELECT {select} FROM read_parquet(?) WHERE id = ?", [str(files.tablebase), found["id"]]
         ).fetchone()
     return dict(zip(names, row)) if row is not None else {}
 

@@ -292,14 +292,19 @@ def same_stat(data: Path, path: Path) -> None:
 
 
 def test_a_file_changed_under_the_same_stat_is_read_by_nothing_once_check_saw_it(data):
-    start = tablebase("probe", "nim", "start", data=data)
-    assert start.returncode == 0 and "the first player wins" in start.stdout
+    # the start's value as SQL reads it from the tablebase (probe reads lookup.parquet)
+    start_value = [
+        "sql",
+        "SELECT t.value FROM tablebase t JOIN catalog c ON t.ruleset = c.ruleset AND t.position = c.start WHERE t.ruleset = 'nim'",
+    ]
+    start = tablebase(*start_value, "--format", "csv", data=data)
+    assert start.returncode == 0 and start.stdout.split() == ['"value"', '"win"'], start.stdout
     path = data / "nim" / "default" / "tablebase.parquet"
     raw = path.read_bytes()
     swap_values(path)
     same_stat(data, path)
     # what the cache trusts (README, Guarantees): an unchanged stat, unchanged bytes
-    assert "the second player wins" in tablebase("probe", "nim", "start", data=data).stdout
+    assert tablebase(*start_value, "--format", "csv", data=data).stdout.split() == ['"value"', '"loss"']
     assert check(data) == [f"{path}: its SHA-256 differs from the catalog's"]
     for args in (
         ["probe", "nim", "start"],

@@ -1,8 +1,10 @@
-"""index.parquet: every position's id by a hash of its text (pipeline/core/dataset.py INDEX),
-written by export, read by probe to find a text without reading every text.
+"""index.parquet and lookup.parquet (pipeline/core/dataset.py INDEX, LOOKUP), written by
+export and read by probe: every position's id by a hash of its text, and its row with its
+moves by id, so that a lookup reads a few small row groups and no other text.
 
 The hashes are recomputed here with hashlib, not DuckDB's md5_number, so the definition
-published in the schema (TEXT_HASH) is held to what the files hold."""
+published in the schema (TEXT_HASH) is held to what the files hold; the lookup's rows are
+held to the tablebase's and its moves to the transitions', read by DuckDB."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ import hashlib
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.dataset import INDEX
+from pipeline.core.dataset import INDEX, LOOKUP
+from pipeline.core.errors import DataError
 from pipeline.datadir.catalog import read_catalog
 from pipeline.datadir.layout import DataDir
 from pipeline.products import probe as probing
-from pipeline.stages.export import INDEX_GROUP_ROWS
+from pipeline.stages.export import INDEX_GROUP_ROWS, LOOKUP_GROUP_ROWS, lookup_batches
 from tests.conftest import BUILT
 
 
@@ -85,33 +88,106 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
         row_group_size=50,
     )
     monkeypatch.setattr(probing, "text_hash", lambda text: 7)
-    with probing.connection() as con:
-        for text in texts:
-            found = probing.find(con, str(crowded), str(tablebase), text["position"])
-            assert found == (text["id"], text["value"], text["remoteness"])
-        # a text of the right form that is no position of the ruleset: hashed like the rest here
-        assert probing.find(con, str(crowded), str(tablebase), "9-9|9-9") is None
+    lookup = str(built / row.folder / "lookup.parquet")
+    for text in texts:
+        found = probing.find(str(crowded), lookup, text["position"])
+        assert found is not None
+        assert (found["id"], found["value"], found["remoteness"]) == (text["id"], text["value"], text["remoteness"])
+    # a text of the right form that is no position of the ruleset: hashed like the rest here
+    assert probing.find(str(crowded), lookup, "9-9|9-9") is None
 
 
+@pytest.mark.parametrize("ruleset", BUILT)
+def test_the_lookup_holds_the_tablebases_rows_with_the_transitions_moves(built, ruleset):
+    import duckdb
+
+    row = next(row for row in read_catalog(DataDir(built)) if row.ruleset == ruleset)
+    folder = built / row.folder
+    lookup = pq.read_table(folder / "lookup.parquet")
+    assert lookup.schema == LOOKUP.schema()
+    assert lookup["id"].to_pylist() == sorted(lookup["id"].to_pylist())
+    con = duckdb.connect()
+    tablebase, transitions = str(folder / "tablebase.parquet"), str(folder / "transitions.parquet")
+    rows = con.execute(
+        "SELECT id, position, value, remoteness FROM read_parquet(?) ORDER BY id", [tablebase]
+    ).fetchall()
+    assert [tuple(r.values()) for r in lookup.select(["id", "position", "value", "remoteness"]).to_pylist()] == rows
+    moves = con.execute("SELECT src, move, dst FROM read_parquet(?) ORDER BY src, dst", [transitions]).fetchall()
+    listed = [(r["id"], move, dst) for r in lookup.to_pylist() for dst, move in zip(r["dst"], r["move"])]
+    assert listed == moves
+    assert len(listed) == row.transitions
+
+
+def test_the_lookup_is_written_in_row_groups_of_its_own_size_and_read_across_them(tmp_path, monkeypatch):
+    """A lookup decodes one row group for the position and one for each child: they are
+    LOOKUP_GROUP_ROWS (here 50), each with its id range; probe then finds every position
+    and its moves, whichever groups they fall in, as the tablebase says them."""
+    from pipeline.games.rulesets import Ruleset
+    from pipeline.stages import export
+    from pipeline.stages.build import build
+
+    monkeypatch.setattr(export, "LOOKUP_GROUP_ROWS", 50)
+    build(Ruleset.parse("chopsticks:split=any"), DataDir(tmp_path))
+    folder = tmp_path / "chopsticks" / "split-any"
+    meta = pq.read_metadata(folder / "lookup.parquet")
+    assert meta.num_row_groups == -(-meta.num_rows // 50) > 2
+    ranges = [meta.row_group(g).column(0).statistics for g in range(meta.num_row_groups)]
+    assert all(r.has_min_max for r in ranges)
+    assert all(a.max < b.min for a, b in zip(ranges, ranges[1:]))
+    table = pq.read_table(folder / "tablebase.parquet", columns=["id", "position", "value", "remoteness"])
+    by_id = {r["id"]: r for r in table.to_pylist()}
+    transitions = pq.read_table(folder / "transitions.parquet", columns=["src", "dst", "move"]).to_pylist()
+    for position in table.to_pylist()[::5]:
+        found = probing.probe("chopsticks:split=any", position["position"], tmp_path)
+        assert (found.value, found.remoteness) == (position["value"], position["remoteness"])
+        expected = sorted(
+            (t["move"], by_id[t["dst"]]["position"], by_id[t["dst"]]["value"], by_id[t["dst"]]["remoteness"])
+            for t in transitions
+            if t["src"] == position["id"]
+        )
+        assert sorted((m.move, m.position, m.value, m.remoteness) for m in found.moves) == expected
+    assert LOOKUP_GROUP_ROWS == 1 << 14
+
+
+@pytest.mark.parametrize("disorder", ["tablebase", "transitions", "stray move"])
+def test_the_lookup_is_not_written_from_files_out_of_order(built, tmp_path, disorder):
+    """The lookup merges two files read in id order: one out of that order, or a move from
+    no position, is a DataError naming the file, not a list of another position's moves."""
+    import pyarrow as pa
+
+    folder = built / "chopsticks" / "default"
+    tablebase, transitions = pq.read_table(folder / "tablebase.parquet"), pq.read_table(folder / "transitions.parquet")
+    if disorder == "tablebase":
+        tablebase = pa.concat_tables([tablebase.slice(100), tablebase.slice(0, 100)])
+    elif disorder == "transitions":
+        transitions = pa.concat_tables([transitions.slice(100), transitions.slice(0, 100)])
+    else:
+        stray = transitions.slice(0, 1).set_column(1, transitions.schema.field("src"), pa.array([10**9], pa.int64()))
+        transitions = pa.concat_tables([transitions, stray])
+    pq.write_table(tablebase, tmp_path / "tablebase.parquet", row_group_size=64)
+    pq.write_table(transitions, tmp_path / "transitions.parquet", row_group_size=64)
+    with pytest.raises(DataError, match=disorder.split()[-1] if disorder != "stray move" else "transitions"):
+        list(lookup_batches(tmp_path / "tablebase.parquet", tmp_path / "transitions.parquet"))
+
+
+@pytest.mark.parametrize("kind", ["index", "lookup"])
 @pytest.mark.parametrize("damage", ["flipped byte", "fifo"])
-def test_a_damaged_index_is_refused_in_words_before_it_is_read(built, tmp_path, damage):
-    """The index is looked up like the tablebase: a byte changed is a checksum that differs,
+def test_a_damaged_index_or_lookup_is_refused_in_words_before_it_is_read(built, tmp_path, damage, kind):
+    """They are looked up like the tablebase: a byte changed is a checksum that differs,
     a FIFO in its place is no regular file; either is a DataError naming the file, and no
     lookup reads it (a FIFO read would wait for ever)."""
     import os
     import shutil
 
-    from pipeline.core.errors import DataError
-
     data = tmp_path / "data"
     shutil.copytree(built, data)
-    index = data / "chopsticks" / "default" / "index.parquet"
+    made = data / "chopsticks" / "default" / f"{kind}.parquet"
     if damage == "fifo":
-        index.unlink()
-        os.mkfifo(index)
+        made.unlink()
+        os.mkfifo(made)
     else:
-        raw = bytearray(index.read_bytes())
+        raw = bytearray(made.read_bytes())
         raw[len(raw) // 2] ^= 0xFF
-        index.write_bytes(bytes(raw))
-    with pytest.raises(DataError, match="index"):
+        made.write_bytes(bytes(raw))
+    with pytest.raises(DataError, match=kind):
         probing.probe("chopsticks", "1-1|1-1", data)

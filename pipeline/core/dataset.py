@@ -89,6 +89,7 @@ CATALOG = FileKind(
         Column("solution_sha256", pa.string(), "SHA-256 of solution.parquet"),
         Column("verification_sha256", pa.string(), "SHA-256 of verification.parquet"),
         Column("index_sha256", pa.string(), "SHA-256 of index.parquet"),
+        Column("lookup_sha256", pa.string(), "SHA-256 of lookup.parquet"),
         Column("pipeline_version", pa.string(), "the version of tablebase that built it"),
     ),
 )
@@ -129,6 +130,7 @@ class CatalogRow(Mapping[str, Any]):
     solution_sha256: str
     verification_sha256: str
     index_sha256: str
+    lookup_sha256: str
     pipeline_version: str
 
     @property
@@ -303,6 +305,31 @@ INDEX = FileKind(
     ),
 )
 
+LOOKUP = FileKind(
+    "lookup",
+    "each position's text, value, remoteness and moves by `id`, in row groups of 16,384 rows: "
+    "what a lookup of one position reads, one small row group for the position and one for "
+    "each position its moves lead to (`tablebase probe`, `tablebase serve`); the same rows as "
+    "tablebase.parquet and transitions.parquet",
+    (
+        Column("id", pa.int64(), "the position's id (joins `tablebase.id`, `index.id`)"),
+        Column("position", pa.string(), "the position's text, as `tablebase.position`"),
+        Column("value", pa.string(), "`win`, `loss`, `tie` or `draw`, as `tablebase.value`"),
+        Column("remoteness", pa.int32(), "as `tablebase.remoteness`", True),
+        Column(
+            "dst",
+            pa.list_(pa.field("element", pa.int64(), nullable=False)),
+            "the `dst` of every row of transitions.parquet whose `src` is this `id`, ascending; "
+            "empty where the game is over",
+        ),
+        Column(
+            "move",
+            pa.list_(pa.field("element", pa.string(), nullable=False)),
+            "those rows' `move`, in the same order as `dst`",
+        ),
+    ),
+)
+
 #: The files of a ruleset's folder, in the order `build` writes them; `summary` has the catalog's schema.
 RULESET_FILES = (
     POSITIONS,
@@ -311,6 +338,7 @@ RULESET_FILES = (
     VERIFICATION,
     TABLEBASE,
     INDEX,
+    LOOKUP,
     FileKind("summary", "the ruleset's catalog row", CATALOG.head),
 )
 

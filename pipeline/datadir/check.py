@@ -492,9 +492,10 @@ def check_ruleset(
         return
     finally:
         con.close()
-    indexed = pq.read_metadata(mine.index).num_rows  # its bytes are the catalog's: their count is what export wrote
-    if indexed != row["positions"]:
-        report.add(mine.index, f"holds {indexed:,} positions, the catalog {row['positions']:,}")
+    for made in (mine.index, mine.lookup):  # their bytes are the catalog's: their count is what export wrote
+        held = pq.read_metadata(made).num_rows
+        if held != row["positions"]:
+            report.add(made, f"holds {held:,} positions, the catalog {row['positions']:,}")
     if not counted.pop("start_found"):
         report.add(tablebase, f"has no start position {row['start']!r}", whole=False)
     differ = [f"{name} {counted[name]} (catalog: {row[name]})" for name in counted if counted[name] != row[name]]
@@ -592,8 +593,8 @@ def require_built(store: DataDir, ruleset: str | None = None) -> None:
     )
 
 
-#: The files a lookup reads (probe, play, draw, serve): the queried ones and the index.
-LOOKED_UP = (*QUERIED, "index")
+#: The files a lookup reads (probe, play, draw, serve): the queried ones, the index and the lookup.
+LOOKED_UP = (*QUERIED, "index", "lookup")
 
 
 def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:

@@ -8,6 +8,7 @@
     data/<game>/<slug>/verification.parquet     one row per consistency check (verify)
     data/<game>/<slug>/tablebase.parquet        the published tablebase (export)
     data/<game>/<slug>/index.parquet            hash of each position's text, id: lookups by text (export)
+    data/<game>/<slug>/lookup.parquet           id, text, value, remoteness, moves: lookups by id (export)
     data/<game>/<slug>/summary.parquet          the ruleset's catalog row (export)
     data/pages/                                 pictures and HTML pages (`tablebase draw`)
     data/.staging/<pid>/, data/.tmp/<pid>/      a build's work in progress and scratch space, per process
@@ -205,6 +206,10 @@ class RulesetPaths:
     @property
     def index(self) -> Path:
         return self.path("index")
+
+    @property
+    def lookup(self) -> Path:
+        return self.path("lookup")
 
     @property
     def summary(self) -> Path:

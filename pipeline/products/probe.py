@@ -22,9 +22,10 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.core.errors import PositionError
+from pipeline.core.errors import DataError, PositionError
 from pipeline.core.params import quoted
 from pipeline.core.values import Value, best_move_first
 from pipeline.datadir.check import trusted
@@ -91,25 +92,30 @@ def text_hash(text: str) -> int:
     return int.from_bytes(hashlib.md5(text.encode()).digest()[12:], "little")
 
 
-class _Index:
-    """An index.parquet's footer and its row groups' least hashes, read once a version of
-    the file (a rebuild renames another file into place: another inode and times)."""
+class _Sorted:
+    """A Parquet file in order of its first column (index.parquet by hash, lookup.parquet
+    by id): its footer and its row groups' least values of that column, read once a
+    version of the file (a rebuild renames another file into place: another inode and
+    times), so that a lookup reads the one row group that holds a key and nothing else."""
 
     def __init__(self, path: str):
-        self.stamp = _stamp(path)
+        self.path, self.stamp = path, _stamp(path)
         self.metadata = pq.read_metadata(path)
         groups = range(self.metadata.num_row_groups)
         self.least = np.array([self.metadata.row_group(g).column(0).statistics.min for g in groups], dtype=np.int64)
 
-    def ids(self, path: str, hash_: int) -> list[int]:
-        """The ids of the rows whose hash is `hash_`: the row groups whose range holds it
-        (one, or its neighbours where equal hashes straddle two), read from disk."""
-        file = pq.ParquetFile(path, metadata=self.metadata)  # no footer read: safe on any thread
+    def read(self, group: int, columns: list[str]) -> pa.Table:
+        # the footer kept is handed over, not read again: safe on any thread
+        return pq.ParquetFile(self.path, metadata=self.metadata).read_row_group(group, columns=columns)
+
+    def ids(self, hash_: int) -> list[int]:
+        """index.parquet: the ids of the rows whose hash is `hash_`, from the row groups
+        whose range holds it (one, or its neighbours where equal hashes straddle two)."""
         found: list[int] = []
         # the last group whose least hash is below it: its last rows may hold it too
         group = max(int(np.searchsorted(self.least, hash_, side="left")) - 1, 0)
         while group < len(self.least) and self.least[group] <= hash_:
-            rows = file.read_row_group(group, columns=["hash", "id"])
+            rows = self.read(group, ["hash", "id"])
             hashes = rows["hash"].to_numpy()
             low, high = np.searchsorted(hashes, hash_), np.searchsorted(hashes, hash_, side="right")
             found += rows["id"].to_numpy()[low:high].tolist()
@@ -118,14 +124,37 @@ class _Index:
             group += 1
         return found
 
+    def rows(self, ids: list[int], columns: list[str]) -> dict[int, dict]:
+        """lookup.parquet: the rows of `ids` (unique in the file) that it holds, by id, each
+        row group read once however many of them it holds."""
+        wanted = np.array(sorted(set(ids)), dtype=np.int64)
+        groups = np.searchsorted(self.least, wanted, side="right") - 1
+        found: dict[int, dict] = {}
+        for group in np.unique(groups[groups >= 0]).tolist():
+            rows = self.read(group, ["id", *columns])
+            held = rows["id"].to_numpy()
+            mine = wanted[groups == group]
+            at = np.minimum(np.searchsorted(held, mine), len(held) - 1)
+            for where in at[held[at] == mine].tolist():
+                found[int(held[where])] = rows.slice(where, 1).to_pylist()[0]
+        return found
+
 
 def _stamp(path: str) -> tuple[int, ...]:
     found = os.stat(path)
     return (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
-#: index.parquet files read so far, by path (a handful at most: one a ruleset looked up).
-_indexes: dict[str, _Index] = {}
+#: index.parquet and lookup.parquet files read so far, by path (two a ruleset looked up).
+_sorted: dict[str, _Sorted] = {}
+
+
+def _opened(path: str) -> _Sorted:
+    with _opening:
+        known = _sorted.get(path)
+        if known is None or known.stamp != _stamp(path):
+            known = _sorted[path] = _Sorted(path)
+    return known
 
 
 def index_ids(index: str, hash_: int) -> list[int]:
@@ -133,23 +162,25 @@ def index_ids(index: str, hash_: int) -> list[int]:
     kept in memory (8 bytes a row group: 125 KB for a billion positions), so a lookup reads
     one row group of 65,536 rows and nothing else: DuckDB's scan looks at every row group's
     statistics, 0.17-0.28 s over the 16,000 of connect:cols=5,rows=6."""
-    with _opening:
-        known = _indexes.get(index)
-        if known is None or known.stamp != _stamp(index):
-            known = _indexes[index] = _Index(index)
-    return known.ids(index, hash_)
+    return _opened(index).ids(hash_)
 
 
-def find(con: duckdb.DuckDBPyConnection, index: str, tablebase: str, text: str) -> tuple | None:
-    """(id, value, remoteness) of the position whose text is `text`, or None: its id from
-    the index (one small row group), then its row by id, which the tablebase's row groups'
-    min/max find. Texts sharing a hash are told apart by their texts: no other text is read."""
+def lookup_rows(
+    lookup: str, ids: list[int], columns: tuple[str, ...] = ("position", "value", "remoteness")
+) -> dict[int, dict]:
+    """The rows of lookup.parquet at `lookup` whose ids are `ids`, by id: one row group of
+    16,384 rows read for each group they fall in. DuckDB's `WHERE id = ?` on the tablebase
+    read its footer and a row group of a million rows each time: 63 ms on connect:cols=5,rows=6."""
+    return _opened(lookup).rows(ids, list(columns))
+
+
+def find(index: str, lookup: str, text: str) -> dict | None:
+    """The lookup.parquet row (id, position, value, remoteness, dst, move) of the position whose
+    text is `text`, or None: its id from the index (one small row group), then its row by
+    id. Texts sharing a hash are told apart by their texts: no other text is read."""
     for candidate in sorted(index_ids(index, text_hash(text))):
-        row = con.execute(
-            "SELECT id, value, remoteness FROM read_parquet(?) WHERE id = ? AND position = ?",
-            [tablebase, candidate, text],
-        ).fetchone()
-        if row is not None:
+        row = lookup_rows(lookup, [candidate], ("position", "value", "remoteness", "dst", "move")).get(candidate)
+        if row is not None and row["position"] == text:
             return row
     return None
 
@@ -159,19 +190,19 @@ def probe(ruleset: str | Ruleset, position: str, data: Path | str = "data") -> P
     rules = ruleset if isinstance(ruleset, Ruleset) else Ruleset.parse(ruleset)
     text = read_position(rules, position)
     files = trusted(DataDir(Path(data)), rules)  # each file there, regular, and the bytes recorded
-    tablebase, transitions, index = str(files.tablebase), str(files.transitions), str(files.index)
-    with connection() as con:
-        row = find(con, index, tablebase, text)
-        if row is None:
-            raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
-        moves = con.execute(
-            """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
-               SELECT t.move, c.position, c.value, c.remoteness
-               FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
-            [transitions, row[0], tablebase],
-        ).fetchall()
-    moves_ = sorted((Move(*m) for m in moves), key=best_first)
-    return Probe(rules.id, text, row[1], row[2], moves_, position_note(rules, position))
+    lookup = str(files.lookup)
+    row = find(str(files.index), lookup, text)
+    if row is None:
+        raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
+    children = lookup_rows(lookup, row["dst"])
+    if len(children) != len(set(row["dst"])):
+        raise DataError(f"{lookup} has a move of {quoted(text)} to a position it does not hold: rebuild {rules.id}")
+    moves = [
+        Move(move, *(children[dst][name] for name in ("position", "value", "remoteness")))
+        for dst, move in zip(row["dst"], row["move"])
+    ]
+    moves.sort(key=best_first)
+    return Probe(rules.id, text, row["value"], row["remoteness"], moves, position_note(rules, position))
 
 
 def get(ruleset: str | Ruleset, position: str, data: Path | str = "data", default: Probe | None = None) -> Probe | None:

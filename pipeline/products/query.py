@@ -33,7 +33,7 @@ from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
 from pipeline.games import read_position
 from pipeline.games.rulesets import Ruleset
-from pipeline.products.probe import connection, find
+from pipeline.products.probe import find
 from pipeline.storage.parquet import read_table, require
 
 #: A source checkout, recognised by the pyproject.toml beside the package.
@@ -167,9 +167,7 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
         rules = Ruleset.parse(result["ruleset"])
         result["position"] = text = read_position(rules, params["position"])
         files = trusted(DataDir(data), rules)  # as probe reads it, by the index
-        with connection() as con:
-            found = find(con, str(files.index), str(files.tablebase), text)
-        if found is None:
+        if find(str(files.index), str(files.lookup), text) is None:
             raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
     return result
 

@@ -4,6 +4,8 @@ tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, val
 remoteness, grundy, reachable, and the solver-made columns (winning_moves).
 index.parquet: hash, id: every position's id by a hash of its text, sorted by hash, where
 a lookup by text finds its id reading one small row group (pipeline/products/probe.py).
+lookup.parquet: id, position, value, remoteness, moves: the tablebase's rows a lookup
+shows, each with its moves from transitions.parquet, in small row groups by id.
 summary.parquet: the ruleset's catalog row, which build then gathers into catalog.parquet
 (pipeline/datadir/catalog.py). Columns and types: pipeline/core/dataset.py.
 """
@@ -11,7 +13,7 @@ summary.parquet: the ruleset's catalog row, which build then gathers into catalo
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline import __version__
-from pipeline.core.dataset import INDEX, POSITIONS, SOLVER_MADE, TABLEBASE, CatalogRow, game_fields
+from pipeline.core.dataset import INDEX, LOOKUP, POSITIONS, SOLVER_MADE, TABLEBASE, CatalogRow, game_fields
 from pipeline.core.errors import DataError
 from pipeline.core.values import Value
 from pipeline.engines import literal, run_levels
@@ -28,12 +30,27 @@ from pipeline.games import POSITION_KEY, impartial_problem, legal_starts
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
-from pipeline.storage.parquet import Encoding, require, sha256, with_dictionaries, write_table
+from pipeline.storage.parquet import (
+    ROW_GROUP_ROWS,
+    Encoding,
+    require,
+    sha256,
+    with_dictionaries,
+    write_batches,
+    write_table,
+)
 from pipeline.storage.progress import Stage
 
 #: Rows a row group of index.parquet: a lookup decodes one row group's hashes and ids (0.5 MB
 #: as numbers, 0.3 MB on disk), and a billion positions make 15,000 groups, a footer of 3.5 MB.
 INDEX_GROUP_ROWS = 1 << 16
+
+#: Rows a row group of lookup.parquet: a lookup decodes one row group for the position and
+#: one for each position its moves lead to, 1.6-2 ms each on a quiet core (texts, values and
+#: remoteness of 16,384 positions; the moves' lists another 1 ms, for the position
+#: itself). 5.8 bytes a position on connect:cols=5,rows=6, a footer of 0.5 MB for 16 M
+#: positions: smaller groups would halve the time and double the footer.
+LOOKUP_GROUP_ROWS = 1 << 14
 
 
 def export(run: Run) -> CatalogRow:
@@ -53,6 +70,7 @@ def export(run: Run) -> CatalogRow:
         "write": 0.01 + 20e-9 * moves + 0.5e-6 * total,
         "count": 0.01,
         "index": 0.01 + 1.0e-6 * total,
+        "lookup": 0.01 + 1.0e-6 * total,
     }  # counted while written
     share = {step: time / sum(seconds.values()) for step, time in seconds.items()}
     with Stage(f"export {rules.id}") as stage:
@@ -125,6 +143,20 @@ def export(run: Run) -> CatalogRow:
             )
         finally:
             db.release()
+        stage.phase("lookup", share["lookup"])
+        looked_up_rows = Counted()
+        looked_up = write_batches(
+            lookup_batches(files.tablebase, files.transitions),
+            files.lookup,
+            with_dictionaries(LOOKUP.schema(), ("value",)),
+            Encoding(
+                delta=("id", "dst.list.element"),
+                unranged=("position", "dst", "move"),
+                plain=("position",),
+                group_rows=LOOKUP_GROUP_ROWS,
+            ),
+            observe=lambda table: stage.count(looked_up_rows.add(table.num_rows), total),
+        )
         stage.summary = f"{positions:,} positions, {reachable:,} reachable"
     # an impartial game that ends in wins and losses, or ties, would publish Grundy values
     # that mean nothing (0 on a won position): refused, as the contract says
@@ -133,6 +165,8 @@ def export(run: Run) -> CatalogRow:
         raise DataError(f"game {rules.game_name}: {problem}")
     if indexed_rows != positions:
         raise DataError(f"{files.index} holds {indexed_rows:,} positions of {positions:,}: the engine lost rows")
+    if looked_up != positions:
+        raise DataError(f"{files.lookup} holds {looked_up:,} positions of {positions:,}")
     summary = CatalogRow(
         ruleset=rules.id,
         game=rules.game_name,
@@ -158,10 +192,69 @@ def export(run: Run) -> CatalogRow:
         solution_sha256=read.get(files.solution) or sha256(files.solution),
         verification_sha256=read.get(files.verification) or sha256(files.verification),
         index_sha256=sha256(files.index),
+        lookup_sha256=sha256(files.lookup),
         pipeline_version=__version__,
     )
     write_table(summary.table(), files.summary)
     return summary
+
+
+def lookup_batches(tablebase: Path, transitions: Path) -> Iterator[pa.RecordBatch]:
+    """lookup.parquet's rows, a row group of the tablebase at a time: its id, position, value
+    and remoteness, and the lists of the transitions leaving each, their dst and move. Both files
+    are in id order (the tablebase by id, the transitions by src, then dst), so the two are
+    merged as they are read: a million positions and their moves held at once, whatever the
+    ruleset's size. A file out of that order is a DataError, not a wrong list."""
+    table = pq.ParquetFile(tablebase, read_dictionary=["value"])
+    moves = pq.ParquetFile(transitions).iter_batches(ROW_GROUP_ROWS, columns=["src", "dst", "move"])
+    held = pa.table(
+        {"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64()), "move": pa.array([], pa.string())}
+    )
+    ended, previous = False, -1
+    for group in range(table.num_row_groups):
+        rows = table.read_row_group(group, columns=["id", "position", "value", "remoteness"])
+        ids = rows["id"].to_numpy()
+        if len(ids) == 0:
+            continue
+        if ids[0] <= previous or np.any(np.diff(ids) <= 0):
+            raise DataError(f"{tablebase} is not in ascending order of id: rebuild it")
+        previous = int(ids[-1])
+        # the moves of this row group's sources: read on until a source beyond its last id
+        while not ended and (held.num_rows == 0 or held["src"][-1].as_py() <= previous):
+            batch = next(moves, None)
+            if batch is None:
+                ended = True
+            else:
+                held = pa.concat_tables([held, pa.Table.from_batches([batch]).cast(held.schema)])
+        sources = held["src"].to_numpy()
+        taken = int(np.searchsorted(sources, previous, side="right"))
+        sources, mine, held = sources[:taken], held.slice(0, taken), held.slice(taken)
+        starts = np.searchsorted(sources, ids, side="left")
+        if (taken and np.any(np.diff(sources) < 0)) or int(
+            (np.searchsorted(sources, ids, side="right") - starts).sum()
+        ) != taken:
+            raise DataError(
+                f"{transitions} has moves out of order of src, or from no position of {tablebase}: rebuild it"
+            )
+        offsets = pa.array(np.append(starts, taken), pa.int32())
+        lists = [pa.ListArray.from_arrays(offsets, mine[name].combine_chunks()) for name in ("dst", "move")]
+        yield pa.RecordBatch.from_arrays(
+            [*(rows[name].combine_chunks() for name in ("id", "position", "value", "remoteness")), *lists],
+            names=[column.name for column in LOOKUP.columns],
+        )
+    if held.num_rows or next(moves, None) is not None:
+        raise DataError(f"{transitions} has moves from no position of {tablebase}: rebuild it")
+
+
+class Counted:
+    """Rows written so far, for the progress bar."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def add(self, rows: int) -> int:
+        self.rows += rows
+        return self.rows
 
 
 class Tally:
