@@ -10,7 +10,7 @@ ruleset's tablebase; each client keeps one HTTP connection and asks
 percentiles and maximum, lookups a second over the run, the server's resident memory at
 the end and at its peak (VmRSS, VmHWM of /proc), and the machine's load before and after.
 Then, in this process, where one lookup's time goes: the checksum checks before it
-(`trusted`), the probe's two scans, and the scan for the decoded columns. Only the
+(`trusted`), the index, the lookup's row groups, and the decoded columns by id. Only the
 standard library and the project (no HTTP client to install).
 """
 
@@ -87,43 +87,38 @@ def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200)
     from pipeline import Tablebases
     from pipeline.datadir.check import trusted
     from pipeline.games.rulesets import Ruleset
-    from pipeline.products.probe import connection, find, index_ids, text_hash
+    from pipeline.products.probe import connection, find, index_ids, lookup_rows, text_hash
     from pipeline.server import position_answer
 
     rules = Ruleset.parse(ruleset)
     tables = Tablebases(data)
     files = tables.store.published(rules)
-    tablebase, transitions, index = str(files.tablebase), str(files.transitions), str(files.index)
+    tablebase, index, lookup = str(files.tablebase), str(files.index), str(files.lookup)
     sample = [random.choice(positions) for _ in range(repeat)]
     con = connection()
-    ids = {}
+    rows = {}
 
     def candidates(position: str) -> None:
         index_ids(index, text_hash(position))
 
     def first(position: str) -> None:
-        ids[position] = find(con, index, tablebase, position)[0]
+        rows[position] = find(index, lookup, position)
 
-    def second(position: str) -> None:
-        con.execute(
-            """WITH t AS (SELECT dst, move FROM read_parquet(?) WHERE src = ?)
-               SELECT t.move, c.position, c.value, c.remoteness
-               FROM t JOIN read_parquet(?) AS c ON c.id = t.dst""",
-            [transitions, ids[position], tablebase],
-        ).fetchall()
+    def children(position: str) -> None:
+        lookup_rows(lookup, rows[position]["dst"])
 
     def columns(position: str) -> None:
         names = ", ".join(f'"{name}"' for name in rules.game.columns)
-        con.execute(f"SELECT {names} FROM read_parquet(?) WHERE id = ?", [tablebase, ids[position]]).fetchall()
+        con.execute(f"SELECT {names} FROM read_parquet(?) WHERE id = ?", [tablebase, rows[position]["id"]]).fetchall()
 
     parts = {
         "checksums checked (trusted)": lambda position: trusted(tables.store, rules),
         "the text's candidate ids from index.parquet (one row group)": candidates,
-        "the position's row: the candidates' ids and texts in the tablebase": first,
-        "the moves: transitions by src, joined to the tablebase by id": second,
-        "the decoded columns by id (`?columns=true` only)": columns,
+        "the position's row and moves from lookup.parquet (the index, then one row group)": first,
+        "the children's rows from lookup.parquet (a row group each)": children,
+        "the decoded columns by id from the tablebase (`?columns=true` only)": columns,
         "Tablebases.probe, whole": lambda position: tables.probe(rules, position),
-        "the server's answer, whole (probe, columns, stat before and after)": lambda position: position_answer(
+        "the server's answer, whole (probe, stat before and after)": lambda position: position_answer(
             tables, ruleset, position
         ),
     }
