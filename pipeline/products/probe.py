@@ -103,10 +103,15 @@ class _Sorted:
         self.metadata = pq.read_metadata(path)
         groups = range(self.metadata.num_row_groups)
         self.least = np.array([self.metadata.row_group(g).column(0).statistics.min for g in groups], dtype=np.int64)
+        # values and move names read as the dictionaries they are stored as: 16,384 values
+        # decode in 0.2 ms so, 0.85 ms as strings
+        paths = {self.metadata.schema.column(c).path for c in range(self.metadata.num_columns)}
+        self.dictionaries = [path for path in ("value", "move.list.element") if path in paths]
 
     def read(self, group: int, columns: list[str]) -> pa.Table:
         # the footer kept is handed over, not read again: safe on any thread
-        return pq.ParquetFile(self.path, metadata=self.metadata).read_row_group(group, columns=columns)
+        file = pq.ParquetFile(self.path, metadata=self.metadata, read_dictionary=self.dictionaries)
+        return file.read_row_group(group, columns=columns)
 
     def ids(self, hash_: int) -> list[int]:
         """index.parquet: the ids of the rows whose hash is `hash_`, from the row groups
