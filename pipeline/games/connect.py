@@ -60,9 +60,12 @@ HELD = 3
 #: position's text hash for index.parquet (4.5 B a position), and a billion of them spill
 #: DuckDB's sort to scratch: 5×6's data folder now peaks there, at 22.3 GB (21.4 B a
 #: position with its moves; 11 GB of it the sort's), hence 20 B where the plies spill; the
-#: smaller boards' sorts fit in memory and add the index's 4.5 B to their 5 B.
+#: smaller boards' sorts fit in memory and add the index's 4.5 B to their 5 B. Since 0.16.0
+#: export then writes lookup.parquet, 5.7 B a position, once the sort's scratch is gone:
+#: the smaller boards, which peak as they end, add it (16 B); 5×6's folder holds 17.3 GB
+#: then, below its peak during the sort.
 DISK_PER_POSITION = 20
-DISK_PER_POSITION_HELD = 10
+DISK_PER_POSITION_HELD = 16
 DISK_PER_MOVE = 1.1
 #: Parts a ply is expanded in, on two threads.
 GENERATE_PARTS = 4
