@@ -109,9 +109,14 @@ class _Sorted:
         self.dictionaries = [path for path in ("value", "move.list.element") if path in paths]
 
     def read(self, group: int, columns: list[str]) -> pa.Table:
-        # the footer kept is handed over, not read again: safe on any thread
-        file = pq.ParquetFile(self.path, metadata=self.metadata, read_dictionary=self.dictionaries)
-        return file.read_row_group(group, columns=columns)
+        with open(self.path, "rb", buffering=0) as handle:
+            # the file opened is the one whose footer is kept, not another renamed into place
+            # since (a rebuild): read with that footer, its bytes would be garbage
+            if _stamp(os.fstat(handle.fileno())) != self.stamp:
+                raise DataError(f"{self.path} was replaced while it was read: ask again")
+            # the footer kept is handed over, not read again: safe on any thread
+            file = pq.ParquetFile(handle, metadata=self.metadata, read_dictionary=self.dictionaries)
+            return file.read_row_group(group, columns=columns)
 
     def ids(self, hash_: int) -> list[int]:
         """index.parquet: the ids of the rows whose hash is `hash_`, from the row groups
@@ -145,8 +150,8 @@ class _Sorted:
         return found
 
 
-def _stamp(path: str) -> tuple[int, ...]:
-    found = os.stat(path)
+def _stamp(path: str | os.stat_result) -> tuple[int, ...]:
+    found = os.stat(path) if isinstance(path, str) else path
     return (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
