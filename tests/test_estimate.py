@@ -119,7 +119,7 @@ def test_the_disk_estimate_holds_a_built_ruleset_and_its_data_folder(tmp_path, r
 #: connect's boards (BENCHMARKS.md, "The disk a build takes"): since 0.16.0 with
 #: lookup.parquet (5.7 B a position), which the smaller boards peak with as they end;
 #: 5×6 as measured with index.parquet (0.15.0: its sort spills 11 GB to scratch, and
-#: the lookup is written after that scratch is gone, 17.3 GB then in all).
+#: the lookup is written after that scratch is gone, 17.1 GB then in all).
 CONNECT_PEAKS = {
     "connect:cols=4,rows=6": 273_720_681,
     "connect:cols=5,rows=5": 1_204_664_148,

@@ -62,7 +62,7 @@ HELD = 3
 #: position with its moves; 11 GB of it the sort's), hence 20 B where the plies spill; the
 #: smaller boards' sorts fit in memory and add the index's 4.5 B to their 5 B. Since 0.16.0
 #: export then writes lookup.parquet, 5.7 B a position, once the sort's scratch is gone:
-#: the smaller boards, which peak as they end, add it (16 B); 5×6's folder holds 17.3 GB
+#: the smaller boards, which peak as they end, add it (16 B); 5×6's folder holds 17.1 GB
 #: then, below its peak during the sort.
 DISK_PER_POSITION = 20
 DISK_PER_POSITION_HELD = 16
