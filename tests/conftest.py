@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,13 @@ import pytest
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
+
+# The Spark engine's JVM (tests/test_engines.py, tests/test_spark.py) runs many tiny jobs on
+# 2 cores: C2, the optimising JIT, and the parallel collector spent their CPU on code that runs
+# for milliseconds. The JIT tier and the collector change no result, only their cost: four
+# small Spark builds took 106 JVM CPU-s with these flags, 191 without. A JVM reads this
+# variable at start and says so on its standard error, which Spark's engine sends to its log.
+os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 #: Rulesets the query and seed tests read; the cross-check builds its own.
 BUILT = [

@@ -460,13 +460,18 @@ def _connect(p):
     def cell(pos, c, h):
         return pos[c][h] if 0 <= c < cols and 0 <= h < len(pos[c]) else None
 
+    # every line of k cells on the board: from each cell in each direction, kept where it
+    # stays on the board (a line leaving it holds no k discs); listed once, not per position
+    lines = [
+        [(c + i * dc, h + i * dh) for i in range(k)]
+        for c in range(cols)
+        for h in range(rows)
+        for dc, dh in ((1, 0), (0, 1), (1, 1), (1, -1))
+        if 0 <= c + (k - 1) * dc < cols and 0 <= h + (k - 1) * dh < rows
+    ]
+
     def has_line(pos, mark):
-        for c in range(cols):
-            for h in range(rows):
-                for dc, dh in ((1, 0), (0, 1), (1, 1), (1, -1)):
-                    if all(cell(pos, c + i * dc, h + i * dh) == mark for i in range(k)):
-                        return True
-        return False
+        return any(all(cell(pos, c, h) == mark for c, h in line) for line in lines)
 
     def discs(pos):
         return sum(len(column) for column in pos)
