@@ -4,7 +4,7 @@ tablebase.parquet: ruleset, id, position, the game's decoded columns, moves, val
 remoteness, grundy, reachable, and the solver-made columns (winning_moves).
 index.parquet: hash, id: every position's id by a hash of its text, sorted by hash, where
 a lookup by text finds its id reading one small row group (pipeline/products/probe.py).
-lookup.parquet: id, position, value, remoteness, moves: the tablebase's rows a lookup
+lookup.parquet: id, position, value, remoteness, dst, move: the tablebase's rows a lookup
 shows, each with its moves from transitions.parquet, in small row groups by id.
 summary.parquet: the ruleset's catalog row, which build then gathers into catalog.parquet
 (pipeline/datadir/catalog.py). Columns and types: pipeline/core/dataset.py.
@@ -47,9 +47,9 @@ INDEX_GROUP_ROWS = 1 << 16
 
 #: Rows a row group of lookup.parquet: a lookup decodes one row group for the position and
 #: one for each position its moves lead to, 1.6-2 ms each on a quiet core (texts, values and
-#: remoteness of 16,384 positions; the moves' lists another 1 ms, for the position
-#: itself). 5.8 bytes a position on connect:cols=5,rows=6, a footer of 0.5 MB for 16 M
-#: positions: smaller groups would halve the time and double the footer.
+#: remoteness of 16,384 positions; the moves' lists another 1-2 ms, for the position
+#: itself). 5.5 bytes a position on connect:cols=5,rows=6, whose footer is 32.8 MB, held in
+#: memory by a lookup: smaller groups would cut the time and grow the footer alike.
 LOOKUP_GROUP_ROWS = 1 << 14
 
 
