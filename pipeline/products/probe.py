@@ -109,14 +109,24 @@ class _Sorted:
         self.dictionaries = [path for path in ("value", "move.list.element") if path in paths]
 
     def read(self, group: int, columns: list[str]) -> pa.Table:
-        with open(self.path, "rb", buffering=0) as handle:
-            # the file opened is the one whose footer is kept, not another renamed into place
-            # since (a rebuild): read with that footer, its bytes would be garbage
-            if _stamp(os.fstat(handle.fileno())) != self.stamp:
-                raise DataError(f"{self.path} was replaced while it was read: ask again")
-            # the footer kept is handed over, not read again: safe on any thread
-            file = pq.ParquetFile(handle, metadata=self.metadata, read_dictionary=self.dictionaries)
-            return file.read_row_group(group, columns=columns)
+        # the footer kept is handed over, not read again: safe on any thread. The path is
+        # read by Arrow's own file (a Python file object in its place made the process
+        # abort at exit now and then: "terminate called without an active exception")
+        file = pq.ParquetFile(self.path, metadata=self.metadata, read_dictionary=self.dictionaries)
+        try:
+            rows = file.read_row_group(group, columns=columns)
+        except (OSError, pa.ArrowException):
+            rows = None
+        # the file read is the one whose footer is kept if the path holds it still: a
+        # rebuild renames another into place and removes the old, never puts it back, and
+        # another file read with this footer gives garbage or an error
+        try:
+            same = rows is not None and _stamp(self.path) == self.stamp
+        except OSError:  # for an instant while a rebuild publishes, there is no file there
+            same = False
+        if not same:
+            raise DataError(f"{self.path} was replaced or damaged while it was read: ask again")
+        return rows
 
     def ids(self, hash_: int) -> list[int]:
         """index.parquet: the ids of the rows whose hash is `hash_`, from the row groups
@@ -150,8 +160,8 @@ class _Sorted:
         return found
 
 
-def _stamp(path: str | os.stat_result) -> tuple[int, ...]:
-    found = os.stat(path) if isinstance(path, str) else path
+def _stamp(path: str) -> tuple[int, ...]:
+    found = os.stat(path)
     return (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
