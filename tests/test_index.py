@@ -22,13 +22,17 @@ from pipeline.stages.export import INDEX_GROUP_ROWS, LOOKUP_GROUP_ROWS, lookup_b
 from tests.conftest import BUILT
 
 
+def catalog_row(built, ruleset: str):
+    return next(row for row in read_catalog(DataDir(built)) if row.ruleset == ruleset)
+
+
 def md5_hash(text: str) -> int:
     return int.from_bytes(hashlib.md5(text.encode("utf-8")).digest()[12:], "little")
 
 
 @pytest.mark.parametrize("ruleset", BUILT)
 def test_the_index_holds_every_position_once_by_its_texts_hash_in_order(built, ruleset):
-    row = next(row for row in read_catalog(DataDir(built)) if row.ruleset == ruleset)
+    row = catalog_row(built, ruleset)
     folder = built / row.folder
     index = pq.read_table(folder / "index.parquet")
     assert index.schema == INDEX.schema()
@@ -61,7 +65,7 @@ def test_the_index_is_written_in_row_groups_of_its_own_size_each_with_its_range(
 
 
 def test_probe_finds_every_position_by_its_text(built):
-    row = next(row for row in read_catalog(DataDir(built)) if row.ruleset == "chopsticks:split=any")
+    row = catalog_row(built, "chopsticks:split=any")
     table = pq.read_table(built / row.tablebase_path, columns=["position", "value", "remoteness"]).to_pylist()
     for position in table[::7]:  # every position is asked over HTTP too (tests/test_serve.py)
         found = probing.probe(row.ruleset, position["position"], built)
@@ -78,7 +82,7 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
     that hash too, finds none rather than another position's."""
     import pyarrow as pa
 
-    row = next(row for row in read_catalog(DataDir(built)) if row.ruleset == "chopsticks")
+    row = catalog_row(built, "chopsticks")
     tablebase = built / row.tablebase_path
     texts = pq.read_table(tablebase, columns=["id", "position", "value", "remoteness"]).to_pylist()
     crowded = tmp_path / "index.parquet"
@@ -101,7 +105,7 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
 def test_the_lookup_holds_the_tablebases_rows_with_the_transitions_moves(built, ruleset):
     import duckdb
 
-    row = next(row for row in read_catalog(DataDir(built)) if row.ruleset == ruleset)
+    row = catalog_row(built, ruleset)
     folder = built / row.folder
     lookup = pq.read_table(folder / "lookup.parquet")
     assert lookup.schema == LOOKUP.schema()

@@ -127,24 +127,19 @@ def export(run: Run) -> CatalogRow:
             # by id, which row groups' min/max find, not by text, which every row group holds
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE id = {ids[start_text]}")[0]
             stage.phase("indexing", share["index"])
-            indexed = [0]  # rows written so far
-
-            def sorted_rows(table: pa.Table) -> None:
-                indexed[0] += table.num_rows
-                stage.count(indexed[0], total)
-
+            indexed = Counted()
             # every text hashed and sorted: DuckDB spills the sort to the scratch folder
             indexed_rows = db.write(
                 f"SELECT {db.text_hash('position')} AS hash, id FROM tablebase ORDER BY hash, id",
                 files.index,
                 INDEX.schema(),
                 Encoding(delta=("hash", "id"), group_rows=INDEX_GROUP_ROWS),
-                observe=sorted_rows,
+                observe=lambda table: stage.count(indexed.add(table.num_rows), total),
             )
         finally:
             db.release()
         stage.phase("lookup", share["lookup"])
-        looked_up_rows = Counted()
+        looked_up_rows = Counted()  # the bar moves with the rows written, as the index's
         looked_up = write_batches(
             lookup_batches(files.tablebase, files.transitions),
             files.lookup,
