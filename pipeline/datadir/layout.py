@@ -362,13 +362,23 @@ class DataDir:
         )
 
     def check_layout(self) -> None:
-        """DataError if the data directory holds tablebases of the earlier layout."""
+        """DataError if the data directory holds tablebases of the earlier layout. Looked at
+        again only when the folder's entries change (its stat): a server's every lookup asks."""
+        try:
+            found = os.stat(self.root)
+        except OSError:
+            entries = None
+        else:
+            entries = (found.st_ino, found.st_mtime_ns, found.st_ctime_ns)
+        if entries is not None and self.__dict__.get("_layout_checked") == entries:
+            return
         old = self.old_layout()
         if old:
             raise DataError(
                 f"{self.root} holds {len(old)} ruleset folder(s) of an earlier version's layout "
                 f"(e.g. {old[0].name}/), which nothing reads: {self.old_layout_remedy()}"
             )
+        self.__dict__["_layout_checked"] = entries
 
     def old_layout_remedy(self) -> str:
         """What rebuilds the folders of the earlier layout, naming their rulesets."""
