@@ -210,16 +210,20 @@ def unreachable(stacks: list[str], k: int) -> str | None:
 
 
 def _lines_of(stacks: list[str], mark: str, k: int) -> list[set[tuple[int, int]]]:
-    """Every line of k cells (height, column) that `mark` holds."""
+    """Every line of k cells (height, column) that `mark` holds, from the cells it holds."""
     cols = len(stacks)
-    height = max((len(s) for s in stacks), default=0)
+
+    def holds(h: int, c: int) -> bool:
+        return 0 <= c < cols and 0 <= h < len(stacks[c]) and stacks[c][h] == mark
+
     found = []
-    for c in range(cols):
-        for h in range(height):
+    for c, stack in enumerate(stacks):
+        for h, cell in enumerate(stack):
+            if cell != mark:
+                continue
             for dh, dc in ((1, 0), (0, 1), (1, 1), (-1, 1)):
-                cells = [(h + i * dh, c + i * dc) for i in range(k)]
-                if all(0 <= cc < cols and 0 <= hh < len(stacks[cc]) and stacks[cc][hh] == mark for hh, cc in cells):
-                    found.append(set(cells))
+                if all(holds(h + i * dh, c + i * dc) for i in range(1, k)):
+                    found.append({(h + i * dh, c + i * dc) for i in range(k)})
     return found
 
 
