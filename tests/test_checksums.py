@@ -319,6 +319,29 @@ def test_a_file_changed_under_the_same_stat_is_read_by_nothing_once_check_saw_it
     assert tablebase("probe", "nim", "start", data=data).returncode == 0
 
 
+def test_a_process_that_looked_up_before_sees_every_change_since(data):
+    """trusted() answers a long-lived process (a server) from the stats of the files that
+    gave its last answer: a file changed, or marked damaged by `check` under the same stat,
+    is refused all the same."""
+    from pipeline.core.errors import DataError
+    from pipeline.products.probe import probe
+
+    assert probe("nim", "start", data).value == "win"
+    path = data / "nim" / "default" / "lookup.parquet"
+    raw = flip(path, path.stat().st_size // 2)
+    with pytest.raises(DataError, match="SHA-256 differs"):
+        probe("nim", "start", data)
+    path.write_bytes(raw)
+    assert probe("nim", "start", data).value == "win"
+    # bytes changed below the file system: the stat the same, the cache told so by check
+    swap_values(path := data / "nim" / "default" / "tablebase.parquet")
+    same_stat(data, path)
+    assert probe("nim", "start", data).value == "win"  # what the cache trusts, as before
+    assert check(data)
+    with pytest.raises(DataError, match="stayed the same"):
+        probe("nim", "start", data)
+
+
 def test_a_damaged_tablebase_is_refused_by_sql_and_query(data):
     path = data / "sticks" / "rows-5" / "tablebase.parquet"
     flip(path, path.stat().st_size // 2)
