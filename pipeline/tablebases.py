@@ -243,10 +243,19 @@ class Tablebases:
     def catalog(self) -> list[CatalogRow]:
         """Every published ruleset's catalog row (its counts, start value and files), once
         the catalog and the files it names match their checksums."""
-        from pipeline.core.dataset import CatalogRow
+        from pipeline import __version__
+        from pipeline.core.dataset import CATALOG, CatalogRow
         from pipeline.datadir.check import trusted_catalog
 
-        return [CatalogRow.of(row) for row in trusted_catalog(self.store)]
+        rows = trusted_catalog(self.store)
+        missing = [column.name for column in CATALOG.columns if rows and column.name not in rows[0]]
+        if missing:  # a folder an earlier version built: its catalog lacks what this one reads
+            raise DataError(
+                f"{self.store.catalog} was written by tablebase {rows[0].get('pipeline_version', '?')} "
+                f"(this is {__version__}) and has no {', '.join(missing)}: rebuild the folder with "
+                f"`tablebase build --all --data {self.store.root}` (or `make all`)"
+            )
+        return [CatalogRow.of(row) for row in rows]
 
     @_explained
     def probe(self, ruleset: RulesetLike, position: str = "start") -> Probe:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -276,6 +277,27 @@ def test_a_folder_with_nothing_built_is_refused_before_listening(tmp_path):
     )
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: nothing is built in {tmp_path}") and done.stderr.count("\n") == 1
+
+
+def test_a_folder_an_earlier_version_built_is_one_line_before_listening(built, tmp_path):
+    """A data folder of 0.3.0 (no SHA256SUMS, a catalog without the index's and lookup's
+    checksums) was a KeyError's traceback."""
+    import pyarrow.parquet as pq
+
+    old = tmp_path / "data"
+    shutil.copytree(built, old, symlinks=True)
+    (old / "SHA256SUMS").unlink()
+    catalog = pq.read_table(old / "catalog.parquet")
+    pq.write_table(catalog.drop_columns(["index_sha256", "lookup_sha256"]), old / "catalog.parquet")
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(old)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "has no index_sha256, lookup_sha256: rebuild the folder with `tablebase build --all" in done.stderr
 
 
 @pytest.mark.parametrize(
