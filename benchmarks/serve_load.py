@@ -1,14 +1,16 @@
-"""Load on `tablebase serve`: clients asking random positions of one ruleset at once, as
-fast as answers come, and the latency, lookups a second and the server's memory.
+"""Load on `tablebase serve`: clients asking random positions of one ruleset at once, and
+the latency, lookups a second and the server's memory.
 
-    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000]
+    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000] [--rate 200]
 
 The server is started here (`tablebase serve --port 0`, the serve extra) on the built
 folder DIR and stopped at the end. Positions are drawn at random (--seed) from the
 ruleset's tablebase; each client keeps one HTTP connection and asks
-/api/rulesets/RULESET?position=… in turn. Reported: the latency's median, 90th and 99th
-percentiles and maximum, lookups a second over the run, the server's resident memory at
-the end and at its peak (VmRSS, VmHWM of /proc), and the machine's load before and after.
+/api/rulesets/RULESET?position=… in turn: first as soon as answered (what the server can
+do: its capacity), then, with --rate, at that many a second in all (the latency at that
+load). Reported for each run: the latency's median, 90th and 99th percentiles and maximum,
+and lookups a second; then the server's resident memory at the end and at its peak (VmRSS,
+VmHWM of /proc), and the machine's load before and after.
 Then, in this process, where one lookup's time goes: the checksum checks before it
 (`trusted`), the index, the lookup's row groups, and the decoded columns by id. Only the
 standard library and the project (no HTTP client to install).
@@ -44,23 +46,35 @@ def memory(pid: int) -> dict[str, int]:
     return found
 
 
-def load(base: str, ruleset: str, positions: list[str], clients: int, requests: int) -> tuple[list[float], float]:
-    """Every request's latency in seconds, and the run's length."""
+def load(
+    base: str, ruleset: str, positions: list[str], clients: int, requests: int, rate: float | None = None
+) -> tuple[list[float], float]:
+    """Every request's latency in seconds, and the run's length. Without `rate`, each client
+    asks again as soon as it is answered (a closed loop: the lookups a second it reaches is
+    the server's capacity, and the latency then is clients / capacity, Little's law). With
+    `rate`, the requests are sent at that many a second in all, spread over the clients,
+    each timed from when it was due (a late client does not hide the wait: no coordinated
+    omission)."""
     host, port = urllib.parse.urlsplit(base).netloc.split(":")
     latencies: list[float] = []
     failures: list[str] = []
     left = iter(range(requests))
     lock = threading.Lock()
+    began = time.perf_counter()
 
     def client() -> None:
         connection = http.client.HTTPConnection(host, int(port), timeout=60)
         while True:
             with lock:
-                if next(left, None) is None:
+                number = next(left, None)
+                if number is None:
                     break
                 position = random.choice(positions)
             path = f"/api/rulesets/{urllib.parse.quote(ruleset)}?" + urllib.parse.urlencode({"position": position})
             start = time.perf_counter()
+            if rate is not None:  # due at its place in the schedule, not when the last answer came
+                start = began + number / rate
+                time.sleep(max(0.0, start - time.perf_counter()))
             connection.request("GET", path)
             response = connection.getresponse()
             body = response.read()
@@ -72,14 +86,13 @@ def load(base: str, ruleset: str, positions: list[str], clients: int, requests: 
         connection.close()
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     if failures:
         raise SystemExit(f"{len(failures)} requests failed, the first: {failures[0]}")
-    return latencies, time.perf_counter() - start
+    return latencies, time.perf_counter() - began
 
 
 def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200) -> dict[str, float]:
@@ -139,6 +152,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--sample", type=int, default=10_000, help="random positions drawn to ask from")
     parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument(
+        "--rate", type=float, help="then as many requests again at this many a second in all (an open loop)"
+    )
     arguments = parser.parse_args()
     random.seed(arguments.seed)
 
@@ -165,25 +181,34 @@ def main() -> None:
         base = found[1]
         before = os.getloadavg()
         load(base, arguments.ruleset, positions, arguments.clients, 50)  # warm: files in the page cache
-        latencies, took = load(base, arguments.ruleset, positions, arguments.clients, arguments.requests)
+        runs = {"as fast as answered": load(base, arguments.ruleset, positions, arguments.clients, arguments.requests)}
+        if arguments.rate is not None:
+            runs[f"at {arguments.rate:g} a second"] = load(
+                base, arguments.ruleset, positions, arguments.clients, arguments.requests, arguments.rate
+            )
         after = os.getloadavg()
         rss = memory(server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
-    cuts = statistics.quantiles(latencies, n=100)
     result = {
         "ruleset": arguments.ruleset,
         "positions": row.positions,
         "tablebase_bytes": (arguments.data / row.tablebase_path).stat().st_size,
         "transitions_bytes": (arguments.data / row.transitions_path).stat().st_size,
         "clients": arguments.clients,
-        "requests": len(latencies),
-        "p50_ms": round(cuts[49] * 1000, 1),
-        "p90_ms": round(cuts[89] * 1000, 1),
-        "p99_ms": round(cuts[98] * 1000, 1),
-        "max_ms": round(max(latencies) * 1000, 1),
-        "lookups_per_second": round(len(latencies) / took, 1),
+    }
+    for name, (latencies, took) in runs.items():
+        cuts = statistics.quantiles(latencies, n=100)
+        result[name] = {
+            "requests": len(latencies),
+            "p50_ms": round(cuts[49] * 1000, 1),
+            "p90_ms": round(cuts[89] * 1000, 1),
+            "p99_ms": round(cuts[98] * 1000, 1),
+            "max_ms": round(max(latencies) * 1000, 1),
+            "lookups_per_second": round(len(latencies) / took, 1),
+        }
+    result |= {
         "server_rss_mib": round(rss["VmRSS"] / 1024, 1),
         "server_peak_rss_mib": round(rss["VmHWM"] / 1024, 1),
         "load_before": [round(x, 2) for x in before],
