@@ -30,7 +30,6 @@ The server's packages are the `serve` extra: pip install 'tablebase[serve]'.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import logging
 import os
@@ -128,7 +127,14 @@ def _steady(tables: Tablebases, rules: Ruleset, read: Callable[[], T]) -> T:
 def _move(move: Move) -> dict[str, Any]:
     """One move: its label, the child's text, the child's value and remoteness for the
     player to move there (as probe says them), and `outcome`, the value for the mover."""
-    return {**dataclasses.asdict(move), "outcome": move.outcome}
+    # by hand: dataclasses.asdict copies each field deeply, which flat fields do not need
+    return {
+        "move": move.move,
+        "position": move.position,
+        "value": move.value,
+        "remoteness": move.remoteness,
+        "outcome": move.outcome,
+    }
 
 
 def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any]:
