@@ -18,7 +18,7 @@ from pipeline.core.errors import DataError
 from pipeline.datadir.catalog import read_catalog
 from pipeline.datadir.layout import DataDir
 from pipeline.products import probe as probing
-from pipeline.stages.export import INDEX_GROUP_ROWS, LOOKUP_GROUP_ROWS, lookup_batches
+from pipeline.stages.export import lookup_batches
 from tests.conftest import BUILT
 
 
@@ -61,7 +61,6 @@ def test_the_index_is_written_in_row_groups_of_its_own_size_each_with_its_range(
     ranges = [meta.row_group(g).column(0).statistics for g in range(meta.num_row_groups)]
     assert all(r.has_min_max for r in ranges)
     assert all(a.max <= b.min for a, b in zip(ranges, ranges[1:]))
-    assert INDEX_GROUP_ROWS == 1 << 16
 
 
 def test_probe_finds_every_position_by_its_text(built):
@@ -150,7 +149,6 @@ def test_the_lookup_is_written_in_row_groups_of_its_own_size_and_read_across_the
             if t["src"] == position["id"]
         )
         assert sorted((m.move, m.position, m.value, m.remoteness) for m in found.moves) == expected
-    assert LOOKUP_GROUP_ROWS == 1 << 14
 
 
 @pytest.mark.parametrize("disorder", ["tablebase", "transitions", "stray move"])

@@ -105,7 +105,7 @@ class _Sorted:
         groups = range(self.metadata.num_row_groups)
         self.least = np.array([self.metadata.row_group(g).column(0).statistics.min for g in groups], dtype=np.int64)
         # values and move names read as the dictionaries they are stored as: 16,384 values
-        # decode in 0.2 ms so, 0.85 ms as strings
+        # decoded in 0.2 ms so, 0.85 ms as strings
         paths = {self.metadata.schema.column(c).path for c in range(self.metadata.num_columns)}
         self.dictionaries = [path for path in ("value", "move.list.element") if path in paths]
         self.opened = threading.local()
@@ -196,17 +196,18 @@ def _opened(path: str) -> _Sorted:
 
 def index_ids(index: str, hash_: int) -> list[int]:
     """The ids index.parquet at `index` holds under `hash_`. Its row groups' least hashes are
-    kept in memory (8 bytes a row group: 125 KB for a billion positions), so a lookup reads
-    one row group of 65,536 rows and nothing else: DuckDB's scan looks at every row group's
-    statistics, 0.17-0.28 s over the 16,000 of connect:cols=5,rows=6."""
+    kept in memory (8 bytes a row group: 0.5 MB for a billion positions), so a lookup reads
+    one row group (pipeline/stages/export.py INDEX_GROUP_ROWS) and nothing else: DuckDB's scan
+    looks at every row group's statistics, 0.17-0.28 s over the 16,000 of connect:cols=5,rows=6
+    when they were four times larger."""
     return _opened(index).ids(hash_)
 
 
 def lookup_rows(
     lookup: str, ids: list[int], columns: tuple[str, ...] = ("position", "value", "remoteness")
 ) -> dict[int, dict]:
-    """The rows of lookup.parquet at `lookup` whose ids are `ids`, by id: one row group of
-    16,384 rows read for each group they fall in. DuckDB's `WHERE id = ?` on the tablebase
+    """The rows of lookup.parquet at `lookup` whose ids are `ids`, by id: one row group
+    (pipeline/stages/export.py LOOKUP_GROUP_ROWS) read for each group they fall in. DuckDB's `WHERE id = ?` on the tablebase
     read its footer and a row group of a million rows each time: 63 ms on connect:cols=5,rows=6."""
     return _opened(lookup).rows(ids, list(columns))
 

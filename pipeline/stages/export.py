@@ -41,16 +41,19 @@ from pipeline.storage.parquet import (
 )
 from pipeline.storage.progress import Stage
 
-#: Rows a row group of index.parquet: a lookup decodes one row group's hashes and ids (0.5 MB
-#: as numbers, 0.3 MB on disk), and a billion positions make 15,000 groups, a footer of 3.5 MB.
-INDEX_GROUP_ROWS = 1 << 16
+#: Rows a row group of index.parquet: a lookup decodes one row group's hashes and ids (0.26 MB
+#: as numbers, 72 KB on disk: 0.15 ms warm, 0.6 ms from the disk on connect:cols=5,rows=6),
+#: and a billion positions make 64,000 groups, a footer of 13 MB (120 MB held in memory by a
+#: lookup). Groups of 65,536 rows cost 0.5 ms, 2.2 ms from the disk.
+INDEX_GROUP_ROWS = 1 << 14
 
 #: Rows a row group of lookup.parquet: a lookup decodes one row group for the position and
-#: one for each position its moves lead to, 1.6-2 ms each on a quiet core (texts, values and
-#: remoteness of 16,384 positions; the moves' lists another 1-2 ms, for the position
-#: itself). 5.5 bytes a position on connect:cols=5,rows=6, whose footer is 32.8 MB, held in
-#: memory by a lookup: smaller groups would cut the time and grow the footer alike.
-LOOKUP_GROUP_ROWS = 1 << 14
+#: one for each group its moves lead to (2.6 groups a lookup on connect:cols=5,rows=6: the
+#: children's ids lie near each other), most of it the texts' zstd: 16,384 rows took 2.4 ms
+#: a group, 4,096 rows 0.6 ms. A group costs 5.7 KB of footer in memory (pyarrow's), and the
+#: smaller groups the more bytes: at 8,192 rows connect:cols=5,rows=6 has 127,000 groups,
+#: 0.7 GB of footer held by a lookup, and 2 % more bytes than at 16,384.
+LOOKUP_GROUP_ROWS = 1 << 13
 
 
 def export(run: Run) -> CatalogRow:
