@@ -598,7 +598,7 @@ LOOKED_UP = (*QUERIED, "index", "lookup")
 
 
 def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
-    """The ruleset's files, once its tablebase, transitions and index match the catalog's
+    """The ruleset's files, once those a lookup reads (LOOKED_UP) match the catalog's
     checksums, and the catalog SHA256SUMS's (probe, play and draw read nothing else);
     DataError naming the file if not."""
     key = (os.fspath(store.root), rules.id)
