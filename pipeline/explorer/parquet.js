@@ -8,8 +8,8 @@
 // text, then its children's rows by id. Each query filters one file by equality on the column
 // it is sorted by, so DuckDB reads the one row group whose min/max statistics hold the key,
 // and each file's footer once a page (enable_object_cache). Several ids are asked as a UNION
-// ALL of equalities: DuckDB 0.9 does not push `id IN (...)` or `OR` into the scan, and read
-// the whole file for them (measured on connect:cols=5,rows=6: BENCHMARKS.md).
+// ALL of equalities: DuckDB 0.9 does not push `id IN (...)` into the scan, which then reads
+// the whole file (on connect:cols=5,rows=6 it had not ended after 10 minutes: BENCHMARKS.md).
 //
 // DuckDB-WASM 1.28.0 (DuckDB 0.9.1) is the last release with Parquet compiled in; later ones
 // fetch it as an extension from extensions.duckdb.org when first used, which a page that
