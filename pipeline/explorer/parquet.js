@@ -8,8 +8,9 @@
 // text, then its children's rows by id. Each query filters one file by equality on the column
 // it is sorted by, so DuckDB reads the one row group whose min/max statistics hold the key,
 // and each file's footer once a page (enable_object_cache). Several ids are asked as a UNION
-// ALL of equalities: DuckDB 0.9 does not push `id IN (...)` into the scan, which then reads
-// the whole file (on connect:cols=5,rows=6 it had not ended after 10 minutes: BENCHMARKS.md).
+// ALL of equalities and short ranges (`byId`): DuckDB 0.9 does not push `id IN (...)` into
+// the scan, which then reads the whole file (on connect:cols=5,rows=6 it had not ended after
+// 10 minutes: BENCHMARKS.md).
 //
 // DuckDB-WASM 1.28.0 (DuckDB 0.9.1) is the last release with Parquet compiled in; later ones
 // fetch it as an extension from extensions.duckdb.org when first used, which a page that
@@ -64,8 +65,23 @@ function database() {
 async function rows(con, sql) {
   return (await con.query(sql)).toArray().map(row => row.toJSON());
 }
-const byId = (file, columns, ids) => ids.map(id =>
-  'SELECT ' + columns + ' FROM read_parquet(\'' + file + '\') WHERE id = ' + BigInt(id).toString()).join(' UNION ALL ');
+// Ids closer than a row group (16,384 rows) are asked in one branch, as a range DuckDB
+// prunes row groups by (at most two row groups' reads) with the ids themselves as a filter
+// after it: a position's moves often lead to neighbouring ids, and each branch of the UNION
+// costs DuckDB-WASM a pass over every row group's statistics.
+const SPAN = 16384n;
+function byId(file, columns, ids) {
+  const sorted = ids.map(id => BigInt(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const runs = [];
+  for (const id of sorted) {
+    const run = runs[runs.length - 1];
+    if (run && id - run[0] < SPAN) run.push(id);
+    else runs.push([id]);
+  }
+  return runs.map(run => 'SELECT ' + columns + ' FROM read_parquet(\'' + file + '\') WHERE ' + (run.length === 1
+    ? 'id = ' + run[0]
+    : 'id BETWEEN ' + run[0] + ' AND ' + run[run.length - 1] + ' AND id IN (' + run.join(', ') + ')')).join(' UNION ALL ');
+}
 
 // index.parquet's hash of a text (pipeline/core/dataset.py TEXT_HASH) from its MD5 digest in
 // hex: the digest's last 4 bytes, little-endian (DuckDB's md5_number changed its type and
