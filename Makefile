@@ -11,7 +11,7 @@ RULESETS ?= rulesets.toml
 BUILT := $(DATA)/.cache/make-all
 SOURCES := $(shell find pipeline -name '*.py' -o -name '*.sql') pyproject.toml
 
-.PHONY: all test lint format docs bench claims dist clean install dev publish-deps java chromium pages-shots enumerate solve verify export build big billion dobutsu
+.PHONY: all test lint format docs bench claims dist clean install dev publish-deps java chromium duckdb-wasm pages-shots enumerate solve verify export build big billion dobutsu
 .DELETE_ON_ERROR:
 
 all: $(BUILT) $(DATA)/pages/index.html
@@ -74,7 +74,7 @@ $(DATA)/pages/index.html: $(BUILT) $(DATA)/catalog.parquet $(RULESETS) $(wildcar
 # Two workers, a test file each (a worker's one Spark session serves every test it runs).
 # The package's bytecode is compiled first (only what changed): where PYTHONDONTWRITEBYTECODE
 # is set, each Python process the suite starts compiled it again, about 0.2 s of CPU each.
-test: $(VENV)/.installed-dev java chromium
+test: $(VENV)/.installed-dev java chromium duckdb-wasm
 	$(BIN)/python -m compileall -q pipeline examples/takeaway
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
@@ -119,6 +119,33 @@ chromium:
 	  && echo "installing Chromium for the pages' browser test (apt-get install chromium)" \
 	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 	  || echo "make: the pages' browser test needs Chromium: install it (Debian/Ubuntu: apt-get install chromium); it is skipped until then"
+
+# DuckDB-WASM for the explorer a bundle carries (`tablebase publish --explorer`), into
+# .venv/duckdb-wasm/ (TABLEBASE_DUCKDB_WASM names another folder): npm installs the versions
+# pinned by vendor/duckdb-wasm/package-lock.json (no install scripts run), and esbuild bundles
+# DuckDB-WASM's browser module with Apache Arrow, which it imports by a bare name a browser
+# cannot resolve, into one duckdb.mjs. Beside it the worker and the wasm of the build with
+# WebAssembly exceptions (every current browser has them), 35 MB, and a NOTICE of their versions
+# and licences.
+# Not in the Python package: the light install stays light. Without npm, the static explorer's
+# test is skipped, saying why.
+WASM := $(VENV)/duckdb-wasm
+WASM_DIST := $(WASM)/npm/node_modules/@duckdb/duckdb-wasm
+duckdb-wasm:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(WASM)/.installed; \
+	  else echo "make: the static explorer needs npm to vendor DuckDB-WASM: install it (Debian/Ubuntu: apt-get install npm); its test is skipped until then"; fi
+
+$(WASM)/.installed: vendor/duckdb-wasm/package.json vendor/duckdb-wasm/package-lock.json
+	rm -rf $(WASM) && mkdir -p $(WASM)/npm
+	cp vendor/duckdb-wasm/package.json vendor/duckdb-wasm/package-lock.json $(WASM)/npm/
+	cd $(WASM)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(WASM)/npm && echo "export * from '@duckdb/duckdb-wasm';" \
+	  | node_modules/.bin/esbuild --bundle --format=esm --minify --log-level=warning --outfile=../duckdb.mjs
+	cp $(WASM_DIST)/dist/duckdb-browser-eh.worker.js $(WASM_DIST)/dist/duckdb-eh.wasm $(WASM)/
+	cd $(WASM)/npm && node -p "const p = require('./node_modules/@duckdb/duckdb-wasm/package.json'); \
+	  [p.name + ' ' + p.version + ', ' + p.license + ' licence, ' + p.repository.url, 'with Apache Arrow (Apache-2.0), bundled into duckdb.mjs'].join('\\n')" > ../NOTICE
+	rm -rf $(WASM)/npm
+	touch $@
 
 # Screenshots of each game's start page for the README, by headless Chromium, into docs/shots/.
 SHOTS := docs/shots

@@ -702,6 +702,14 @@ def publish(
             show_default=False,
         ),
     ] = None,
+    explorer: Annotated[
+        bool,
+        typer.Option(
+            "--explorer",
+            help="Put the explorer in the dataset folder: its index.html reads the Parquet in the browser "
+            "(DuckDB-WASM, from `make duckdb-wasm`), so any static host serves it.",
+        ),
+    ] = False,
     data: DataOption = Path("data"),
     quiet: QuietOption = False,
     verbose: VerboseOption = False,
@@ -710,10 +718,10 @@ def publish(
 
     The dataset folder, a zip archive of all of it and one per game, and their checksums.
 
-    Example: tablebase publish --out dist
+    Example: tablebase publish --out dist --explorer
     """
     _setup(quiet, verbose)
-    for path in _tables(data).publish(out, url):
+    for path in _tables(data).publish(out, url, explorer):
         typer.echo(f"wrote {path}")
 
 

@@ -328,12 +328,15 @@ class Tablebases:
         return check(target)
 
     @_explained
-    def publish(self, out: str | os.PathLike[str] = "dist", url: str | None = None) -> list[Path]:
+    def publish(
+        self, out: str | os.PathLike[str] = "dist", url: str | None = None, explorer: bool = False
+    ) -> list[Path]:
         """Write the download bundle into `out` (the dataset folder, a zip of it all and one
-        per game, their checksums); the files written. `url` is where it will be published."""
+        per game, their checksums); the files written. `url` is where it will be published;
+        `explorer`: the dataset folder carries the explorer with no server (DuckDB-WASM)."""
         from pipeline.products.publish import publish
 
-        return publish(self.data, _out_folder(out), url)
+        return publish(self.data, _out_folder(out), url, explorer)
 
     @_explained
     def draw(

@@ -56,13 +56,15 @@ def test_the_wheel_holds_the_default_ruleset_file(wheel):
 
 
 def test_the_wheel_holds_the_explorers_files(wheel):
-    """`tablebase serve` serves the explorer from the package (pipeline/server.py's EXPLORER)."""
+    """`tablebase serve` serves the explorer from the package (pipeline/server.py's EXPLORER),
+    and `publish --explorer` copies it with parquet.js (pipeline/products/explorer.py's SCRIPTS)."""
     import zipfile
 
+    from pipeline.products.explorer import SCRIPTS
     from pipeline.server import EXPLORER
 
     with zipfile.ZipFile(wheel) as archive:
-        for name in EXPLORER:
+        for name in {*EXPLORER, *SCRIPTS}:
             assert archive.read(f"pipeline/explorer/{name}") == (ROOT / "pipeline" / "explorer" / name).read_bytes()
 
 

@@ -111,6 +111,9 @@ SKIPPED = {
     "curl -s 'http://127.0.0.1:8000/api/rulesets/chopsticks?position=1-2%7C1-1&columns=true'": "asks the server above: tests/test_serve.py asks its own",
     "curl -s http://127.0.0.1:8000/api/rulesets/chopsticks/mainline": "asks the server above: tests/test_serve.py asks its own",
     "curl -s 'http://127.0.0.1:8000/api/rulesets/chopsticks/picture?position=1-2%7C1-1'": "asks the server above: tests/test_serve.py asks its own",
+    "make duckdb-wasm": "vendors DuckDB-WASM with npm: make test runs it",
+    "tablebase publish --data data --out dist --explorer": "needs make duckdb-wasm's files: "
+    "tests/test_static_explorer.py publishes a bundle so and opens it in Chromium",
 }
 
 

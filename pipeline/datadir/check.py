@@ -372,6 +372,7 @@ TOP_LEVEL = (
     "croissant.json",
     "datapackage.json",
     "CITATION.cff",
+    "index.html",  # the explorer a bundle published with --explorer opens at its address
 )
 
 

@@ -49,8 +49,9 @@ from pipeline.storage.parquet import sync
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = tuple(kind.name for kind in RULESET_FILES)
-#: Folder names of the data directory that are not games.
-RESERVED = ("pages", "dist")
+#: Folder names of the data directory that are not games (explorer/: a bundle's explorer's
+#: scripts, pipeline/products/explorer.py).
+RESERVED = ("pages", "dist", "explorer")
 #: A ruleset's folder as the catalog names it (`Ruleset.folder`): `<game>/<slug>`, a game's
 #: name and a slug, nothing that could lead out of the data directory.
 FOLDER = re.compile(r"[a-z][a-z0-9_]*/[a-z0-9][a-z0-9._-]*")

@@ -1,7 +1,9 @@
-// The explorer: a ruleset's positions walked one at a time through `tablebase serve`'s API.
-// The address holds the ruleset and the line played (#/<ruleset>/<position>/<position>...,
-// each part URL-encoded), so a link reloads to the same place and the browser's Back and
-// Forward walk it; each position is asked of the API once and kept for the page's life.
+// The explorer: a ruleset's positions walked one at a time through `tablebase serve`'s API,
+// or, in a published bundle's page, through its Parquet files read in the browser (parquet.js,
+// which sets window.tablebaseSource before this runs). The address holds the ruleset and the
+// line played (#/<ruleset>/<position>/<position>..., each part URL-encoded), so a link
+// reloads to the same place and the browser's Back and Forward walk it; each position is
+// asked once and kept for the page's life.
 'use strict';
 (() => {
   const $ = id => document.getElementById(id);
@@ -29,18 +31,25 @@
     if (!response.ok) throw new Error(body && body.error ? body.error : 'the server answered ' + response.status);
     return body;
   }
+  const rulesetPath = (r, kind) => '/api/rulesets/' + encodeURIComponent(r) + (kind === 'picture' ? '/picture' : '');
+  // Where answers come from: the API, or a bundle's Parquet. `picture` null: the position's
+  // text is shown in the picture's place.
+  const source = window.tablebaseSource || {
+    catalog: () => api('/api/rulesets'),
+    lookup: (r, position) => api(rulesetPath(r, 'position'), {position}),
+    picture: (r, position) => api(rulesetPath(r, 'picture'), {position}),
+  };
   function once(kind, r, position) {
     const key = kind + '\n' + r + '\n' + position;
     if (!asked.has(key)) {
-      const path = '/api/rulesets/' + encodeURIComponent(r) + (kind === 'picture' ? '/picture' : '');
-      const answer = api(path, {position});
+      const answer = source[kind](r, position);
       answer.catch(() => asked.delete(key));  // asked again next time: the server may be back
       asked.set(key, answer);
     }
     return asked.get(key);
   }
-  const lookup = (r, position) => once('position', r, position);
-  const picture = (r, position) => once('picture', r, position);
+  const lookup = (r, position) => once('lookup', r, position);
+  const picture = (r, position) => source.picture ? once('picture', r, position) : Promise.resolve(null);
 
   function fail(error) {
     $('error').textContent = error.message;
@@ -117,7 +126,14 @@
       history.replaceState(null, '', address(r, line.slice(0, at + 1)));
     }
     $('here').dataset.value = answer.value;
-    $('picture').innerHTML = drawn.picture;  // shapes and text alone: the server checks it as the pages do
+    if (drawn) {
+      $('picture').innerHTML = drawn.picture;  // shapes and text alone: the server checks it as the pages do
+    } else {
+      const text = document.createElement('pre');
+      text.className = 'text';
+      text.textContent = answer.position;
+      $('picture').replaceChildren(text);
+    }
     $('position').textContent = answer.position + (answer.note ? ' (' + answer.note + ')' : '');
     // the players are named from the start; a line begun elsewhere names them A and B
     const row = catalog.find(c => c.ruleset === r), names = row && row.start === positions[0]
@@ -220,14 +236,15 @@
       event.preventDefault();
     });
     window.addEventListener('hashchange', fromAddress);
-    catalog = (await api('/api/rulesets').catch(fail)) || [];
+    catalog = (await source.catalog().catch(fail)) || [];
     for (const row of catalog) {
       const option = document.createElement('option');
       option.value = row.ruleset;
       option.textContent = row.ruleset + ' (' + row.positions.toLocaleString('en') + ' positions)';
       $('ruleset').append(option);
     }
-    if (!catalog.length && $('error').hidden) fail(new Error('nothing is built in the server\'s data folder: build a ruleset first'));
+    if (!catalog.length && $('error').hidden) fail(new Error(window.tablebaseSource
+      ? 'the bundle holds no ruleset' : 'nothing is built in the server\'s data folder: build a ruleset first'));
     fromAddress();
   }
   start();

@@ -2,7 +2,9 @@
 
     OUT/tablebase-<version>/            the whole dataset, unpacked: catalog, every ruleset's
                                         files by kind, tablebases.duckdb, pages, claims report,
-                                        DATASET.md, LICENSE, SHA256SUMS
+                                        DATASET.md, LICENSE, SHA256SUMS; with --explorer the
+                                        explorer with no server (index.html, explorer/:
+                                        pipeline/products/explorer.py)
     OUT/tablebase-<version>.zip         the same folder as one archive
     OUT/tablebase-<version>-<game>.zip  one game: its files, its catalog rows, its own
                                         tablebases.duckdb, DATASET.md, LICENSE, SHA256SUMS
@@ -43,6 +45,7 @@ from pipeline.datadir.layout import BY_KIND, KINDS, DataDir, Layout, is_bundle
 from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
+from pipeline.products.explorer import require_wasm, write_explorer
 from pipeline.storage.parquet import atomic_path, sha256
 from pipeline.storage.progress import Stage, log
 
@@ -56,21 +59,24 @@ STORED = (".parquet", ".zip")
 CHECK_SHARE, DATASET_SHARE, ARCHIVE_SHARE, GAMES_SHARE = 0.2, 0.3, 0.05, 0.45
 
 
-def publish(data: Path, out: Path, url: str | None = None) -> list[Path]:
+def publish(data: Path, out: Path, url: str | None = None, explorer: bool = False) -> list[Path]:
     """Write the bundle of `data` into `out`; the archives and the unpacked folder. `url` is
     where the bundle is published (its metadata's address); by default the project's
-    Homepage or Repository, as pyproject.toml's [project.urls] declares them."""
+    Homepage or Repository, as pyproject.toml's [project.urls] declares them. `explorer`:
+    the whole dataset's folder and archive carry the explorer with no server."""
     metadata.libraries()
+    if explorer:
+        require_wasm()  # before any work
     with Stage(f"publish {out}") as stage:
         stage.phase("checking the data folder", CHECK_SHARE)
         problems = check(data)
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
             raise DataError(f"{problems[0]}{more}: nothing published; see `tablebase check {data}`")
-        return _publish(data, out, stage, url)
+        return _publish(data, out, stage, url, explorer)
 
 
-def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]:
+def _publish(data: Path, out: Path, stage: Stage, url: str | None, explorer: bool) -> list[Path]:
     if data.resolve() in [out.resolve(), *out.resolve().parents]:
         raise DataError(f"--out {out} is inside the data folder {data}: publish elsewhere (default dist/)")
     inside = next((folder for folder in [out, *out.resolve().parents] if is_bundle(folder)), None)
@@ -96,7 +102,7 @@ def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]
         out.mkdir(parents=True, exist_ok=True)
         written = []
         stage.phase("the dataset folder", DATASET_SHARE)
-        tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, links, extras=True))
+        tree = _replace(out / name, lambda tmp: _dataset(store, catalog, tmp, links, extras=True, explorer=explorer))
         written.append(tree)
         stage.phase(f"{name}.zip", ARCHIVE_SHARE)
         archives = [_zip(tree, out / f"{name}.zip", name, stage)]
@@ -126,10 +132,15 @@ def _publish(data: Path, out: Path, stage: Stage, url: str | None) -> list[Path]
 
 
 def _dataset(
-    store: DataDir, catalog: pa.Table, folder: Path, links: tuple[str | None, str | None], extras: bool
+    store: DataDir,
+    catalog: pa.Table,
+    folder: Path,
+    links: tuple[str | None, str | None],
+    extras: bool,
+    explorer: bool = False,
 ) -> None:
     """A complete dataset folder: the catalog's rulesets laid out by kind, database, card,
-    licence, checksums."""
+    licence, checksums; with `explorer`, the explorer with no server."""
     folder.mkdir(parents=True)
     catalog = laid_out(catalog, BY_KIND)
     for index, row in enumerate(catalog.to_pylist()):
@@ -148,6 +159,8 @@ def _dataset(
                     _link(path, folder / item / path.relative_to(source))
             elif source.is_file():
                 _link(source, folder / item)
+    if explorer:
+        write_explorer(folder, _link)
     (folder / "LICENSE").write_text(data_licence())
     # the card first: it makes the folder a bundle, whose layout the database's views are checked by
     _write_metadata(folder, catalog, *links)
