@@ -1,0 +1,54 @@
+"""`tablebase ARGS` run in this process, as the installed script runs it (pipeline.cli.main),
+for tests that check only what a command prints and its exit status.
+
+A new Python for each command line costs about a CPU-second of start-up and imports, and
+the suite ran hundreds of them. Tests about the process itself (signals, kills, start-up,
+the real entry point's exit) keep starting one.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+from contextlib import chdir, redirect_stderr, redirect_stdout
+from pathlib import Path
+
+
+def tablebase(
+    *args: str, data: Path | None = None, input: str | bytes = b"", cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `tablebase ARGS [--data DATA]` with `input` on standard input, in `cwd` (this
+    one by default): its exit status and what it wrote, as subprocess.run(text=True) gives them."""
+    from pipeline import cli
+
+    argv = ["tablebase", *args, *(["--data", str(data)] if data is not None else [])]
+    raw = input.encode() if isinstance(input, str) else input
+    # byte streams under the text ones, as a process has: commands read stdin.buffer
+    stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    # what main changes for the process it expects to end: handlers, hooks, --debug's variable
+    saved = sys.argv, sys.stdin, signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    hook, environ = sys.unraisablehook, dict(os.environ)
+    sys.argv, sys.stdin = argv, stdin
+    try:
+        with chdir(cwd or os.getcwd()), redirect_stdout(stdout), redirect_stderr(stderr):
+            try:
+                cli.main()
+                status = 0
+            except SystemExit as leaving:
+                status = leaving.code if isinstance(leaving.code, int) else 1
+    finally:
+        sys.argv, sys.stdin = saved[0], saved[1]
+        signal.signal(signal.SIGINT, saved[2])
+        signal.signal(signal.SIGTERM, saved[3])
+        sys.unraisablehook = hook
+        os.environ.clear()
+        os.environ.update(environ)
+    return subprocess.CompletedProcess(
+        argv, status, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
+    )
