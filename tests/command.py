@@ -9,6 +9,7 @@ the real entry point's exit) keep starting one.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -23,6 +24,7 @@ def tablebase(
     """Run `tablebase ARGS [--data DATA]` with `input` on standard input, in `cwd` (this
     one by default): its exit status and what it wrote, as subprocess.run(text=True) gives them."""
     from pipeline import cli
+    from pipeline.storage import progress
 
     argv = ["tablebase", *args, *(["--data", str(data)] if data is not None else [])]
     raw = input.encode() if isinstance(input, str) else input
@@ -34,6 +36,14 @@ def tablebase(
     # what main changes for the process it expects to end: handlers, hooks, --debug's variable
     saved = sys.argv, sys.stdin, signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     hook, environ = sys.unraisablehook, dict(os.environ)
+    # and the logging it configures (progress.configure), which later tests in this process
+    # would otherwise log through, and whose cached levels they would see
+    root, loggers = logging.getLogger(), [logging.getLogger(), progress.log, logging.getLogger("filelock")]
+    handlers, levels, drawn = (
+        root.handlers[:],
+        [each.level for each in loggers],
+        (progress._console, progress._heartbeat),
+    )
     sys.argv, sys.stdin = argv, stdin
     try:
         with chdir(cwd or os.getcwd()), redirect_stdout(stdout), redirect_stderr(stderr):
@@ -49,6 +59,10 @@ def tablebase(
         sys.unraisablehook = hook
         os.environ.clear()
         os.environ.update(environ)
+        root.handlers[:] = handlers
+        for each, level in zip(loggers, levels, strict=True):
+            each.setLevel(level)  # which also empties every logger's cache of levels
+        progress._console, progress._heartbeat = drawn
     return subprocess.CompletedProcess(
         argv, status, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
     )

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,15 +18,9 @@ from pipeline.datadir.check import check
 from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
+from tests.command import tablebase
 
 RULESETS = ["chopsticks", "nim", "sticks:rows=5"]
-
-
-def tablebase(*args: str, data: Path | None = None, stdin: str = "") -> subprocess.CompletedProcess:
-    extra = ["--data", str(data)] if data is not None else []
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, *extra], input=stdin, capture_output=True, text=True, timeout=300
-    )
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:
@@ -312,7 +305,7 @@ def test_a_file_changed_under_the_same_stat_is_read_by_nothing_once_check_saw_it
         ["draw", "nim", "--page-only"],
         ["play", "nim"],
     ):
-        line = one_line(tablebase(*args, data=data, stdin="quit\n"))
+        line = one_line(tablebase(*args, data=data, input="quit\n"))
         assert str(path) in line and "stayed the same" in line and "tablebase build nim" in line, line
     # until it is written again: then it is hashed again
     path.write_bytes(raw)
