@@ -73,8 +73,19 @@ def flip(path: Path, offset: int) -> bytes:
 # -- every published byte has a checksum ----------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def nim(tmp_path_factory) -> Path:
+    """A data folder of nim alone: `check` reads every file of a folder, and the flipped-bit
+    test runs it 75 times; nim alone halves what each reads (0.10 CPU-s, not 0.21)."""
+    data = tmp_path_factory.mktemp("nim") / "data"
+    build(Ruleset.parse("nim"), DataDir(data))
+    return data
+
+
 @pytest.mark.parametrize("name", ["catalog.parquet", "nim/default/summary.parquet", "tablebases.duckdb"])
-def test_a_flipped_bit_anywhere_in_the_catalog_summary_or_database_is_reported(data, name):
+def test_a_flipped_bit_anywhere_in_the_catalog_summary_or_database_is_reported(nim, tmp_path, name):
+    data = tmp_path / "data"
+    shutil.copytree(nim, data, symlinks=True)
     path = data / name
     size = path.stat().st_size
     for offset in range(0, size, max(1, size // 24)):
