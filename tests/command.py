@@ -8,6 +8,7 @@ the real entry point's exit) keep starting one.
 
 from __future__ import annotations
 
+import faulthandler
 import io
 import logging
 import os
@@ -19,10 +20,12 @@ from pathlib import Path
 
 
 def tablebase(
-    *args: str, data: Path | None = None, input: str | bytes = b"", cwd: Path | None = None
+    *args: str, data: Path | None = None, input: str | bytes = b"", cwd: Path | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run `tablebase ARGS [--data DATA]` with `input` on standard input, in `cwd` (this
-    one by default): its exit status and what it wrote, as subprocess.run(text=True) gives them."""
+    one by default): its exit status and what it wrote, as subprocess.run(text=True) gives them.
+    A command still running after `timeout` seconds ends this process, its threads' stacks
+    printed: a command held for ever (a FIFO opened) fails the test rather than hang the suite."""
     from pipeline import cli
     from pipeline.storage import progress
 
@@ -45,6 +48,7 @@ def tablebase(
         (progress._console, progress._heartbeat),
     )
     sys.argv, sys.stdin = argv, stdin
+    faulthandler.dump_traceback_later(timeout, exit=True)
     try:
         with chdir(cwd or os.getcwd()), redirect_stdout(stdout), redirect_stderr(stderr):
             try:
@@ -53,6 +57,7 @@ def tablebase(
             except SystemExit as leaving:
                 status = leaving.code if isinstance(leaving.code, int) else 1
     finally:
+        faulthandler.cancel_dump_traceback_later()
         sys.argv, sys.stdin = saved[0], saved[1]
         signal.signal(signal.SIGINT, saved[2])
         signal.signal(signal.SIGTERM, saved[3])
