@@ -13,19 +13,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.commands import app
+from tests.command import tablebase
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def tablebase(*args: str, data: Path | None = None, **kwargs) -> subprocess.CompletedProcess:
-    extra = ["--data", str(data)] if data is not None else []
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, *extra],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        **kwargs,
-    )
+def process(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """`tablebase ARGS` in a Python of its own, where the process is what a test is about."""
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=ROOT, **kwargs)
 
 
 def digests(data: Path) -> dict[str, str]:
@@ -121,9 +116,9 @@ def test_completion_installs_for_a_named_shell(tmp_path):
     import os
 
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
-    shown = tablebase("--show-completion", "bash", env=env)
+    shown = process("--show-completion", "bash", env=env)
     assert shown.returncode == 0 and "_TABLEBASE_COMPLETE=complete_bash" in shown.stdout, shown.stderr
-    installed = tablebase("--install-completion", "bash", env=env)
+    installed = process("--install-completion", "bash", env=env)
     assert installed.returncode == 0, installed.stderr
     assert "_TABLEBASE_COMPLETE" in (tmp_path / ".bash_completions" / "tablebase.sh").read_text()
 
@@ -578,18 +573,11 @@ def test_listings_print_as_json_jsonl_or_csv(form):
     assert {row["name"] for row in rows(["query", "--list"])} >= {"who_wins", "compare_rulesets"}
 
 
-def test_estimate_as_json_says_what_does_not_fit_and_exits_1(tmp_path):
+def test_estimate_as_json_says_what_does_not_fit_and_exits_1(tmp_path, monkeypatch):
     import json
-    import os
 
-    result = tablebase(
-        "estimate",
-        "chopsticks",
-        "-f",
-        "json",
-        data=tmp_path,
-        env={**os.environ, "TABLEBASE_MAX_MEMORY": "1MB"},
-    )
+    monkeypatch.setenv("TABLEBASE_MAX_MEMORY", "1MB")
+    result = tablebase("estimate", "chopsticks", "-f", "json", data=tmp_path)
     assert result.returncode == 1, result.stderr
     [row] = json.loads(result.stdout)
     assert row["fits"] is False and "too big for this machine" in row["does_not_fit"]

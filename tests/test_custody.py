@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.datadir.check import check
+from tests import command
 
 RULESET = "chopsticks"
 FOLDER = "chopsticks/default"
@@ -26,12 +26,7 @@ READS = {
 
 
 def tablebase(*args: str, data: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, "-q", "--data", str(data)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return command.tablebase(*args, "-q", data=data)
 
 
 @pytest.fixture(scope="module")
@@ -139,8 +134,8 @@ def test_a_rebuild_killed_between_the_renames_is_named_and_put_back_by_export(da
     aside = data / ".trash" / "999999999" / FOLDER
     aside.parent.mkdir(parents=True)
     (data / FOLDER).rename(aside)
-    for command in (["probe", RULESET, "start"], ["sql", "SELECT count(*) FROM tablebase"]):
-        result = tablebase(*command, data=data)
+    for args in (["probe", RULESET, "start"], ["sql", "SELECT count(*) FROM tablebase"]):
+        result = tablebase(*args, data=data)
         assert result.returncode == 1
         [line] = result.stderr.strip().splitlines()
         assert str(aside) in line and f"`tablebase export --data {data}` puts it back" in line, line

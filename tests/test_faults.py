@@ -18,12 +18,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.datadir.check import check
+from tests.command import tablebase
 
 #: Takes a few seconds to build: long enough to be interrupted in every stage.
 SLOW = "chopsticks:fingers=9,hands=4,split=any"
 QUICK = ["chopsticks", "sticks:rows=3"]
 
 
+# Builds run in a process of their own here, as the kills, PIDs and scratch they meet are a
+# process's; the tests of what a command refuses and says run it in this one (tablebase).
 def run(*args: str, data: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *args, "--data", str(data)], capture_output=True, text=True, timeout=300
@@ -404,7 +407,7 @@ def test_draw_onto_a_full_disk_keeps_the_page_drawn_before_whole(data, small_dis
 )
 def test_hostile_sql_is_refused_in_one_line(data, statement):
     before = data_files(data)
-    result = run("sql", statement, data=data)
+    result = tablebase("sql", statement, data=data)
     assert result.returncode == 1
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert data_files(data) == before
@@ -432,7 +435,7 @@ def test_sql_writes_no_published_file_and_reads_no_other(data, template):
     before = data_files(data)
     for file in (published, data / "catalog.parquet"):
         statement = template.format(file=file, other=other, folder=published.parent)
-        result = run("sql", statement, data=data)
+        result = tablebase("sql", statement, data=data)
         assert result.returncode == 1, statement
         assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert data_files(data) == before and check(data) == []
@@ -484,7 +487,9 @@ def test_read_files_refuses_what_more_than_reads_naming_allow_writes(base, tmp_p
 
 
 def test_a_read_file_refusal_is_one_line_at_the_command_line(data, tmp_path):
-    result = run("sql", f"WITH x AS (COPY (SELECT 1) TO '{tmp_path / 'out.csv'}') SELECT 1", "--read-files", data=data)
+    result = tablebase(
+        "sql", f"WITH x AS (COPY (SELECT 1) TO '{tmp_path / 'out.csv'}') SELECT 1", "--read-files", data=data
+    )
     assert result.returncode == 1 and not (tmp_path / "out.csv").exists()
     assert result.stderr.strip() == (
         "error: --read-files runs a SELECT that only reads, and this one holds another "
@@ -511,11 +516,11 @@ def test_read_files_reads_parquet_csv_and_globs_outside_the_data_folder(base, tm
 def test_a_file_is_read_with_read_files_and_refused_without_it(data, tmp_path):
     pq.write_table(pq.read_table(data / "catalog.parquet", columns=["ruleset"]), tmp_path / "rules.parquet")
     statement = f"SELECT count(*) AS n FROM '{tmp_path}/rules.parquet'"
-    refused = run("sql", statement, data=data)
+    refused = tablebase("sql", statement, data=data)
     assert refused.returncode == 1
     [line] = refused.stderr.strip().splitlines()
     assert line.startswith("error: ") and "add --read-files to read other files" in line, line
-    read = run("sql", statement, "--read-files", "-f", "csv", data=data)
+    read = tablebase("sql", statement, "--read-files", "-f", "csv", data=data)
     assert read.returncode == 0 and read.stdout.splitlines()[1:] == [str(len(digests(data)))], read.stderr
 
 
@@ -530,14 +535,14 @@ def data_files(data: Path) -> dict[Path, int]:
 
 
 def test_output_never_overwrites_the_data_folder(data):
-    result = run("sql", "SELECT 1", "-f", "parquet", "-o", str(data / "catalog.parquet"), data=data)
+    result = tablebase("sql", "SELECT 1", "-f", "parquet", "-o", str(data / "catalog.parquet"), data=data)
     assert result.returncode == 1 and "inside the data folder" in result.stderr
     assert check(data) == []
 
 
 def test_allow_writes_gives_duckdb_its_full_power(data, tmp_path):
     target = tmp_path / "copy.csv"
-    result = run("sql", f"COPY (SELECT ruleset FROM catalog) TO '{target}'", "--allow-writes", data=data)
+    result = tablebase("sql", f"COPY (SELECT ruleset FROM catalog) TO '{target}'", "--allow-writes", data=data)
     assert result.returncode == 0, result.stderr
     assert "chopsticks" in target.read_text()
 
@@ -556,7 +561,7 @@ def test_allow_writes_gives_duckdb_its_full_power(data, tmp_path):
 )
 def test_a_users_odd_input_is_one_line(data, args):
     before = digests(data)
-    result = run(*args, data=data)
+    result = tablebase(*args, data=data)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
@@ -635,7 +640,7 @@ def test_a_catalog_of_another_shape_is_one_line(data):
 
     pq.write_table(pa.table({"a": [1]}), data / "catalog.parquet")
     for args in (["sql", "SELECT 1"], ["probe", "chopsticks", "1-1|1-1"]):
-        result = run(*args, data=data)
+        result = tablebase(*args, data=data)
         assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 

@@ -12,7 +12,6 @@ import io
 import json
 import shutil
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,15 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.commands import app
+from tests.command import tablebase
 
 #: The ruleset the command lines name: the smallest there is, built in a fraction of a second.
 SMALL = "sticks:rows=2"
 #: A position of SMALL.
 POSITION = "start"
-
-
-def tablebase(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

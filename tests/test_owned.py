@@ -4,16 +4,11 @@ system's folders or the home folder itself (issue 33, item 10)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def tablebase(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
-    )
+from tests.command import tablebase
 
 
 @pytest.mark.parametrize("command", [["build", "sticks:rows=1"], ["enumerate", "sticks:rows=1"], ["export"]])
@@ -40,12 +35,11 @@ def test_the_systems_folders_are_never_a_data_folder(folder):
     assert not Path(folder, ".locks").exists() or before
 
 
-def test_the_home_folder_itself_is_never_a_data_folder(tmp_path):
-    import os
-
+def test_the_home_folder_itself_is_never_a_data_folder(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
-    result = tablebase("build", "sticks:rows=1", "-q", "--data", str(home), env={**os.environ, "HOME": str(home)})
+    monkeypatch.setenv("HOME", str(home))
+    result = tablebase("build", "sticks:rows=1", "-q", "--data", str(home))
     assert result.returncode == 1 and "your home folder" in result.stderr
     assert list(home.iterdir()) == []
 

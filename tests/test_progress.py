@@ -5,30 +5,18 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline.stages.verify import CHECKS
 from pipeline.storage import progress
+from tests.command import tablebase
 from tests.staged import staged
 
 ROOT = Path(__file__).resolve().parent.parent
 RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
 STAMP = r"\d\d:\d\d:\d\d"
-
-
-def tablebase(*args: str, data: Path) -> subprocess.CompletedProcess:
-    # stderr is a pipe here: not a terminal
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, "--data", str(data)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")

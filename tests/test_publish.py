@@ -8,8 +8,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from collections import deque
 from pathlib import Path
@@ -24,13 +22,10 @@ from pipeline.datadir.layout import BY_KIND, DataDir
 from pipeline.games.rulesets import Ruleset, load_ruleset_file
 from pipeline.products.publish import publish
 from pipeline.stages.build import build
+from tests.command import tablebase
 
 ROOT = Path(__file__).resolve().parent.parent
 SAFE = re.compile(r"[a-z0-9._-]+")
-
-
-def tablebase(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True)
 
 
 @pytest.fixture()

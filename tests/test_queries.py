@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -14,6 +12,7 @@ import pytest
 
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.products.query import QueryError, find_query, list_queries, query_files, run_sql
+from tests.command import tablebase
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "queries"
@@ -25,14 +24,7 @@ def run(data: Path, name: str, **params: str) -> list[dict]:
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """`tablebase ARGS` run in `cwd`, with this checkout's package."""
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": path},
-    )
+    return tablebase(*args, cwd=cwd)
 
 
 def own_queries(folder: Path) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.command import tablebase
 from tests.test_faults import SLOW, assert_intact, digests, until_stage
 
 #: The most a signal may take to end a command (pipeline.core.signals ends it after 1.5 s).
@@ -210,12 +211,7 @@ def test_a_fifo_or_device_in_place_of_a_data_file_is_refused_at_once(data, tmp_p
             pytest.skip("making a device takes root (CAP_MKNOD)")
     for args in READERS[name]:
         extra = ["--out", str(tmp_path / "pages")] if args[0] == "draw" else []
-        result = subprocess.run(
-            [sys.executable, "-m", "pipeline", *args, *extra, "--data", str(folder)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        result = tablebase(*args, *extra, data=folder, timeout=60)
         what = "a FIFO" if kind == "fifo" else "a character device"
         lines = result.stderr.strip().splitlines()  # progress lines, then the error
         errors = [line for line in lines if line.startswith("error:")]

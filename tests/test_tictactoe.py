@@ -10,8 +10,6 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,6 +20,7 @@ from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from tests import reference
+from tests.command import tablebase
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Small boards whose every possible filling is compared with the reference's positions.
@@ -38,10 +37,6 @@ BOARDS = [
 def params_of(ruleset: str) -> dict[str, str]:
     _, _, rest = ruleset.partition(":")
     return dict(pair.split("=", 1) for pair in rest.split(",")) if rest else {}
-
-
-def tablebase(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,73 @@
+"""`tablebase ARGS` run in this process, as the installed script runs it (pipeline.cli.main),
+for tests that check only what a command prints and its exit status.
+
+A new Python for each command line costs about a CPU-second of start-up and imports, and
+the suite ran hundreds of them. Tests about the process itself (signals, kills, start-up,
+the real entry point's exit) keep starting one.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import io
+import logging
+import os
+import signal
+import subprocess
+import sys
+from contextlib import chdir, redirect_stderr, redirect_stdout
+from pathlib import Path
+
+
+def tablebase(
+    *args: str, data: Path | None = None, input: str | bytes = b"", cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run `tablebase ARGS [--data DATA]` with `input` on standard input, in `cwd` (this
+    one by default): its exit status and what it wrote, as subprocess.run(text=True) gives them.
+    A command still running after `timeout` seconds ends this process, its threads' stacks
+    printed: a command held for ever (a FIFO opened) fails the test rather than hang the suite."""
+    from pipeline import cli
+    from pipeline.storage import progress
+
+    argv = ["tablebase", *args, *(["--data", str(data)] if data is not None else [])]
+    raw = input.encode() if isinstance(input, str) else input
+    # byte streams under the text ones, as a process has: commands read stdin.buffer
+    stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
+    # what main changes for the process it expects to end: handlers, hooks, --debug's variable
+    saved = sys.argv, sys.stdin, signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    hook, environ = sys.unraisablehook, dict(os.environ)
+    # and the logging it configures (progress.configure), which later tests in this process
+    # would otherwise log through, and whose cached levels they would see
+    root, loggers = logging.getLogger(), [logging.getLogger(), progress.log, logging.getLogger("filelock")]
+    handlers, levels, drawn = (
+        root.handlers[:],
+        [each.level for each in loggers],
+        (progress._console, progress._heartbeat),
+    )
+    sys.argv, sys.stdin = argv, stdin
+    faulthandler.dump_traceback_later(timeout, exit=True)
+    try:
+        with chdir(cwd or os.getcwd()), redirect_stdout(stdout), redirect_stderr(stderr):
+            try:
+                cli.main()
+                status = 0
+            except SystemExit as leaving:
+                status = leaving.code if isinstance(leaving.code, int) else 1
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        sys.argv, sys.stdin = saved[0], saved[1]
+        signal.signal(signal.SIGINT, saved[2])
+        signal.signal(signal.SIGTERM, saved[3])
+        sys.unraisablehook = hook
+        os.environ.clear()
+        os.environ.update(environ)
+        root.handlers[:] = handlers
+        for each, level in zip(loggers, levels, strict=True):
+            each.setLevel(level)  # which also empties every logger's cache of levels
+        progress._console, progress._heartbeat = drawn
+    return subprocess.CompletedProcess(
+        argv, status, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
+    )
