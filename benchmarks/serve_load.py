@@ -36,6 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU seconds so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def memory(pid: int) -> dict[str, int]:
     """The process's VmRSS and VmHWM, in KiB."""
     found = {}
@@ -181,11 +187,16 @@ def main() -> None:
         base = found[1]
         before = os.getloadavg()
         load(base, arguments.ruleset, positions, arguments.clients, 50)  # warm: files in the page cache
-        runs = {"as fast as answered": load(base, arguments.ruleset, positions, arguments.clients, arguments.requests)}
+        runs = {}
+        rates = {"as fast as answered": None}
         if arguments.rate is not None:
-            runs[f"at {arguments.rate:g} a second"] = load(
-                base, arguments.ruleset, positions, arguments.clients, arguments.requests, arguments.rate
-            )
+            rates[f"at {arguments.rate:g} a second"] = arguments.rate
+        for name, rate in rates.items():
+            # the CPU each side spends: the clients share the machine's cores with the server
+            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+            latencies, took = load(base, arguments.ruleset, positions, arguments.clients, arguments.requests, rate)
+            spent = (cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu)
+            runs[name] = (latencies, took, spent)
         after = os.getloadavg()
         rss = memory(server.pid)
     finally:
@@ -198,7 +209,7 @@ def main() -> None:
         "transitions_bytes": (arguments.data / row.transitions_path).stat().st_size,
         "clients": arguments.clients,
     }
-    for name, (latencies, took) in runs.items():
+    for name, (latencies, took, (server_cpu, client_cpu)) in runs.items():
         cuts = statistics.quantiles(latencies, n=100)
         result[name] = {
             "requests": len(latencies),
@@ -207,6 +218,8 @@ def main() -> None:
             "p99_ms": round(cuts[98] * 1000, 1),
             "max_ms": round(max(latencies) * 1000, 1),
             "lookups_per_second": round(len(latencies) / took, 1),
+            "server_cpu_ms_a_lookup": round(server_cpu / len(latencies) * 1000, 2),
+            "clients_cpu_ms_a_lookup": round(client_cpu / len(latencies) * 1000, 2),
         }
     result |= {
         "server_rss_mib": round(rss["VmRSS"] / 1024, 1),
