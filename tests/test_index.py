@@ -9,6 +9,7 @@ held to the tablebase's and its moves to the transitions', read by DuckDB."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -193,3 +194,14 @@ def test_a_damaged_index_or_lookup_is_refused_in_words_before_it_is_read(built, 
         made.write_bytes(bytes(raw))
     with pytest.raises(DataError, match=kind):
         probing.probe("chopsticks", "1-1|1-1", data)
+
+
+def test_the_static_explorer_groups_children_by_the_lookups_row_groups():
+    """parquet.js asks children within a row group's span of each other in one query (at
+    most two row groups read): its span is the row groups export writes."""
+    import re
+
+    from pipeline.stages.export import LOOKUP_GROUP_ROWS
+
+    script = (Path(__file__).resolve().parent.parent / "pipeline" / "explorer" / "parquet.js").read_text()
+    assert [int(n) for n in re.findall(r"const SPAN = (\d+)n;", script)] == [LOOKUP_GROUP_ROWS]

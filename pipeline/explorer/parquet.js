@@ -65,11 +65,12 @@ function database() {
 async function rows(con, sql) {
   return (await con.query(sql)).toArray().map(row => row.toJSON());
 }
-// Ids closer than a row group (16,384 rows) are asked in one branch, as a range DuckDB
+// Ids closer than a row group (8,192 rows: pipeline/stages/export.py LOOKUP_GROUP_ROWS,
+// which tests/test_index.py holds this to) are asked in one branch, as a range DuckDB
 // prunes row groups by (at most two row groups' reads) with the ids themselves as a filter
 // after it: a position's moves often lead to neighbouring ids, and each branch of the UNION
 // costs DuckDB-WASM a pass over every row group's statistics.
-const SPAN = 16384n;
+const SPAN = 8192n;
 function byId(file, columns, ids) {
   const sorted = ids.map(id => BigInt(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const runs = [];
