@@ -6,7 +6,6 @@ never a whole one, and no request to leave it. Every wait is for an element or a
 
 from __future__ import annotations
 
-import os
 import re
 import urllib.parse
 from collections.abc import Iterator
@@ -186,15 +185,9 @@ def test_an_unknown_ruleset_or_position_is_said_in_one_sentence(server, page):
     expect(page.locator("#error")).to_contain_text("nim is not in this bundle")
 
 
-def test_publish_explorer_without_duckdb_wasm_is_one_line(data, tmp_path):
-    done = tablebase(
-        "publish",
-        "--explorer",
-        "--out",
-        str(tmp_path / "out"),
-        data=data,
-        env={**os.environ, WASM_FOLDER: str(tmp_path)},
-    )
+def test_publish_explorer_without_duckdb_wasm_is_one_line(data, tmp_path, monkeypatch):
+    monkeypatch.setenv(WASM_FOLDER, str(tmp_path))  # a folder without DuckDB-WASM's files
+    done = tablebase("publish", "--explorer", "--out", str(tmp_path / "out"), data=data)
     assert done.returncode != 0
     assert done.stderr.startswith("error: the static explorer needs DuckDB-WASM")
     assert len(done.stderr.strip().splitlines()) == 1
