@@ -1,18 +1,15 @@
 """Hostile text at every argument of every command, and the files a user hands us: one
 `error:` line and exit 1 or 2 (or success), never a traceback (issue 33, findings 6 to 9).
 
-The property test runs the installed script's entry point in this process, as
-test_cli.py's `entry` does: a new Python for each of hundreds of command lines would take
-minutes."""
+The property test runs the installed script's entry point in this process, through
+tests/command.py as the other command-line tests do: a new Python for each of hundreds of
+command lines would take minutes."""
 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import shutil
-import signal
-import sys
 from pathlib import Path
 
 import duckdb
@@ -50,26 +47,9 @@ def one_error_line(status: int, err: str) -> str:
 
 
 def run_entry(args: list[str], stdin: str = "") -> tuple[int, str, str]:
-    """The entry point run in this process on `args`: (exit status, stdout, stderr)."""
-    from pipeline import cli
-
-    saved = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), sys.unraisablehook
-    saved_argv, saved_stdin = sys.argv, sys.stdin
-    out, err = io.StringIO(), io.StringIO()
-    sys.argv, sys.stdin = ["tablebase", *args], io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                cli.main()
-                status = 0
-            except SystemExit as leaving:
-                status = leaving.code if isinstance(leaving.code, int) else 1
-    finally:
-        sys.argv, sys.stdin = saved_argv, saved_stdin
-        signal.signal(signal.SIGINT, saved[0])
-        signal.signal(signal.SIGTERM, saved[1])
-        sys.unraisablehook = saved[2]
-    return status, out.getvalue(), err.getvalue()
+    """The entry point run in this process on `args` (tests/command.py): (exit status, stdout, stderr)."""
+    result = tablebase(*args, input=stdin)
+    return result.returncode, result.stdout, result.stderr
 
 
 # --- every argument of every command ----------------------------------------------------------
