@@ -1,7 +1,7 @@
 """Load on `tablebase serve`: clients asking random positions of one ruleset at once, and
 the latency, lookups a second and the server's memory.
 
-    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000] [--rate 200]
+    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000] [--rate 200] [--processes 2]
 
 The server is started here (`tablebase serve --port 0`, the serve extra) on the built
 folder DIR and stopped at the end. Positions are drawn at random (--seed) from the
@@ -9,8 +9,11 @@ ruleset's tablebase; each client keeps one HTTP connection and asks
 /api/rulesets/RULESET?position=… in turn: first as soon as answered (what the server can
 do: its capacity), then, with --rate, at that many a second in all (the latency at that
 load). Reported for each run: the latency's median, 90th and 99th percentiles and maximum,
-and lookups a second; then the server's resident memory at the end and at its peak (VmRSS,
-VmHWM of /proc), and the machine's load before and after.
+and lookups a second; then the server's memory at the end, over all its processes (with
+--processes, the supervisor and each process answering): resident (VmRSS), proportional
+(Pss: a page two processes share counted half in each, so the sum is what the machine
+gives them) and each process's peak (VmHWM, summed: an upper bound), from /proc; and the
+machine's load before and after.
 Then, in this process, where one lookup's time goes: the checksum checks before it
 (`trusted`), the index, the lookup's row groups, and the decoded columns by id. Only the
 standard library and the project (no HTTP client to install).
@@ -42,13 +45,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def server_seconds(pid: int) -> float:
+    """CPU seconds of the server's processes that run now (one answering process that
+    ended meanwhile takes its seconds with it: none does in a run that ends well)."""
+    return sum(cpu_seconds(each) for each in tree(pid))
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and every process below it."""
+    found = [pid]
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        found += tree(int(child))
+    return found
+
+
 def memory(pid: int) -> dict[str, int]:
-    """The process's VmRSS and VmHWM, in KiB."""
-    found = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            found[name] = int(value.split()[0])
+    """VmRSS, VmHWM and Pss in KiB, each summed over the process and those below it."""
+    found = {"VmRSS": 0, "VmHWM": 0, "Pss": 0}
+    for each in tree(pid):
+        lines = Path(f"/proc/{each}/status").read_text().splitlines()
+        lines += Path(f"/proc/{each}/smaps_rollup").read_text().splitlines()
+        for line in lines:
+            name, _, value = line.partition(":")
+            if name in found:
+                found[name] += int(value.split()[0])
     return found
 
 
@@ -158,6 +178,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--sample", type=int, default=10_000, help="random positions drawn to ask from")
     parser.add_argument("--seed", type=int, default=35)
+    parser.add_argument("--processes", type=int, default=1, help="tablebase serve --processes")
     parser.add_argument(
         "--rate", type=float, help="then as many requests again at this many a second in all (an open loop)"
     )
@@ -176,7 +197,18 @@ def main() -> None:
     ]
     row = next(row for row in tables.catalog() if row.ruleset == arguments.ruleset)
     server = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(arguments.data)],
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "serve",
+            "--port",
+            "0",
+            "--data",
+            str(arguments.data),
+            "--processes",
+            str(arguments.processes),
+        ],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -193,9 +225,9 @@ def main() -> None:
             rates[f"at {arguments.rate:g} a second"] = arguments.rate
         for name, rate in rates.items():
             # the CPU each side spends: the clients share the machine's cores with the server
-            server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
+            server_cpu, client_cpu = server_seconds(server.pid), time.process_time()
             latencies, took = load(base, arguments.ruleset, positions, arguments.clients, arguments.requests, rate)
-            spent = (cpu_seconds(server.pid) - server_cpu, time.process_time() - client_cpu)
+            spent = (server_seconds(server.pid) - server_cpu, time.process_time() - client_cpu)
             runs[name] = (latencies, took, spent)
         after = os.getloadavg()
         rss = memory(server.pid)
@@ -208,6 +240,7 @@ def main() -> None:
         "tablebase_bytes": (arguments.data / row.tablebase_path).stat().st_size,
         "transitions_bytes": (arguments.data / row.transitions_path).stat().st_size,
         "clients": arguments.clients,
+        "processes": arguments.processes,
     }
     for name, (latencies, took, (server_cpu, client_cpu)) in runs.items():
         cuts = statistics.quantiles(latencies, n=100)
@@ -223,6 +256,7 @@ def main() -> None:
         }
     result |= {
         "server_rss_mib": round(rss["VmRSS"] / 1024, 1),
+        "server_pss_mib": round(rss["Pss"] / 1024, 1),
         "server_peak_rss_mib": round(rss["VmHWM"] / 1024, 1),
         "load_before": [round(x, 2) for x in before],
         "load_after": [round(x, 2) for x in after],

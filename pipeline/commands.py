@@ -892,6 +892,13 @@ def serve(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds a lookup may take before it is answered 503.")
     ] = 10.0,
+    processes: Annotated[
+        int,
+        typer.Option(
+            "--processes",
+            help="Processes answering (one uses one core; each holds its own footers of the files it looked up).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the tablebases over HTTP: a JSON API and an explorer page.
 
@@ -911,7 +918,9 @@ def serve(
         raise UsageError(f"--port {port} is not a port: give 0 to 65535 (0: a free one)")
     if not timeout > 0:
         raise UsageError(f"--timeout {timeout:g} must be more than 0 seconds")
-    run_server(data, host, port, timeout=timeout, ready=lambda line: typer.echo(line, err=True))
+    if not 1 <= processes <= 64:
+        raise UsageError(f"--processes {processes} is not 1 to 64")
+    run_server(data, host, port, timeout=timeout, ready=lambda line: typer.echo(line, err=True), processes=processes)
 
 
 def _print_version(value: bool) -> None:

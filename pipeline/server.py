@@ -15,6 +15,12 @@ its errors are the library's. Errors are `{"error": "one sentence"}`: 404 for an
 ruleset or one not built, 400 for a malformed or unreachable position, 503 for a lookup
 that took too long or a data folder that fails its checksums, never a traceback.
 
+With `processes` above 1, that many processes answer on the one socket (uvicorn's own
+supervisor starts them, and starts again one that dies): a lookup's Python holds one
+process's interpreter lock, so one process answers with one core, about 130 lookups a second
+on connect:cols=5,rows=6 (BENCHMARKS.md). Each process holds its own footers of the files it
+has looked up (0.9 GB on that billion-position ruleset).
+
 Safe to leave running: each lookup runs in a worker thread, at most `workers` at once, and
 is answered 503 after `timeout` seconds (the thread finishes its lookup in the background:
 a DuckDB scan cannot be stopped from outside it); uvicorn refuses connections past
@@ -30,10 +36,13 @@ The server's packages are the `serve` extra: pip install 'tablebase[serve]'.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
+import signal
 import socket
+import sys
 import time
 from collections.abc import Callable
 from importlib import resources
@@ -469,9 +478,10 @@ def serve(
     timeout: float = TIMEOUT,
     workers: int = WORKERS,
     ready: Callable[[str], None] = print,
+    processes: int = 1,
 ) -> None:
-    """Serve the API on `host`:`port` (0: a free port) until interrupted; `ready` is told
-    the address once the socket listens."""
+    """Serve the API on `host`:`port` (0: a free port) until interrupted, from `processes`
+    processes; `ready` is told the address once the socket listens."""
     require_libraries()
     import uvicorn
 
@@ -486,16 +496,72 @@ def serve(
         raise AddressError(f"cannot listen on {host}:{port}: {error.strerror}") from None
     sock.listen(128)
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(
-        application(data, timeout, workers),
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    line = (
+        f"serving {data} on http://{shown}:{bound}/api/rulesets "
+        f"(the API: /api/openapi.json; the explorer: http://{shown}:{bound}/; Ctrl-C stops)"
+    )
+    if processes == 1:
+        ready(line)
+        uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock])
+        return
+    # each process makes the application itself (a factory uvicorn pickles to it): the
+    # libraries and the open files are its own
+    made = functools.partial(_process_application, os.getpid(), os.fspath(data), timeout, workers)
+    ready(line.replace("; Ctrl-C", f"; {processes} processes; Ctrl-C"))
+    _supervise(_config(made, factory=True, workers=processes), sock)
+
+
+def _config(app: Any, factory: bool = False, workers: int | None = None) -> Any:
+    """uvicorn's settings: CONNECTIONS at once, no access log, warnings and errors alone."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        factory=factory,
+        workers=workers,
         limit_concurrency=CONNECTIONS,
         timeout_keep_alive=5,
         access_log=False,
         log_level="warning",
     )
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    ready(
-        f"serving {data} on http://{shown}:{bound}/api/rulesets "
-        f"(the API: /api/openapi.json; the explorer: http://{shown}:{bound}/; Ctrl-C stops)"
-    )
-    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _process_application(parent: int, data: str, timeout: float, workers: int) -> Starlette:
+    """`application`, in one of the processes `serve` starts: which ends when the process
+    that started it does, even killed (SIGKILL leaves it no time to stop them), rather than
+    answer on, alone, on a port no command then holds."""
+    if sys.platform == "linux":
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a SIGTERM when the parent ends
+    if os.getppid() != parent:  # it ended before that was asked
+        os.kill(os.getpid(), signal.SIGTERM)
+    return application(data, timeout, workers)
+
+
+def _supervise(config: Any, sock: socket.socket) -> None:
+    """Run the processes under uvicorn's supervisor until a signal stops them, then end as
+    that signal says, as a process serving alone does (the command line's line and status):
+    the supervisor's own handlers take SIGINT and SIGTERM while it runs, and it returns as
+    if nothing came."""
+    from uvicorn.supervisors.multiprocess import Multiprocess
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    came: list[signal.Signals] = []
+
+    class Supervisor(Multiprocess):
+        def handle_int(self) -> None:
+            came.append(signal.SIGINT)
+            super().handle_int()
+
+        def handle_term(self) -> None:
+            came.append(signal.SIGTERM)
+            super().handle_term()
+
+    Supervisor(config, [sock]).run()
+    for number, handler in before.items():
+        signal.signal(number, handler)
+    for last in came[-1:]:
+        signal.raise_signal(last)

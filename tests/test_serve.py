@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -52,6 +54,20 @@ def serving(data: Path, *options: str) -> Iterator[str]:
         _, err = process.communicate(timeout=60)
     assert process.returncode == 143, err
     assert line + err == line + "error: terminated: the server stopped\n", err
+
+
+def children(pid: int) -> set[int]:
+    """The processes `pid` started that still run (Linux's /proc)."""
+    found = Path(f"/proc/{pid}/task/{pid}/children")
+    return {int(child) for child in found.read_text().split()} if found.exists() else set()
+
+
+def running(pid: int) -> bool:
+    """The process runs (not ended, nor a zombie left for its parent to reap)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def get(base: str, path: str, **query: str) -> tuple[int, Any]:
@@ -306,6 +322,7 @@ def test_a_folder_an_earlier_version_built_is_one_line_before_listening(built, t
         (["--port", "70000"], 2, "--port 70000 is not a port"),
         (["--port", "x"], 2, "invalid value for '--port'"),
         (["--timeout", "0"], 2, "--timeout 0 must be more than 0 seconds"),
+        (["--processes", "0"], 2, "--processes 0 is not 1 to 64"),
         (["--data", "a" * 100_000], 1, "File name too long"),
         (["--data", "\n"], 1, "nothing is built in"),
         (["--host", "no.such.host.invalid"], 1, "no.such.host.invalid"),
@@ -324,3 +341,65 @@ def test_a_mistaken_option_is_one_line_before_listening(built, options, status, 
     assert done.returncode == status, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert words in done.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="the processes are counted in Linux's /proc")
+def test_several_processes_answer_and_one_that_dies_is_replaced(built):
+    """--processes 2: both answer on the one port; one killed, another takes its place and
+    the answers go on; SIGTERM stops them all, in the one line and status of one process."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(built), "--processes", "2"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stderr.readline()
+        base = re.search(r"(http://127\.0\.0\.1:\d+)/api/rulesets", line)[1]
+        assert "2 processes" in line
+        truth = Tablebases(built).probe("chopsticks", "start")
+        for _ in range(20):
+            status, body = get(base, "/api/rulesets/chopsticks")
+            assert (status, body["moves"]) == (200, moves(truth))
+        servers = {pid for pid in children(process.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()}
+        assert len(servers) == 2, servers
+        killed = min(servers)
+        os.kill(killed, signal.SIGKILL)
+        for _ in range(100):  # the supervisor looks every half second
+            if len(children(process.pid) - {killed}) >= len(servers) and killed not in children(process.pid):
+                break
+            time.sleep(0.1)
+        for _ in range(20):
+            assert get(base, "/api/rulesets/chopsticks")[0] == 200
+        replaced = {pid for pid in children(process.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()}
+        assert len(replaced) == 2 and killed not in replaced, replaced
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (143, "error: terminated: the server stopped\n")
+    assert not any(running(pid) for pid in replaced)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a process's end signals its children on Linux (prctl)")
+def test_the_processes_end_with_a_killed_server(built):
+    """SIGKILL leaves the supervisor no time to stop its processes: each ends by itself,
+    rather than answer on a port that no command holds any more."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(built), "--processes", "2"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = process.stderr.readline()
+    base = re.search(r"(http://127\.0\.0\.1:\d+)/api/rulesets", line)[1]
+    assert get(base, "/api/rulesets")[0] == 200
+    started = children(process.pid)
+    process.kill()
+    process.communicate(timeout=60)
+    for _ in range(100):
+        if not any(running(pid) for pid in started):
+            break
+        time.sleep(0.1)
+    assert not any(running(pid) for pid in started), started
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(base + "/api/rulesets", timeout=5)
