@@ -94,6 +94,8 @@ def main() -> None:
         sys.stdout = checked_stdout(stdout)
         # named as the error lines name it, however it was started (`python -m pipeline`)
         status = app(prog_name="tablebase", standalone_mode=False)
+        # in the command's words (the server's "the server stopped"), taken before they are reset
+        ending = interrupted() if status == 130 or signals.status() else None
     except BaseException as error:  # the one place errors become a line
         try:
             message, status = line_for(error)
@@ -110,8 +112,8 @@ def main() -> None:
         sys.stdout = stdout
         show_pandas()
         explain.command = None  # main run in a process that goes on (a test) leaves the library's words as they were
-    if status == 130 or signals.status():  # Typer turns Ctrl-C into exit status 130, silently
-        leave(interrupted(), signals.status() or 130)  # and a signal ends a command that finished meanwhile
+    if ending is not None:  # Typer turns Ctrl-C into exit status 130, silently
+        leave(ending, signals.status() or 130)  # and a signal ends a command that finished meanwhile
     sys.exit(status or 0)
 
 

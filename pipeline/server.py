@@ -15,11 +15,13 @@ its errors are the library's. Errors are `{"error": "one sentence"}`: 404 for an
 ruleset or one not built, 400 for a malformed or unreachable position, 503 for a lookup
 that took too long or a data folder that fails its checksums, never a traceback.
 
-With `processes` above 1, that many processes answer on the one socket (uvicorn's own
-supervisor starts them, and starts again one that dies): a lookup's Python holds one
-process's interpreter lock, so one process answers with one core, about 130 lookups a second
-on connect:cols=5,rows=6 (BENCHMARKS.md). Each process holds its own footers of the files it
-has looked up (0.9 GB on that billion-position ruleset).
+With `processes` above 1, that many processes answer on the one socket: a lookup's Python
+holds one process's interpreter lock, so one process answers with one core, about 130
+lookups a second on connect:cols=5,rows=6 (BENCHMARKS.md). This process opens every built
+ruleset's index and lookup first (their footers: 0.84 GB on that billion-position ruleset),
+then forks the processes, which share those pages rather than each read its own (two:
+1.0 GiB in all, where processes started afresh took 1.86 GiB); it starts again one that
+dies, and ends them all as it ends (`_Processes`).
 
 Safe to leave running: each lookup runs in a worker thread, at most `workers` at once, and
 is answered 503 after `timeout` seconds (the thread finishes its lookup in the background:
@@ -36,7 +38,7 @@ The server's packages are the `serve` extra: pip install 'tablebase[serve]'.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import importlib.util
 import logging
 import os
@@ -485,6 +487,8 @@ def serve(
     require_libraries()
     import uvicorn
 
+    if processes > 1 and not hasattr(os, "fork"):
+        raise TablebaseError(f"--processes {processes} needs fork (Linux, macOS): serve with one process here")
     Tablebases(data).catalog()  # a folder with nothing built, or damaged, is refused before listening
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -505,63 +509,112 @@ def serve(
         ready(line)
         uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock])
         return
-    # each process makes the application itself (a factory uvicorn pickles to it): the
-    # libraries and the open files are its own
-    made = functools.partial(_process_application, os.getpid(), os.fspath(data), timeout, workers)
+    _preload(Tablebases(data))
+    answering = _Processes(lambda: uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock]))
+    answering.start(processes)
     ready(line.replace("; Ctrl-C", f"; {processes} processes; Ctrl-C"))
-    _supervise(_config(made, factory=True, workers=processes), sock)
+    answering.watch()
 
 
-def _config(app: Any, factory: bool = False, workers: int | None = None) -> Any:
+def _config(app: Any) -> Any:
     """uvicorn's settings: CONNECTIONS at once, no access log, warnings and errors alone."""
     import uvicorn
 
     return uvicorn.Config(
-        app,
-        factory=factory,
-        workers=workers,
-        limit_concurrency=CONNECTIONS,
-        timeout_keep_alive=5,
-        access_log=False,
-        log_level="warning",
+        app, limit_concurrency=CONNECTIONS, timeout_keep_alive=5, access_log=False, log_level="warning"
     )
 
 
-def _process_application(parent: int, data: str, timeout: float, workers: int) -> Starlette:
-    """`application`, in one of the processes `serve` starts: which ends when the process
-    that started it does, even killed (SIGKILL leaves it no time to stop them), rather than
-    answer on, alone, on a port no command then holds."""
-    if sys.platform == "linux":
-        import ctypes
+def _preload(tables: Tablebases) -> None:
+    """Open the index and lookup of each built ruleset whose files are whole (the largest
+    first, as many as a process keeps open: probe.OPENED), so that the processes forked
+    next share their footers. A ruleset that fails its checksums is left to the lookups,
+    which answer 503 saying why."""
+    from pipeline.datadir.check import trusted
+    from pipeline.products.probe import OPENED, preload
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a SIGTERM when the parent ends
-    if os.getppid() != parent:  # it ended before that was asked
-        os.kill(os.getpid(), signal.SIGTERM)
-    return application(data, timeout, workers)
+    for row in sorted(tables.catalog(), key=lambda row: row.positions, reverse=True)[:OPENED]:
+        try:
+            files = trusted(tables.store, Ruleset.parse(row.ruleset))
+        except TablebaseError:
+            continue
+        preload(str(files.index), str(files.lookup))
 
 
-def _supervise(config: Any, sock: socket.socket) -> None:
-    """Run the processes under uvicorn's supervisor until a signal stops them, then end as
-    that signal says, as a process serving alone does (the command line's line and status):
-    the supervisor's own handlers take SIGINT and SIGTERM while it runs, and it returns as
-    if nothing came."""
-    from uvicorn.supervisors.multiprocess import Multiprocess
+class _Processes:
+    """The processes answering, forked from this one, each running `serve_one` until it
+    ends. One that ends by itself is forked again; STARTS_FAILED of them in a row ending
+    within a second of their start mean that none can serve, and end the server. This
+    process ending (a signal's exception in `watch`) ends them first; killed, it leaves
+    each a SIGTERM (Linux's PR_SET_PDEATHSIG), rather than answer on alone."""
 
-    before = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-    came: list[signal.Signals] = []
+    STARTS_FAILED = 3
 
-    class Supervisor(Multiprocess):
-        def handle_int(self) -> None:
-            came.append(signal.SIGINT)
-            super().handle_int()
+    def __init__(self, serve_one: Callable[[], None]):
+        self.serve_one, self.parent = serve_one, os.getpid()
+        self.running: dict[int, float] = {}  # pid: when it was started (monotonic)
 
-        def handle_term(self) -> None:
-            came.append(signal.SIGTERM)
-            super().handle_term()
+    def start(self, count: int = 1) -> None:
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                self._child()
+            self.running[pid] = time.monotonic()
 
-    Supervisor(config, [sock]).run()
-    for number, handler in before.items():
-        signal.signal(number, handler)
-    for last in came[-1:]:
-        signal.raise_signal(last)
+    def _child(self) -> None:
+        """In the forked process: uvicorn's own handling of signals, in place of this
+        command's (whose watcher thread is the parent's alone: signals must not wake it)."""
+        code = 0
+        try:
+            signal.set_wakeup_fd(-1)
+            for number in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(number, signal.SIG_DFL)
+            if sys.platform == "linux":
+                import ctypes
+
+                ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a SIGTERM when the parent ends
+            if os.getppid() == self.parent:  # else it ended before that was asked
+                self.serve_one()
+        except BaseException:
+            log.exception("a process of the server failed")
+            code = 1
+        finally:
+            logging.shutdown()
+            os._exit(code)
+
+    def watch(self) -> None:
+        """Fork again each process that ends, until this one is stopped (the command
+        line's handlers raise on SIGINT and SIGTERM), then end them all."""
+        failed = 0
+        try:
+            while True:
+                pid, _ = os.waitpid(-1, 0)
+                started = self.running.pop(pid, None)
+                if started is None:
+                    continue
+                failed = failed + 1 if time.monotonic() - started < 1 else 0
+                if failed >= self.STARTS_FAILED:
+                    raise TablebaseError(
+                        f"the server's processes end as they start ({failed} in a row): its log above says why"
+                    )
+                log.warning("a process of the server ended (pid %d): another takes its place", pid)
+                self.start()
+        finally:
+            self.stop()
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM to each process; SIGKILL to any still running `grace` seconds later."""
+        for pid in self.running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while self.running:
+            for pid in list(self.running):
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                        if time.monotonic() < deadline:
+                            continue
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                self.running.pop(pid)
+            time.sleep(0.02)

@@ -361,22 +361,27 @@ def test_several_processes_answer_and_one_that_dies_is_replaced(built):
         for _ in range(20):
             status, body = get(base, "/api/rulesets/chopsticks")
             assert (status, body["moves"]) == (200, moves(truth))
-        servers = {pid for pid in children(process.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()}
+        servers = children(process.pid)
         assert len(servers) == 2, servers
         killed = min(servers)
         os.kill(killed, signal.SIGKILL)
-        for _ in range(100):  # the supervisor looks every half second
-            if len(children(process.pid) - {killed}) >= len(servers) and killed not in children(process.pid):
+        for _ in range(100):
+            if len(children(process.pid) - {killed}) >= len(servers):
                 break
             time.sleep(0.1)
         for _ in range(20):
             assert get(base, "/api/rulesets/chopsticks")[0] == 200
-        replaced = {pid for pid in children(process.pid) if "spawn_main" in Path(f"/proc/{pid}/cmdline").read_text()}
+        replaced = children(process.pid)
         assert len(replaced) == 2 and killed not in replaced, replaced
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=60)
-    assert (process.returncode, err) == (143, "error: terminated: the server stopped\n")
+    # the log's one line for the process replaced, then the command line's one line
+    assert (process.returncode, err) == (
+        143,
+        f"a process of the server ended (pid {killed}): another takes its place\n"
+        "error: terminated: the server stopped\n",
+    )
     assert not any(running(pid) for pid in replaced)
 
 
@@ -403,3 +408,23 @@ def test_the_processes_end_with_a_killed_server(built):
     assert not any(running(pid) for pid in started), started
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(base + "/api/rulesets", timeout=5)
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_ctrl_c_stops_the_server_in_its_own_words(built, processes):
+    """Ctrl-C in a terminal signals the whole process group: the server and each process it
+    forked. It ends in the server's line, not a build's ("a ruleset is published whole…")."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "serve", "--port", "0", "--data", str(built), "--processes", processes],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        base = re.search(r"(http://127\.0\.0\.1:\d+)/api/rulesets", process.stderr.readline())[1]
+        assert get(base, "/api/rulesets")[0] == 200
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (130, "error: interrupted: the server stopped\n")

@@ -196,6 +196,13 @@ def _opened(path: str) -> _Sorted:
     return known
 
 
+def preload(index: str, lookup: str) -> None:
+    """Read the footers of a ruleset's index and lookup now (a server does, before it forks
+    the processes that answer: they share the pages that hold them)."""
+    _opened(index)
+    _opened(lookup)
+
+
 def index_ids(index: str, hash_: int) -> list[int]:
     """The ids index.parquet at `index` holds under `hash_`. Its row groups' least hashes are
     kept in memory (8 bytes a row group: 0.5 MB for a billion positions), so a lookup reads
