@@ -428,3 +428,20 @@ def test_ctrl_c_stops_the_server_in_its_own_words(built, processes):
         os.killpg(process.pid, signal.SIGINT)
         _, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (130, "error: interrupted: the server stopped\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="--processes forks")
+def test_processes_that_end_as_they_start_end_the_server_in_one_line():
+    """A process that cannot serve (here: it fails at once) is forked again, but not for
+    ever: three in a row ending within a second end the server, saying so."""
+    from pipeline.core.errors import TablebaseError
+    from pipeline.server import _Processes
+
+    def fails() -> None:
+        raise RuntimeError("cannot serve")
+
+    answering = _Processes(fails)
+    answering.start(2)
+    with pytest.raises(TablebaseError, match=r"the server's processes end as they start \(3 in a row\)"):
+        answering.watch()
+    assert answering.running == {}
