@@ -491,15 +491,21 @@ def serve(
         raise TablebaseError(f"--processes {processes} needs fork (Linux, macOS): serve with one process here")
     Tablebases(data).catalog()  # a folder with nothing built, or damaged, is refused before listening
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # several processes on Linux: a socket each on the one port (SO_REUSEPORT), among which
+    # the kernel spreads the connections. On one shared socket the process that last
+    # answered takes the next connection too: 8 clients' kept connections went 3 to 1, and
+    # two processes served as one.
+    spread = processes > 1 and sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+    sock = _socket(family, spread)
     try:
         sock.bind((host, port))
     except OSError as error:
         sock.close()
         raise AddressError(f"cannot listen on {host}:{port}: {error.strerror}") from None
-    sock.listen(128)
-    bound = sock.getsockname()[1]
+    if not spread:  # else the port is held here, and each process listens on it
+        sock.listen(128)
+    address = sock.getsockname()
+    bound = address[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     line = (
         f"serving {data} on http://{shown}:{bound}/api/rulesets "
@@ -510,10 +516,28 @@ def serve(
         uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock])
         return
     _preload(Tablebases(data))
-    answering = _Processes(lambda: uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock]))
+
+    def serve_one(ready: Callable[[], None]) -> None:
+        listening = sock
+        if spread:
+            listening = _socket(family, spread)
+            listening.bind(address)
+            listening.listen(128)
+        ready()
+        uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[listening])
+
+    answering = _Processes(serve_one)
     answering.start(processes)
     ready(line.replace("; Ctrl-C", f"; {processes} processes; Ctrl-C"))
     answering.watch()
+
+
+def _socket(family: socket.AddressFamily, spread: bool) -> socket.socket:
+    made = socket.socket(family, socket.SOCK_STREAM)
+    made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if spread:
+        made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    return made
 
 
 def _config(app: Any) -> Any:
@@ -550,18 +574,24 @@ class _Processes:
 
     STARTS_FAILED = 3
 
-    def __init__(self, serve_one: Callable[[], None]):
+    def __init__(self, serve_one: Callable[[Callable[[], None]], None]):
         self.serve_one, self.parent = serve_one, os.getpid()
         self.running: dict[int, float] = {}  # pid: when it was started (monotonic)
 
     def start(self, count: int = 1) -> None:
+        """Fork `count` processes, and return once each listens (or has ended)."""
         for _ in range(count):
+            reader, writer = os.pipe()
             pid = os.fork()
             if pid == 0:
-                self._child()
+                os.close(reader)
+                self._child(writer)
+            os.close(writer)
+            with os.fdopen(reader, "rb") as said:
+                said.read(1)  # a byte once it listens; nothing if it ended first
             self.running[pid] = time.monotonic()
 
-    def _child(self) -> None:
+    def _child(self, ready: int) -> None:
         """In the forked process: uvicorn's own handling of signals, in place of this
         command's (whose watcher thread is the parent's alone: signals must not wake it)."""
         code = 0
@@ -574,7 +604,12 @@ class _Processes:
 
                 ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: a SIGTERM when the parent ends
             if os.getppid() == self.parent:  # else it ended before that was asked
-                self.serve_one()
+
+                def listening() -> None:
+                    os.write(ready, b"1")
+                    os.close(ready)
+
+                self.serve_one(listening)
         except BaseException:
             log.exception("a process of the server failed")
             code = 1

@@ -437,7 +437,7 @@ def test_processes_that_end_as_they_start_end_the_server_in_one_line():
     from pipeline.core.errors import TablebaseError
     from pipeline.server import _Processes
 
-    def fails() -> None:
+    def fails(ready) -> None:
         raise RuntimeError("cannot serve")
 
     answering = _Processes(fails)
