@@ -896,7 +896,7 @@ def serve(
         int,
         typer.Option(
             "--processes",
-            help="Processes answering (one uses one core; each holds its own footers of the files it looked up).",
+            help="Processes answering on the port, forked once every built ruleset's footers are read (they share them).",
         ),
     ] = 1,
 ) -> None:
