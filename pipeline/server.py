@@ -20,7 +20,7 @@ holds one process's interpreter lock, so one process answers with one core, abou
 lookups a second on connect:cols=5,rows=6 (BENCHMARKS.md). This process opens every built
 ruleset's index and lookup first (their footers: 0.84 GB on that billion-position ruleset),
 then forks the processes, which share those pages rather than each read its own (two:
-1.0 GiB in all, where processes started afresh took 1.86 GiB); it starts again one that
+1.05-1.12 GiB in all, where processes started afresh took 1.86 GiB); it starts again one that
 dies, and ends them all as it ends (`_Processes`).
 
 Safe to leave running: each lookup runs in a worker thread, at most `workers` at once, and
@@ -493,8 +493,8 @@ def serve(
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # several processes on Linux: a socket each on the one port (SO_REUSEPORT), among which
     # the kernel spreads the connections. On one shared socket the process that last
-    # answered takes the next connection too: 8 clients' kept connections went 3 to 1, and
-    # two processes served as one.
+    # answered takes the next connection too: one of two processes did 75 % of 8 clients'
+    # work (61 % so).
     spread = processes > 1 and sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
     sock = _socket(family, spread)
     try:
