@@ -533,7 +533,11 @@ def serve(
 
 
 def _socket(family: socket.AddressFamily, spread: bool) -> socket.socket:
-    made = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only
+    # on connections accepted from a socket whose proto says TCP. With it on, an answer's
+    # body, written after its headers, waited for the client's delayed ACK: 40 ms added to
+    # every lookup, which held 8 clients to 140 lookups a second whatever the processes
+    made = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if spread:
         made.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
