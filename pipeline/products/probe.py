@@ -118,9 +118,12 @@ class _Sorted:
         if file is None:
             # the footer kept is handed over, not read again. The path is read by Arrow's
             # own file (a Python file object in its place made the process abort at exit
-            # now and then: "terminate called without an active exception")
+            # now and then: "terminate called without an active exception"). Without Arrow's
+            # pre-buffering (pre_buffer, on by default), which hands each read of a row group
+            # to its I/O threads and waits: a lookup on one thread took 5.2 ms of CPU, not 5.8,
+            # and 191 lookups a second, not 141 (connect:cols=5,rows=6, files in the page cache)
             file = self.opened.file = pq.ParquetFile(
-                self.path, metadata=self.metadata, read_dictionary=self.dictionaries
+                self.path, metadata=self.metadata, read_dictionary=self.dictionaries, pre_buffer=False
             )
         return file
 
