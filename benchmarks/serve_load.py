@@ -1,14 +1,16 @@
 """Load on `tablebase serve`: clients asking random positions of one ruleset at once, and
 the latency, lookups a second and the server's memory.
 
-    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000] [--rate 200] [--processes 2]
+    .venv/bin/python benchmarks/serve_load.py RULESET --data DIR [--clients 8] [--requests 2000] [--rate 200] [--processes 2] [--client-processes 4]
 
 The server is started here (`tablebase serve --port 0`, the serve extra) on the built
 folder DIR and stopped at the end. Positions are drawn at random (--seed) from the
 ruleset's tablebase; each client keeps one HTTP connection and asks
 /api/rulesets/RULESET?position=… in turn: first as soon as answered (what the server can
 do: its capacity), then, with --rate, at that many a second in all (the latency at that
-load). Reported for each run: the latency's median, 90th and 99th percentiles and maximum,
+load). The clients are threads of this process, or, with --client-processes K, spread over K
+processes (forked), so that the clients' own Python (one GIL) does not bound what is
+measured. Reported for each run: the latency's median, 90th and 99th percentiles and maximum,
 and lookups a second; then the server's memory at the end, over all its processes (with
 --processes, the supervisor and each process answering): resident (VmRSS), proportional
 (Pss: a page two processes share counted half in each, so the sum is what the machine
@@ -121,6 +123,49 @@ def load(
     return latencies, time.perf_counter() - began
 
 
+def spread(
+    base: str, ruleset: str, positions: list[str], clients: int, requests: int, rate: float | None, processes: int
+) -> tuple[list[float], float, float]:
+    """load() in `processes` forked processes, the clients, requests and rate shared among
+    them: every latency, the run's length and the clients' CPU seconds (all processes)."""
+    if processes == 1:
+        cpu = time.process_time()
+        latencies, took = load(base, ruleset, positions, clients, requests, rate)
+        return latencies, took, time.process_time() - cpu
+    began = time.perf_counter()
+    pipes = []
+    for number in range(processes):
+        reading, writing = os.pipe()
+        share = range(number, clients, processes), range(number, requests, processes)
+        pid = os.fork()
+        if pid == 0:  # a client process: its share of the load, its results down the pipe
+            os.close(reading)
+            status = 1
+            try:
+                random.seed(number)
+                cpu = time.process_time()
+                share_rate = rate * len(share[1]) / requests if rate else None
+                latencies, _ = load(base, ruleset, positions, len(share[0]), len(share[1]), share_rate)
+                with os.fdopen(writing, "w") as out:
+                    json.dump([latencies, time.process_time() - cpu], out)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(writing)
+        pipes.append((pid, reading))
+    latencies, cpu = [], 0.0
+    for pid, reading in pipes:
+        with os.fdopen(reading) as answer:
+            text = answer.read()
+        _, status = os.waitpid(pid, 0)
+        if status:
+            raise SystemExit(f"a client process failed (status {status})")
+        found, seconds = json.loads(text)
+        latencies += found
+        cpu += seconds
+    return latencies, time.perf_counter() - began, cpu
+
+
 def breakdown(data: Path, ruleset: str, positions: list[str], repeat: int = 200) -> dict[str, float]:
     """Milliseconds of one lookup's parts, each the mean of `repeat`, in this process."""
     from pipeline import Tablebases
@@ -179,6 +224,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=10_000, help="random positions drawn to ask from")
     parser.add_argument("--seed", type=int, default=35)
     parser.add_argument("--processes", type=int, default=1, help="tablebase serve --processes")
+    parser.add_argument("--client-processes", type=int, default=1, help="processes the clients are spread over")
     parser.add_argument(
         "--rate", type=float, help="then as many requests again at this many a second in all (an open loop)"
     )
@@ -225,9 +271,17 @@ def main() -> None:
             rates[f"at {arguments.rate:g} a second"] = arguments.rate
         for name, rate in rates.items():
             # the CPU each side spends: the clients share the machine's cores with the server
-            server_cpu, client_cpu = server_seconds(server.pid), time.process_time()
-            latencies, took = load(base, arguments.ruleset, positions, arguments.clients, arguments.requests, rate)
-            spent = (server_seconds(server.pid) - server_cpu, time.process_time() - client_cpu)
+            server_cpu = server_seconds(server.pid)
+            latencies, took, client_cpu = spread(
+                base,
+                arguments.ruleset,
+                positions,
+                arguments.clients,
+                arguments.requests,
+                rate,
+                arguments.client_processes,
+            )
+            spent = (server_seconds(server.pid) - server_cpu, client_cpu)
             runs[name] = (latencies, took, spent)
         after = os.getloadavg()
         rss = memory(server.pid)
@@ -241,6 +295,7 @@ def main() -> None:
         "transitions_bytes": (arguments.data / row.transitions_path).stat().st_size,
         "clients": arguments.clients,
         "processes": arguments.processes,
+        "client_processes": arguments.client_processes,
     }
     for name, (latencies, took, (server_cpu, client_cpu)) in runs.items():
         cuts = statistics.quantiles(latencies, n=100)
