@@ -16,10 +16,10 @@ ruleset or one not built, 400 for a malformed or unreachable position, 503 for a
 that took too long or a data folder that fails its checksums, never a traceback.
 
 With `processes` above 1, that many processes answer on the one socket: a lookup's Python
-holds one process's interpreter lock, so one process answers with one core, about 130
-lookups a second on connect:cols=5,rows=6 (BENCHMARKS.md). This process opens every built
-ruleset's index and lookup first (their footers: 0.84 GB on that billion-position ruleset),
-then forks the processes, which share those pages rather than each read its own (two:
+holds one process's interpreter lock, so one process answers with one core: about 155
+lookups a second on connect:cols=5,rows=6, two processes 200-230 (BENCHMARKS.md). This
+process opens every built ruleset's index and lookup first (their footers: 0.84 GB on that
+billion-position ruleset), then forks the processes, which share those pages rather than each read its own (two:
 1.05-1.12 GiB in all, where processes started afresh took 1.86 GiB); it starts again one that
 dies, and ends them all as it ends (`_Processes`).
 
