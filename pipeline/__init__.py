@@ -4,7 +4,7 @@
 # (pipeline_version) and a published bundle's metadata carry them. CHANGELOG.md's top entry
 # and the root CITATION.cff name the same two (tests/test_bundle_metadata.py holds them
 # together); raise all three with each release.
-__version__ = "0.18.0"
+__version__ = "0.19.0"
 __released__ = "2026-11-27"
 
 from typing import TYPE_CHECKING

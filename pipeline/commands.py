@@ -683,7 +683,7 @@ def check(
     Every file against SHA256SUMS and the catalog's checksums, every schema, and every
     tablebase against its catalog row. Exit 1 on any problem, one line a problem.
 
-    Example: tablebase check dist/tablebase-0.18.0
+    Example: tablebase check dist/tablebase-0.19.0
     """
     target = folder or data
     problems = _tables(target).check()

@@ -13,7 +13,7 @@ from tests.command import tablebase
 
 @pytest.mark.parametrize("command", [["build", "sticks:rows=1"], ["enumerate", "sticks:rows=1"], ["export"]])
 def test_a_bundle_is_never_written_as_a_data_folder(tmp_path, command):
-    bundle = tmp_path / "tablebase-0.18.0"
+    bundle = tmp_path / "tablebase-0.19.0"
     bundle.mkdir()
     (bundle / "DATASET.md").write_text("a published bundle\n")
     (bundle / "SHA256SUMS").write_text("")
