@@ -427,18 +427,21 @@ def _byte_table(texts: list[str], width: int) -> np.ndarray:
 
 
 @functools.cache
+def text_strings() -> tuple[list[str], list[str]]:
+    """A row's text by its 12 bits (3 squares); the side and the hands by the hands' bits.
+    Made when first needed: every command loads the games, few write dobutsu's texts."""
+    rows = [
+        _row_text([(bits >> 4 * c) & 15 if (bits >> 4 * c) & 15 <= 2 * OTHER else 0 for c in range(COLS)])
+        for bits in range(1 << 12)
+    ]
+    return rows, [" b " + _hands_text(field) for field in range(1 << 12)]
+
+
+@functools.cache
 def text_tables() -> tuple[np.ndarray, np.ndarray]:
-    """A row's text by its 12 bits (3 squares), padded; the side and the hands by the
-    hands' bits. Made when first needed (0.1 s): every command loads the games, few write
-    dobutsu's texts."""
-    rows = _byte_table(
-        [
-            _row_text([(bits >> 4 * c) & 15 if (bits >> 4 * c) & 15 <= 2 * OTHER else 0 for c in range(COLS)])
-            for bits in range(1 << 12)
-        ],
-        COLS,
-    )
-    return rows, _byte_table([" b " + _hands_text(field) for field in range(1 << 12)], 3 + 18)
+    """text_strings as bytes, padded (0.1 s), for texts_of."""
+    rows, tails = text_strings()
+    return _byte_table(rows, COLS), _byte_table(tails, 3 + 18)
 
 
 def texts_of(keys: np.ndarray) -> pa.Array:
@@ -460,7 +463,10 @@ def texts_of(keys: np.ndarray) -> pa.Array:
 
 
 def text_of(key: int) -> str:
-    return texts_of(np.array([key], dtype=np.int64))[0].as_py()
+    """texts_of for one key, from the same strings without NumPy: a position read or made
+    one at a time (check-game, probe) took 0.14 ms in texts_of, most of it arrays of one."""
+    rows, tails = text_strings()
+    return "/".join(rows[(key >> 4 * COLS * r) & 0xFFF] for r in range(ROWS)) + tails[(key >> HAND) & 0xFFF]
 
 
 #: What the estimate (pipeline/stages/estimate.py) is told beside the bounds of size_bound
@@ -979,6 +985,9 @@ def read(pieces: str, text: str) -> tuple[int, bool]:
     if len(rows) != ROWS:
         raise fail(f"expected {ROWS} rows joined by '/', from the far row, not {len(rows)}")
     key = 0
+    # the pieces on the board by code, counted as they are read: a set of NumPy holding()
+    # calls on an array of one key took half of check-game's time on dobutsu
+    placed = [0] * len(LETTERS)
     for r, row in enumerate(rows):
         c = 0
         for i, letter in enumerate(row):
@@ -995,6 +1004,7 @@ def read(pieces: str, text: str) -> tuple[int, bool]:
                 )
             if c < COLS:
                 key |= LETTERS.index(letter) << 4 * (COLS * r + c)
+                placed[LETTERS.index(letter)] += 1
             c += 1
         if c != COLS:
             raise fail(f"row {r + 1} ({row!r}) is {c} squares wide, not {COLS}")
@@ -1012,14 +1022,13 @@ def read(pieces: str, text: str) -> tuple[int, bool]:
                 if count > 2:
                     raise fail(f"{count} {KIND_NAMES[k]}s in one hand: the game has 2")
                 key |= count << hand_shift(k, mover)
-    keys = np.array([key], dtype=np.int64)
     for lion in (LION, LION + OTHER):
-        count = int(np.bitwise_count(holding(keys, lion))[0])
+        count = placed[lion]
         if count != 1:
             raise fail(f"{count} lions {LETTERS[lion]}: each side has one lion on the board")
     for k, kind in enumerate(KINDS):
         codes = [KIND_CODES[k], KIND_CODES[k] + OTHER] + ([HEN, HEN + OTHER] if k == 2 else [])
-        on_board = sum(int(np.bitwise_count(holding(keys, code))[0]) for code in codes)
+        on_board = sum(placed[code] for code in codes)
         in_hand = ((key >> hand_shift(k)) & 3) + ((key >> hand_shift(k, False)) & 3)
         most = 2 if kind.lower() in pieces else 0
         name = KIND_NAMES[k] + ("s (hens counted)" if k == 2 else "s")
@@ -1032,7 +1041,7 @@ def read(pieces: str, text: str) -> tuple[int, bool]:
                 f"{on_board} {name} on the board and {in_hand} in hand: the game has {most}, and a piece taken goes to its taker's hand"
             )
     if side == "w":  # the board as the first player sees it: turned to the second, who moves
-        return int(turn(keys)[0]), True
+        return int(turn(np.array([key], dtype=np.int64))[0]), True
     return key, False
 
 
