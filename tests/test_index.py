@@ -93,7 +93,9 @@ def test_texts_sharing_a_hash_are_told_apart_by_their_texts(built, tmp_path, mon
     )
     monkeypatch.setattr(probing, "text_hash", lambda text: 7)
     lookup = str(built / row.folder / "lookup.parquet")
-    for text in texts:
+    # each text looked up reads the rows of the candidates before its own, up to all 165:
+    # every text took 19 s; every seventh and the last reach into every row group of 50
+    for text in [*texts[::7], texts[-1]]:
         found = probing.find(str(crowded), lookup, text["position"])
         assert found is not None
         assert (found["id"], found["value"], found["remoteness"]) == (text["id"], text["value"], text["remoteness"])
