@@ -8,6 +8,7 @@ command lines would take minutes."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -321,14 +322,20 @@ def test_columns_of_one_name_are_named_apart_as_duckdb_names_them_in_every_forma
         assert [int(value) for value in first.split(separator)] == values
 
 
+@functools.cache
+def _names_database() -> duckdb.DuckDBPyConnection:
+    """One in-memory database for every example: a connection each made 200 examples take 10 s, not 1.3."""
+    return duckdb.connect()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["x", "X", "x_1", "X_1", "x_2", "y", "É", "é", "x_1_1"]), min_size=1, max_size=8))
 def test_unique_names_are_the_names_duckdb_gives_a_table(names):
     from pipeline.storage.output import unique_names
 
-    con = duckdb.connect()
+    con = _names_database()
     columns = ", ".join(f'{index} AS "{name}"' for index, name in enumerate(names))
-    con.execute(f"CREATE TABLE t AS SELECT {columns}")
+    con.execute(f"CREATE OR REPLACE TABLE t AS SELECT {columns}")
     assert unique_names(names) == [row[0] for row in con.execute("SELECT name FROM pragma_table_info('t')").fetchall()]
 
 
