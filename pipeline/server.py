@@ -19,9 +19,9 @@ With `processes` above 1, that many processes answer on the one socket: a lookup
 holds one process's interpreter lock, so one process answers with one core: about 155
 lookups a second on connect:cols=5,rows=6, two processes 200-230 (BENCHMARKS.md). This
 process opens every built ruleset's index and lookup first (their footers: 0.84 GB on that
-billion-position ruleset), then forks the processes, which share those pages rather than each read its own (two:
-1.05-1.12 GiB in all, where processes started afresh took 1.86 GiB); it starts again one that
-dies, and ends them all as it ends (`_Processes`).
+billion-position ruleset), then forks the processes, which share those pages rather than
+each read its own (two: 1.05-1.12 GiB in all, where processes started afresh took 1.86 GiB);
+it starts again one that dies, and ends them all as it ends (`_Processes`).
 
 Safe to leave running: each lookup runs in a worker thread, at most `workers` at once, and
 is answered 503 after `timeout` seconds (the thread finishes its lookup in the background:
@@ -489,7 +489,8 @@ def serve(
 
     if processes > 1 and not hasattr(os, "fork"):
         raise TablebaseError(f"--processes {processes} needs fork (Linux, macOS): serve with one process here")
-    Tablebases(data).catalog()  # a folder with nothing built, or damaged, is refused before listening
+    tables = Tablebases(data)
+    tables.catalog()  # a folder with nothing built, or damaged, is refused before listening
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # several processes on Linux: a socket each on the one port (SO_REUSEPORT), among which
     # the kernel spreads the connections. On one shared socket the process that last
@@ -515,7 +516,7 @@ def serve(
         ready(line)
         uvicorn.Server(_config(application(data, timeout, workers))).run(sockets=[sock])
         return
-    _preload(Tablebases(data))
+    _preload(tables)
 
     def serve_one(ready: Callable[[], None]) -> None:
         listening = sock
