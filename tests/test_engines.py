@@ -7,6 +7,8 @@ independent reference solver (tests/reference.py), the same bytes when built aga
 the same bytes as the first engine; its verifier refuses a wrong value; its errors read
 as one line. An engine that cannot run here (Spark without Java) is skipped, saying why.
 
+Spark's own tests that need its session are here too, at the end, to share its JVM.
+
 Each engine builds the rulesets once a test session (`builds`). Spark's session is the
 process's one (spark_engine.session()): started by the first test that needs it, shared
 by the rest of the worker's tests, stopped at exit.
@@ -44,14 +46,15 @@ from tests.test_ties import naive, random_graph, solved_values, write_graph
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINE = ROOT / "pipeline"
 
-#: Few levels each: every level or rank step costs Spark a job.
+#: One ruleset for each path through an engine, few levels each: every level or rank step
+#: costs Spark a job, and each ruleset 7-15 s of its time. What differs only by game (octal's
+#: and hackenbush's rules, misère play's ends) is the game's, which tests/test_cross_check_games.py
+#: checks against the reference solver on every game.
 RULESETS = [
     "chopsticks:fingers=3,split=any",  # cycles: draws, Grundy values only where no cycle is reachable
     "tictactoe:cols=3,k=3,rows=1",  # ties, no Grundy values, moves made in parts
     "nim:start=1-2-2,variant=arrow",  # Grundy values, several legal starts
-    "octal:code=0.07,play=misere,start=5",  # an octal game in misère play
     "sticks:rows=3",  # rank by rank, misère
-    "hackenbush:fib=3",
     "connect:cols=3,k=3,rows=2",  # positions listed part by part (Space.streams)
     "takeaway:take=2,tokens=5",  # the example plug-in: no reference, compared across engines
 ]
@@ -347,3 +350,71 @@ def test_spark_explains_its_own_errors_and_duckdb_leaves_its_to_the_command_line
     error = Py4JJavaError("An error occurred\n: java.lang.IllegalStateException: the session was stopped\n\tat x")
     assert explain(error) == ("Spark failed", "the session was stopped")
     assert explain(ValueError("not an engine's")) is None
+
+
+# --------------------------------------------------------------------------- Spark's own
+# What only Spark does with a session of its own (the rest of Spark's own is
+# tests/test_spark.py's): here, beside the engine seam, so that under pytest-xdist's
+# --dist loadfile they share one worker's JVM, whose first jobs cost 30-40 s of warming up.
+# The published files Spark reads are the DuckDB engine's builds above.
+
+
+def test_spark_reads_the_published_files_as_they_are(builds):
+    """The README's Spark reader: one game's tablebases by a glob, the catalog's map column,
+    the transitions' dictionary-encoded strings."""
+    from pipeline.core.dataset import TABLEBASE, game_fields
+    from pipeline.engines.spark_engine import session
+
+    available("spark")
+    duck = builds(available("duckdb")).data
+    spark = session()
+    catalog = {row["ruleset"]: row for row in pq.read_table(duck.catalog).to_pylist()}
+    tablebases = spark.read.parquet(str(duck.root / "tictactoe" / "*" / "tablebase.parquet"))
+    assert tablebases.count() == sum(row["positions"] for row in catalog.values() if row["game"] == "tictactoe")
+    one = duck.root / catalog[Ruleset.parse("tictactoe:cols=3,k=3,rows=1").id]["tablebase_path"]
+    assert tablebases.columns == pq.read_schema(one).names
+    assert [name for name in tablebases.columns if name not in TABLEBASE.schema().names] == [
+        field.name for field in game_fields(pq.read_schema(one), TABLEBASE)
+    ]
+    sticks = Ruleset.parse("sticks:rows=3").id
+    row = spark.read.parquet(str(duck.catalog)).where(f"ruleset = '{sticks}'").first()
+    assert row["params"]["rows"] == "3" and row["positions"] == catalog[sticks]["positions"]
+    moves = spark.read.parquet(str(duck.root / "sticks" / "*" / "transitions.parquet"))
+    assert dict(moves.dtypes)["move"] == "string"
+    assert moves.count() == catalog[sticks]["transitions"]
+
+
+def test_the_data_cards_spark_line_reads_every_game_at_once(builds):
+    from pipeline.engines.spark_engine import session
+    from pipeline.products.datacard import ALL_GAMES
+
+    available("spark")
+    duck = builds(available("duckdb")).data
+    [line] = [line for line in ALL_GAMES if line.startswith("spark.")]
+    # the card's glob is a bundle's (files by kind); the data folder's, made absolute (Java's
+    # working directory is not Python's), holds the same files
+    assert "'tablebase/*/*.parquet'" in line
+    frame = eval(line.replace("'tablebase/*/*.parquet'", f"'{duck.root}/*/*/tablebase.parquet'"), {"spark": session()})
+    total = sum(pq.read_table(duck.catalog)["positions"].to_pylist())
+    assert frame.count() == total and {"rows", "mover", "heaps", "value"} <= set(frame.columns)
+
+
+def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
+    from pipeline.core.dataset import SOLVER_MADE
+    from pipeline.engines.spark_engine import SparkEngine
+    from tests.test_values import EDGES, decoded
+
+    available("spark")
+    engine = SparkEngine(tmp_path)
+    try:
+        engine.view(
+            "res",
+            engine.spark.createDataFrame(
+                [(i, s, None, None, *(None for _ in SOLVER_MADE)) for i, s in enumerate(EDGES)],
+                "id INT, score INT, grundy INT, height INT" + "".join(f", {c.name} INT" for c in SOLVER_MADE),
+            ),
+        )
+        rows = engine.sql("rank_solution").collect()
+    finally:
+        engine.release()
+    assert [tuple(row)[:3] for row in rows] == decoded()
