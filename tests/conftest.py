@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.datadir.layout import DataDir
-from pipeline.games.rulesets import Ruleset
-from pipeline.stages.build import build
+from pipeline.tablebases import Tablebases
 
 # The Spark engine's JVM (tests/test_engines.py, tests/test_spark.py) runs many tiny jobs on
 # 2 cores: C2, the optimising JIT, and the parallel collector spent their CPU on code that runs
@@ -40,6 +38,5 @@ def built(tmp_path_factory) -> Path:
     """A data directory holding the BUILT rulesets, built by the pipeline."""
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("data")
-    for ruleset in BUILT:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*BUILT)  # the database of views written once, after the last
     return data

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.datadir.layout import DataDir
 from pipeline.games.rulesets import Ruleset
 from pipeline.products.claims import claim_queries, report
 from pipeline.products.query import run_sql
-from pipeline.stages.build import build
+from pipeline.tablebases import Tablebases
 from tests import reference
 
 QUERIES = Path(__file__).resolve().parent.parent / "queries"
@@ -76,8 +75,7 @@ def claims_data(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("claims")
     ids = [f"nim:start={s},variant={v}" for v, starts in NIM.items() for s in starts]
     ids += ["nim:play=misere,start=1-2-3", *HACKENBUSH]
-    for ruleset in ids:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*ids)
     return data
 
 

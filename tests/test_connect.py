@@ -26,6 +26,7 @@ from pipeline.stages.enumerate import enumerate_ruleset
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
 from pipeline.storage import parquet
+from pipeline.tablebases import Tablebases
 from tests import reference
 from tests.staged import staged
 
@@ -42,8 +43,7 @@ TROMP = {
 def tromp(tmp_path_factory) -> Path:
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("connect")
-    for ruleset in TROMP:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*TROMP)
     return data
 
 

@@ -16,6 +16,7 @@ from pipeline.engines import engine_kind
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.estimate import estimate, parse_size
+from pipeline.tablebases import Tablebases
 
 OTHERS = [
     "sticks:max_take=2,rows=5",
@@ -32,8 +33,7 @@ OVERSIZE = ["chopsticks:fingers=40,hands=3", "hackenbush:tree=1:" + "/".join(str
 def built_into(tmp_path_factory, name: str, rulesets: list[str]) -> Path:
     """A data folder of its own with `rulesets` built."""
     data = tmp_path_factory.mktemp(name)
-    for ruleset in rulesets:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*rulesets)
     return data
 
 

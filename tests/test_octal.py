@@ -16,6 +16,7 @@ from pipeline.games.rulesets import Ruleset
 from pipeline.products.query import library, run_sql
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
+from pipeline.tablebases import Tablebases
 from tests.staged import staged
 
 # Dawson's Kayles takes two at a time: an even start leaves only even heaps alone, an odd
@@ -80,8 +81,7 @@ KAYLES = [
 @pytest.fixture(scope="module")
 def octal_data(tmp_path_factory) -> Path:
     data = tmp_path_factory.mktemp("octal")
-    for ruleset in RULESETS:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*RULESETS)
     return data
 
 

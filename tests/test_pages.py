@@ -25,6 +25,7 @@ from pipeline.products.draw import draw
 from pipeline.products.pages import remoteness_histogram
 from pipeline.products.pictures import picture_problem
 from pipeline.stages.build import build
+from pipeline.tablebases import Tablebases
 from tests.documentation import holding
 
 #: One small ruleset of every game (nim with its arrow and its coin; the plug-in, which
@@ -49,8 +50,7 @@ def site(built, tmp_path_factory) -> tuple[Path, Path]:
     logging.getLogger("tablebase").setLevel(logging.WARNING)
     data = tmp_path_factory.mktemp("site") / "data"
     shutil.copytree(built, data, ignore=shutil.ignore_patterns("pages", ".staging"))
-    for ruleset in EXTRA + INDEX_ONLY:
-        build(Ruleset.parse(ruleset), DataDir(data))
+    Tablebases(data).build(*EXTRA, *INDEX_ONLY)
     rulesets = data.parent / "rulesets.toml"
     rulesets.write_text("".join(f'[[ruleset]]\nid = "{r}"\ncomment = "{c}"\n\n' for r, c in COMMENTS.items()))
     draw([], data, every=True, ruleset_file=rulesets)

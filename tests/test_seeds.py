@@ -6,6 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.products.query import run_sql
+from pipeline.tablebases import Tablebases
 
 QUERIES = Path(__file__).resolve().parent.parent / "queries"
 
@@ -41,13 +42,8 @@ def test_loops_make_the_start_a_draw(built, ruleset):
 
 @pytest.fixture(scope="module")
 def sticks_data(tmp_path_factory) -> Path:
-    from pipeline.datadir.layout import DataDir
-    from pipeline.games.rulesets import Ruleset
-    from pipeline.stages.build import build
-
     data = tmp_path_factory.mktemp("sticks")
-    for rows in range(1, 11):
-        build(Ruleset.parse(f"sticks:rows={rows}"), DataDir(data))
+    Tablebases(data).build(*(f"sticks:rows={rows}" for rows in range(1, 11)))
     return data
 
 
