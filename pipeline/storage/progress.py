@@ -19,6 +19,7 @@ Without `configure` (the library used from Python), stages only log, at INFO whe
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import time
@@ -45,11 +46,13 @@ def configure(quiet: bool = False, verbose: bool = False) -> None:
     `verbose`; on a terminal (unless `quiet`) stages draw progress bars and log lines
     print above them."""
     global _console
-    from rich.console import Console
-
     level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
-    console = Console(stderr=True)
-    bars = not quiet and console.is_terminal and not console.is_dumb_terminal
+    console = None
+    if not quiet and (_isatty(sys.stderr) or os.environ.get("TTY_COMPATIBLE") or os.environ.get("FORCE_COLOR")):
+        from rich.console import Console  # 40 ms of start-up: only where bars may be drawn
+
+        console = Console(stderr=True)
+    bars = console is not None and console.is_terminal and not console.is_dumb_terminal
     handler = _ConsoleHandler(console) if bars else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
@@ -59,6 +62,14 @@ def configure(quiet: bool = False, verbose: bool = False) -> None:
     _console = console if bars else None
     global _heartbeat
     _heartbeat = HEARTBEAT if not quiet and not bars else None
+
+
+def _isatty(stream: Any) -> bool:
+    """Whether `stream` says it is a terminal (False where it cannot say)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 class _ConsoleHandler(logging.Handler):
