@@ -219,9 +219,10 @@ def test_frictionless_catches_the_shared_schema_of_before(bundle, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(bundle, copy)
     descriptor = json.loads((copy / "datapackage.json").read_text())
+    # the tablebases alone: the other resources' validation is the test above's, and half this one's time
+    descriptor["resources"] = [r for r in descriptor["resources"] if r["path"].startswith("tablebase/")]
     for resource in descriptor["resources"]:
-        if resource["path"].startswith("tablebase/"):
-            resource["schema"] = {"fields": [{"name": c.name, "type": "any"} for c in TABLEBASE.columns]}
+        resource["schema"] = {"fields": [{"name": c.name, "type": "any"} for c in TABLEBASE.columns]}
     (copy / "datapackage.json").write_text(json.dumps(descriptor))
     result = run([BIN / "frictionless", "validate", "datapackage.json"], copy)
     assert result.returncode != 0 and "extra-label" in result.stdout
