@@ -104,7 +104,7 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix --quiet $(LINTED) || true
 	$(BIN)/ruff format $(LINTED)
 
-# Java for the spark engine (tests/test_engines.py, tests/test_spark.py), through the package manager when missing.
+# Java for the spark engine (tests/test_engines.py), through the package manager when missing.
 java:
 	@command -v java >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
 	  && echo "installing Java 17 for the spark engine (apt-get install openjdk-17-jre-headless)" \

@@ -10,15 +10,15 @@ import pytest
 
 from pipeline.tablebases import Tablebases
 
-# The Spark engine's JVM (tests/test_engines.py, tests/test_spark.py) runs many tiny jobs on
+# The Spark engine's JVM (tests/test_engines.py) runs many tiny jobs on
 # 2 cores: C2, the optimising JIT, and the parallel collector spent their CPU on code that runs
 # for milliseconds. The JIT tier and the collector change no result, only their cost: four
 # small Spark builds took 106 JVM CPU-s with these flags, 191 without. A JVM reads this
 # variable at start and says so on its standard error, which Spark's engine sends to its log.
 os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 # Likewise Spark's generated Java (whole-stage code generation, compiled by Janino for each new
-# plan) costs more than it saves on rows counted in tens: the eight rulesets of
-# tests/test_engines.py took 105 s interpreted, 126 s compiled (2026-11-27, one JVM each).
+# plan) costs more than it saves on rows counted in tens: the eight small rulesets
+# tests/test_engines.py then built took 105 s interpreted, 126 s compiled (2026-11-27, one JVM each).
 os.environ.setdefault(
     "TABLEBASE_SPARK_CONF", "spark.sql.codegen.wholeStage=false spark.sql.codegen.factoryMode=NO_CODEGEN"
 )
