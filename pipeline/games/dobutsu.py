@@ -1003,8 +1003,9 @@ def read(pieces: str, text: str) -> tuple[int, bool]:
                     f"unknown letter {letter!r} in row {r + 1}: the pieces are L G E C H, upper case the first player's"
                 )
             if c < COLS:
-                key |= LETTERS.index(letter) << 4 * (COLS * r + c)
-                placed[LETTERS.index(letter)] += 1
+                code = LETTERS.index(letter)
+                key |= code << 4 * (COLS * r + c)
+                placed[code] += 1
             c += 1
         if c != COLS:
             raise fail(f"row {r + 1} ({row!r}) is {c} squares wide, not {COLS}")
