@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,6 +36,8 @@ def test_no_java_is_one_line_saying_what_to_install(tmp_path):
 def test_a_spark_failure_is_one_line():
     """A Java exception out of Py4J (here Spark's broadcast running out of memory) becomes
     the Java message, without the stack."""
+    pytest.importorskip("pyspark")
+    import pipeline.engines.spark_engine  # noqa: F401 - an error can only be Spark's once it is loaded
     from pipeline.cli import describe
 
     class Py4JJavaError(Exception):
