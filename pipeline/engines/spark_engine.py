@@ -440,13 +440,20 @@ class Levels:
         self.finished, self.columns = finished, columns
 
     def _advance(self, frame: Any, level: int) -> int:
+        """The new state checkpointed, and the rows the level finished counted as it is
+        written (an Observation: one job a level, not a second to count the frontier)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
         old = self.engine.frames.get(self.state)
+        finished = Observation(f"{self.state}_{level}")
+        frame = frame.observe(finished, F.expr(f"count_if({self.finished(level)})").alias("finished"))
         frame = self.engine.view(self.state, frame.localCheckpoint(eager=True))
         if old is not None:
             old.unpersist()
-        # read from the checkpoint twice (to count it, and by the next level): no recomputing
-        frontier = self.engine.view("frontier", frame.where(self.finished(level)).selectExpr(*self.columns.split(", ")))
-        return frontier.count()
+        # the next level reads the frontier from the checkpoint: no recomputing
+        self.engine.view("frontier", frame.where(self.finished(level)).selectExpr(*self.columns.split(", ")))
+        return int(finished.get["finished"] or 0)
 
     def first(self) -> int:
         return self._advance(self._first(), 0)
