@@ -17,7 +17,6 @@ from math import comb
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipeline.core.errors import PositionError, RulesetError
 from pipeline.core.params import IntParam
@@ -277,6 +276,8 @@ class TicTacToeSpace(Space):
 
     def positions(self) -> pa.Table:
         keys, won = self.levels()
+        import pyarrow.compute as pc  # when used: its import is a tenth of every command's start
+
         texts, board_rows, terminal, to_move, marks = [], [], [], [], []
         for level, (level_keys, level_won) in enumerate(zip(keys, won)):
             for lo in range(0, level_keys.size, BLOCK):
