@@ -71,3 +71,88 @@ def tablebase(
     return subprocess.CompletedProcess(
         argv, status, out.getvalue().decode(errors="replace"), err.getvalue().decode(errors="replace")
     )
+
+
+class _Zygote:
+    """tests/zygote.py, started on first use by this test process and ended with it."""
+
+    def __init__(self) -> None:
+        import atexit
+        import socket
+        import threading
+
+        self.lock = threading.Lock()
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.zygote", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            cwd=Path(__file__).resolve().parent.parent,
+            stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        self.control.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+    def run(self, request: dict, fds: list[int], timeout: float) -> tuple[int, int]:
+        """(pid, exit status) of the child forked for `request`; the child is killed after
+        `timeout` seconds (subprocess.TimeoutExpired)."""
+        import json
+        import socket
+
+        with self.lock:
+            socket.send_fds(self.control, [json.dumps(request).encode()], fds)
+            self.control.settimeout(60)
+            pid = json.loads(self.control.recv(1 << 16))["pid"]
+            self.control.settimeout(timeout)
+            try:
+                answer = self.control.recv(1 << 16)
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                self.control.settimeout(60)
+                self.control.recv(1 << 16)
+                raise subprocess.TimeoutExpired(request["argv"], timeout) from None
+            return pid, json.loads(answer)["status"]
+
+
+_zygote: _Zygote | None = None
+
+
+def forked(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 300,
+    limit: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m pipeline ARGS` as subprocess.run(capture_output=True, text=True) gives it,
+    in a process forked from one with the libraries loaded (tests/zygote.py): for tests of
+    what a command says and its exit status that need a process of their own (a memory
+    limit, a plug-in on PYTHONPATH), not of the process's start. `limit`: its address space
+    in bytes. Standard input is `input`, else empty."""
+    import tempfile
+
+    global _zygote
+    if _zygote is None:
+        _zygote = _Zygote()
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        stdin.write((input or "").encode())
+        stdin.seek(0)
+        request = {
+            "argv": list(args),
+            "env": dict(os.environ if env is None else env),
+            "cwd": str(cwd or os.getcwd()),
+            "limit": limit,
+        }
+        _, status = _zygote.run(request, [stdin.fileno(), out.fileno(), err.fileno()], timeout)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(
+            ["tablebase", *args], status, out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        )
