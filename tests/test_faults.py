@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.datadir.check import check
 from pipeline.products.draw import GRAPHVIZ_HINT
-from tests.command import tablebase
+from tests.command import forked, tablebase
 
 #: Takes a few seconds to build: long enough to be interrupted in every stage.
 SLOW = "chopsticks:fingers=9,hands=4,split=any"
@@ -27,11 +27,11 @@ QUICK = ["chopsticks", "sticks:rows=3"]
 
 
 # Builds run in a process of their own here, as the kills, PIDs and scratch they meet are a
-# process's; the tests of what a command refuses and says run it in this one (tablebase).
+# process's: started anew where a test signals or kills it (start), else forked with the
+# libraries loaded (run); the tests of what a command refuses and says run it in this one
+# (tablebase).
 def run(*args: str, data: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args, "--data", str(data)], capture_output=True, text=True, timeout=300
-    )
+    return forked(*args, "--data", str(data), timeout=300)
 
 
 def start(*args: str, data: Path) -> subprocess.Popen:

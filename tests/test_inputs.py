@@ -2,9 +2,10 @@
 parameter texts, ruleset files of the wrong shape, a low address-space limit. Each ends in
 one `error:` line and exit status 1, refused before work in bounded memory; nothing is built.
 
-Every ruleset runs in a process of its own under a limit on its address space: a parser
-that allocates by the size of a number (nim's heaps) then runs out of memory, where it
-would otherwise swap a machine for minutes. The timeout is generous; times are not asserted.
+Every ruleset runs in a process of its own (forked with the libraries loaded:
+tests/zygote.py) under a limit on its address space: a parser that allocates by the size
+of a number (nim's heaps) then runs out of memory, where it would otherwise swap a machine
+for minutes. The timeout is generous; times are not asserted.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 
 from pipeline.core.errors import RulesetError
 from pipeline.games.rulesets import load_ruleset_file, read_comments
+from tests.command import forked
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Address space each command below may have: Python with NumPy, pyarrow and DuckDB loaded
@@ -27,10 +29,15 @@ LIMIT = 1536 << 20
 
 
 def tablebase(
-    *args: str, limit: int | None = LIMIT, timeout: float = 120, env: dict | None = None
+    *args: str, limit: int | None = LIMIT, timeout: float = 120, env: dict | None = None, started: bool = False
 ) -> subprocess.CompletedProcess:
+    """The command in a process of its own under `limit`: forked with the libraries loaded,
+    or `started` as a new Python, for a limit the libraries' loading must meet."""
     if limit is not None and sys.platform != "linux":
         pytest.skip("the address-space limits here were measured on Linux")
+    environment = {**os.environ, **(env or {})}
+    if not started:
+        return forked(*args, cwd=ROOT, env=environment, timeout=timeout, limit=limit)
 
     def restrict() -> None:
         if limit is not None:
@@ -43,7 +50,7 @@ def tablebase(
         cwd=ROOT,
         timeout=timeout,
         preexec_fn=restrict,
-        env={**os.environ, **(env or {})},
+        env=environment,
     )
 
 
@@ -195,7 +202,7 @@ def test_an_address_space_too_small_for_the_libraries_is_one_line(tmp_path, comm
     """ulimit -v 400000: memory ran out while the libraries loaded, and again while the
     error was described (a MemoryError traceback from the error handler); at 100000
     OpenBLAS ended the process in its own words."""
-    result = tablebase(*command, limit=kib << 10)
+    result = tablebase(*command, limit=kib << 10, started=True)
     line = one_error(result)
     assert line.startswith("error: tablebase needs at least 512 MiB of address space to load its libraries")
     assert f"this process may have {kib // 1024} MiB (ulimit -v)" in line

@@ -23,6 +23,7 @@ from pipeline.games import all_games, broken_plugins, find_game
 from pipeline.games.rulesets import Ruleset
 from pipeline.games.simple import SimpleGame
 from pipeline.stages.build import build
+from tests.command import forked
 
 RULESETS = ["takeaway", "takeaway:take=4,tokens=30", "takeaway:play=misere,take=2,tokens=17"]
 
@@ -386,9 +387,7 @@ def hostile(tmp_path: Path, bug: str, *args: str) -> subprocess.CompletedProcess
             "[tablebase.games]\nhostile = hostile_game:GAME\n"
         )
     env = {**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
-    )
+    return forked(*args, env=env, cwd=tmp_path, timeout=120)
 
 
 def one_error(result: subprocess.CompletedProcess) -> str:
@@ -507,11 +506,11 @@ def test_a_plug_in_bug_after_its_build_is_one_line_naming_it(tmp_path, bug, comm
     assert hostile(tmp_path, "", "build", "-q", "hostile", "--data", "data").returncode == 0
     before = sorted(p.read_bytes() for p in (tmp_path / "data").rglob("*.parquet"))
     site = tmp_path / "site"
-    result = subprocess.run(
-        [sys.executable, "-m", "pipeline", *command, "--data", "data"],
+    result = forked(
+        *command,
+        "--data",
+        "data",
         input="quit\n",
-        capture_output=True,
-        text=True,
         cwd=tmp_path,
         timeout=120,
         env={**os.environ, "PYTHONPATH": str(site), "HOSTILE_BUG": bug},
