@@ -17,6 +17,7 @@ import subprocess
 import sys
 from contextlib import chdir, redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import IO
 
 
 def tablebase(
@@ -130,12 +131,14 @@ def forked(
     input: str | None = None,
     timeout: float = 300,
     limit: int | None = None,
+    stdout: IO | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`python -m pipeline ARGS` as subprocess.run(capture_output=True, text=True) gives it,
     in a process forked from one with the libraries loaded (tests/zygote.py): for tests of
     what a command says and its exit status that need a process of their own (a memory
-    limit, a plug-in on PYTHONPATH), not of the process's start. `limit`: its address space
-    in bytes. Standard input is `input`, else empty."""
+    limit, a plug-in on PYTHONPATH, a device as its standard output), not of the process's
+    start. `limit`: its address space in bytes. Standard input is `input`, else empty;
+    standard output the open file `stdout` (and the result's stdout None), else captured."""
     import tempfile
 
     global _zygote
@@ -150,9 +153,9 @@ def forked(
             "cwd": str(cwd or os.getcwd()),
             "limit": limit,
         }
-        _, status = _zygote.run(request, [stdin.fileno(), out.fileno(), err.fileno()], timeout)
+        given = stdout.fileno() if stdout is not None else out.fileno()
+        _, status = _zygote.run(request, [stdin.fileno(), given, err.fileno()], timeout)
         out.seek(0)
         err.seek(0)
-        return subprocess.CompletedProcess(
-            ["tablebase", *args], status, out.read().decode(errors="replace"), err.read().decode(errors="replace")
-        )
+        said = None if stdout is not None else out.read().decode(errors="replace")
+        return subprocess.CompletedProcess(["tablebase", *args], status, said, err.read().decode(errors="replace"))

@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import duckdb
 import pyarrow as pa
@@ -24,6 +25,7 @@ from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.storage.output import Format, blob_text, interval_text, render
 from pipeline.storage.parquet import table_bytes, write_table
+from tests.command import forked
 
 ROWS = [
     {"ruleset": "chopsticks", "plies": 8, "grundy": None, "moves": ["1-1", "0-2"]},
@@ -168,10 +170,10 @@ def test_parquet_bytes_are_what_write_table_writes(tmp_path):
 NULL, FULL = (1, 3), (1, 7)  # the major and minor numbers of /dev/null and /dev/full
 
 
-def tablebase(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args], stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120
-    )
+def tablebase(*args: str, stdout: IO | None = None) -> subprocess.CompletedProcess:
+    """The command in a process of its own (forked with the libraries loaded), its standard
+    output `stdout` if given."""
+    return forked(*args, stdout=stdout, timeout=120)
 
 
 @pytest.fixture(scope="module")
