@@ -3,7 +3,9 @@ for tests that check only what a command prints and its exit status.
 
 A new Python for each command line costs about a CPU-second of start-up and imports, and
 the suite ran hundreds of them. Tests about the process itself (signals, kills, start-up,
-the real entry point's exit) keep starting one.
+the real entry point's exit) keep starting one. Tests that need a process of their own but
+not its start (a memory limit, a plug-in on PYTHONPATH, a device as standard output) fork
+one from a process with the libraries loaded (`forked`, tests/zygote.py).
 """
 
 from __future__ import annotations
@@ -109,7 +111,10 @@ class _Zygote:
         with self.lock:
             socket.send_fds(self.control, [json.dumps(request).encode()], fds)
             self.control.settimeout(60)
-            pid = json.loads(self.control.recv(1 << 16))["pid"]
+            started = self.control.recv(1 << 16)
+            if not started:
+                raise RuntimeError(f"tests/zygote.py ended (exit status {self.process.poll()}) before forking")
+            pid = json.loads(started)["pid"]
             self.control.settimeout(timeout)
             try:
                 answer = self.control.recv(1 << 16)
