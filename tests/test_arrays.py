@@ -259,3 +259,10 @@ def test_verify_parts_checks_files_not_in_the_stages_order_whole(tmp_path):
     paths = _write(tmp_path, positions, solution, moves, 7)
     assert not arrays._streamable(*paths)
     assert [part.num_rows for part in arrays.verify_parts(*paths, impartial=True)] == [300]
+
+
+@pytest.mark.parametrize("size, spread", [(0, 1), (1, 1), (1000, 7), (1000, 10**12), (5000, 3)])
+def test_distinct_gives_each_value_once_ascending(size, spread):
+    keys = np.random.default_rng(size + spread).integers(-spread, spread, size, dtype=np.int64)
+    got = arrays.distinct(keys)
+    assert got.dtype == keys.dtype and got.tolist() == sorted(set(keys.tolist()))
