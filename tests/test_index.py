@@ -154,6 +154,29 @@ def test_the_lookup_is_written_in_row_groups_of_its_own_size_and_read_across_the
         assert sorted((m.move, m.position, m.value, m.remoteness) for m in found.moves) == expected
 
 
+def test_the_lookup_is_merged_a_batch_of_moves_at_a_time(built, tmp_path, monkeypatch):
+    """Positions are given as soon as their moves are all read: with moves read 7 at a time,
+    a tablebase of one row group is given in parts of at most 7 moves besides one position's,
+    the same rows as read whole (sticks:rows=10 held its 14.5 M moves at once: 2.3 GiB)."""
+    import pyarrow as pa
+
+    from pipeline.stages import export
+
+    folder = built / "chopsticks" / "split-any"
+    tablebase, transitions = pq.read_table(folder / "tablebase.parquet"), pq.read_table(folder / "transitions.parquet")
+    pq.write_table(tablebase, tmp_path / "tablebase.parquet")  # one row group
+    pq.write_table(transitions, tmp_path / "transitions.parquet", row_group_size=5)
+    whole = pa.Table.from_batches(
+        list(lookup_batches(tmp_path / "tablebase.parquet", tmp_path / "transitions.parquet"))
+    )
+    monkeypatch.setattr(export, "ROW_GROUP_ROWS", 7)
+    parts = list(lookup_batches(tmp_path / "tablebase.parquet", tmp_path / "transitions.parquet"))
+    most = max(len(moves) for moves in whole["dst"].to_pylist())
+    assert len(parts) > tablebase.num_rows // (7 + most)
+    assert all(sum(len(moves) for moves in part["dst"].to_pylist()) <= 7 + most for part in parts)
+    assert pa.Table.from_batches(parts).equals(whole) and whole.num_rows == tablebase.num_rows
+
+
 @pytest.mark.parametrize("disorder", ["tablebase", "transitions", "stray move"])
 def test_the_lookup_is_not_written_from_files_out_of_order(built, tmp_path, disorder):
     """The lookup merges two files read in id order: one out of that order, or a move from

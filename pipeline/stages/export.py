@@ -198,11 +198,13 @@ def export(run: Run) -> CatalogRow:
 
 
 def lookup_batches(tablebase: Path, transitions: Path) -> Iterator[pa.RecordBatch]:
-    """lookup.parquet's rows, a row group of the tablebase at a time: its id, position, value
-    and remoteness, and the lists of the transitions leaving each, their dst and move. Both files
-    are in id order (the tablebase by id, the transitions by src, then dst), so the two are
-    merged as they are read: a million positions and their moves held at once, whatever the
-    ruleset's size. A file out of that order is a DataError, not a wrong list."""
+    """lookup.parquet's rows: each position's id, position, value and remoteness, and the
+    lists of the transitions leaving it, their dst and move. Both files are in id order (the
+    tablebase by id, the transitions by src, then dst), so the two are merged as they are
+    read, a batch of moves at a time: the positions whose moves are all read are given, so
+    what is held is a row group of the tablebase and about a batch of moves, however many
+    moves a position has (sticks:rows=10's one row group has 14.5 M). A file out of that
+    order is a DataError, not a wrong list."""
     table = pq.ParquetFile(tablebase, read_dictionary=["value"])
     moves = pq.ParquetFile(transitions).iter_batches(ROW_GROUP_ROWS, columns=["src", "dst", "move"])
     held = pa.table(
@@ -217,29 +219,37 @@ def lookup_batches(tablebase: Path, transitions: Path) -> Iterator[pa.RecordBatc
         if ids[0] <= previous or np.any(np.diff(ids) <= 0):
             raise DataError(f"{tablebase} is not in ascending order of id: rebuild it")
         previous = int(ids[-1])
-        # the moves of this row group's sources: read on until a source beyond its last id
-        while not ended and (held.num_rows == 0 or held["src"][-1].as_py() <= previous):
-            batch = next(moves, None)
-            if batch is None:
-                ended = True
-            else:
-                held = pa.concat_tables([held, pa.Table.from_batches([batch]).cast(held.schema)])
-        sources = held["src"].to_numpy()
-        taken = int(np.searchsorted(sources, previous, side="right"))
-        sources, mine, held = sources[:taken], held.slice(0, taken), held.slice(taken)
-        starts = np.searchsorted(sources, ids, side="left")
-        if (taken and np.any(np.diff(sources) < 0)) or int(
-            (np.searchsorted(sources, ids, side="right") - starts).sum()
-        ) != taken:
-            raise DataError(
-                f"{transitions} has moves out of order of src, or from no position of {tablebase}: rebuild it"
+        done = 0  # this row group's positions given so far
+        while done < ids.size:
+            # the positions below the last source held have all their moves held
+            last = held["src"][-1].as_py() if held.num_rows else -1
+            upto = ids.size if ended or last > previous else int(np.searchsorted(ids, last, side="left"))
+            if upto <= done:
+                batch = next(moves, None)
+                if batch is None:
+                    ended = True
+                else:
+                    held = pa.concat_tables([held, pa.Table.from_batches([batch]).cast(held.schema)])
+                continue
+            part = ids[done:upto]
+            sources = held["src"].to_numpy()
+            taken = int(np.searchsorted(sources, part[-1], side="right"))
+            sources, mine, held = sources[:taken], held.slice(0, taken), held.slice(taken)
+            starts = np.searchsorted(sources, part, side="left")
+            if (taken and np.any(np.diff(sources) < 0)) or int(
+                (np.searchsorted(sources, part, side="right") - starts).sum()
+            ) != taken:
+                raise DataError(
+                    f"{transitions} has moves out of order of src, or from no position of {tablebase}: rebuild it"
+                )
+            offsets = pa.array(np.append(starts, taken), pa.int32())
+            lists = [pa.ListArray.from_arrays(offsets, mine[name].combine_chunks()) for name in ("dst", "move")]
+            given = rows.slice(done, upto - done)
+            yield pa.RecordBatch.from_arrays(
+                [*(given[name].combine_chunks() for name in ("id", "position", "value", "remoteness")), *lists],
+                names=[column.name for column in LOOKUP.columns],
             )
-        offsets = pa.array(np.append(starts, taken), pa.int32())
-        lists = [pa.ListArray.from_arrays(offsets, mine[name].combine_chunks()) for name in ("dst", "move")]
-        yield pa.RecordBatch.from_arrays(
-            [*(rows[name].combine_chunks() for name in ("id", "position", "value", "remoteness")), *lists],
-            names=[column.name for column in LOOKUP.columns],
-        )
+            done = upto
     if held.num_rows or next(moves, None) is not None:
         raise DataError(f"{transitions} has moves from no position of {tablebase}: rebuild it")
 
