@@ -235,7 +235,7 @@ def verify_facts(positions: Path, transitions: Path, solution: Path, impartial: 
     taken = (grundy >= 0) & (g < MASK_BITS) & (((mask >> np.minimum(g, np.uint64(MASK_BITS))) & np.uint64(1)) == 1)
     below = np.bitwise_count(mask & ((np.uint64(1) << low) - np.uint64(1))).astype(np.int32)
     if large:
-        pairs = np.unique(np.concatenate(large), axis=0)
+        pairs = distinct_rows(np.concatenate(large))
         owner, child_value = pairs[:, 0], pairs[:, 1]
         taken[owner[child_value == grundy[owner]]] = True
         np.add.at(below, owner[child_value < grundy[owner]], 1)
@@ -546,6 +546,18 @@ def distinct(keys: np.ndarray) -> np.ndarray:
     keep = np.ones(keys.size, dtype=bool)
     keep[1:] = keys[1:] != keys[:-1]
     return keys[keep]
+
+
+def distinct_rows(pairs: np.ndarray) -> np.ndarray:
+    """The distinct rows of an (n, 2) integer array, by the first column, then the second:
+    what np.unique(pairs, axis=0) gives, by a sort of the columns (np.unique's sort of rows
+    took 6.3 s on 5 million)."""
+    if not pairs.size:
+        return pairs.reshape(0, 2)
+    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    keep = np.ones(len(pairs), dtype=bool)
+    keep[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
+    return pairs[keep]
 
 
 def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -51,7 +51,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
-from pipeline.engines.arrays import Ids, row_groups, value_codes
+from pipeline.engines.arrays import Ids, distinct_rows, row_groups, value_codes
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size, sql_text
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
@@ -580,7 +580,7 @@ class Grundy(Analysis):
         pairs = np.concatenate(self.large) if self.large else np.zeros((0, 2), np.int64)
         mine = np.isin(pairs[:, 0], done)
         self.large = [pairs[~mine]]  # no longer needed once their positions are done
-        pairs = np.unique(pairs[mine], axis=0)  # by position, then value
+        pairs = distinct_rows(pairs[mine])  # by position, then value
         mex = np.full(done.size, self.width, dtype=np.int64)
         if pairs.size:
             starts, lengths = _runs(pairs[:, 0])
