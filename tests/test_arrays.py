@@ -268,9 +268,13 @@ def test_distinct_gives_each_value_once_ascending(size, spread):
     assert got.dtype == keys.dtype and got.tolist() == sorted(set(keys.tolist()))
 
 
-@pytest.mark.parametrize("size, spread", [(0, 1), (1, 1), (1000, 5), (3000, 40)])
-def test_distinct_rows_are_what_np_unique_gives_by_rows(size, spread):
-    pairs = np.random.default_rng(size).integers(0, spread, (size, 2), dtype=np.int64)
+@pytest.mark.parametrize(
+    "size, low, high", [(0, 0, 1), (1, 0, 1), (1000, 0, 5), (3000, 0, 40), (1000, -3, 3), (1000, 0, 1 << 40)]
+)
+def test_distinct_rows_are_what_np_unique_gives_by_rows(size, low, high):
+    """As one integer a row where the values allow it, by a sort of columns where they do not
+    (negative values, or values whose product would not fit 62 bits)."""
+    pairs = np.random.default_rng(size).integers(low, high, (size, 2), dtype=np.int64)
     got = arrays.distinct_rows(pairs)
     assert got.dtype == pairs.dtype and got.shape[1:] == (2,)
     assert got.tolist() == np.unique(pairs, axis=0).tolist() == sorted(map(list, set(map(tuple, pairs.tolist()))))
