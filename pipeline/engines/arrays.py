@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.core.dataset import SOLUTION, SOLVER_MADE
 from pipeline.core.errors import DataError
+from pipeline.core.keys import distinct
 from pipeline.storage.parquet import read_table
 from pipeline.storage.threads import in_order
 
@@ -536,16 +537,6 @@ def _sorted_by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarr
     del table
     order = np.argsort(src, kind="stable")
     return np.searchsorted(src[order], np.arange(ids.n + 2)), dst[order]
-
-
-def distinct(keys: np.ndarray) -> np.ndarray:
-    """The distinct values of an integer array, ascending: a sort, then neighbours compared.
-    NumPy 2's np.unique hashes integers instead: on 12 million int64 keys with many repeats
-    (a verify's child Grundy values on sticks:rows=10) it took 13 s where this takes 0.4 s."""
-    keys = np.sort(keys)
-    keep = np.ones(keys.size, dtype=bool)
-    keep[1:] = keys[1:] != keys[:-1]
-    return keys[keep]
 
 
 def distinct_rows(pairs: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pyarrow as pa
 
+from pipeline.core.keys import distinct
 from pipeline.core.params import MAX_DIGITS, is_number  # noqa: F401 - the games take them from here
 from pipeline.games.contract import TRANSITION_SCHEMA
 
@@ -100,16 +101,6 @@ def parse_numbers(text: str) -> list[int] | None:
     if len(parts) > 10_000 or not all(is_number(p) for p in parts):
         return None
     return [int(p) for p in parts]
-
-
-def distinct(keys: np.ndarray, runs: bool = False) -> np.ndarray:
-    """The distinct values of `keys`, ascending (np.unique's hashing is slower on int64 keys);
-    integers, or fixed-width bytes (keys of several words, big-endian). With `runs`, keys
-    that come in long ascending runs, which a merging (stable) sort takes as they are."""
-    keys = np.sort(keys, kind="stable" if runs else None)
-    keep = np.ones(keys.size, dtype=bool)
-    keep[1:] = keys[1:] != keys[:-1]
-    return keys[keep]
 
 
 def reachable_by_level(
