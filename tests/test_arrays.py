@@ -228,12 +228,17 @@ def test_one_sweep_marks_what_ids_breadth_first_from_the_start_reach(tmp_path, m
     assert seen[:7].tolist() == [True] * 6 + [False] and len(passes) == 1
 
 
+@pytest.mark.parametrize("part_moves", [None, 50])
 @pytest.mark.parametrize("seed, ranked", [(seed, ranked) for seed in range(4) for ranked in (True, False)])
-def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
+def test_verify_parts_streamed_match_the_whole_facts(tmp_path, monkeypatch, seed, ranked, part_moves):
     """Where the files are as the stages write them (ids 0..n-1, a value for each, moves
     by source), verify's facts are made part by part, a window of children held: the same
     rows as made whole, with odd stored values, large Grundy values and moves that lead up
-    as well as down (ranked or not)."""
+    as well as down (ranked or not). A row group whose positions lead by more than
+    PART_MOVES moves is made in several parts (by the positions' count of moves, which
+    here does not count the moves dropped below)."""
+    if part_moves is not None:
+        monkeypatch.setattr(arrays, "PART_MOVES", part_moves)
     rng = random.Random(seed)
     positions, _, moves = _graph(seed, 3000, ranked, False, False)
     ids = positions["id"]
@@ -251,7 +256,7 @@ def test_verify_parts_streamed_match_the_whole_facts(tmp_path, seed, ranked):
         pq.write_table(pq.read_table(path), path, row_group_size=500)
     assert arrays._streamable(*paths)
     parts = list(arrays.verify_parts(*paths, impartial=True))
-    assert len(parts) == 6
+    assert len(parts) == 6 if part_moves is None else len(parts) > 6 * 10
     assert pa.concat_tables(parts).to_pylist() == arrays.verify_facts(*paths, impartial=True).to_pylist()
 
 
