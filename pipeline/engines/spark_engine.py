@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.errors import DataError, TablebaseError
+from pipeline.engines.arrays import child_floors
 from pipeline.engines.base import Capabilities, EngineKind, by_id_join, declared
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -219,8 +220,10 @@ class SparkEngine:
         self.spark = session()
         self.temp_dir = temp_dir
         self.frames: dict[str, Any] = {}  # every view this engine made, by name
+        self.paths: dict[str, Path] = {}  # the views read from a file, their files
 
     def register(self, view: str, path: Path) -> None:
+        self.paths[view] = path
         self.view(view, self.spark.read.parquet(str(path)))
 
     def view(self, name: str, frame: Any) -> Any:
@@ -333,6 +336,10 @@ class SparkEngine:
                 f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at FROM positions"
             )
 
+        held = self.frames.get("children")
+        self.view("children", self.sql("children").localCheckpoint(eager=True))  # once a walk
+        if held is not None:
+            held.unpersist()
         return Levels(self, "reach", first, "reachable_level", lambda level: f"at = {level}", "id")
 
     def release(self) -> None:
@@ -467,26 +474,41 @@ class SparkSolver:
 
     def __init__(self, engine: SparkEngine, impartial: bool):
         self.engine, self.spark, self.impartial = engine, engine.spark, impartial
-        self.results: list[Any] = []  # one checkpointed frame per rank solved
+        self.results: list[tuple[int, Any]] = []  # (last id, checkpointed frame) a rank solved
+        self.floors: tuple[np.ndarray, np.ndarray] | None = None  # the moves' (child_floors)
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
 
-    def _solved(self) -> None:
-        """The view `res`: every rank solved so far."""
+    def _solved(self, floor: int = 0) -> None:
+        """The view `res`: the ranks solved so far that hold an id of `floor` or more."""
         union = self.spark.sql("SELECT 0 AS id, 0 AS score, 0 AS grundy, 0 AS height WHERE false")
-        for frame in self.results:
-            union = union.unionByName(frame, allowMissingColumns=True)  # the solver-made columns
+        for last, frame in self.results:
+            if last >= floor:
+                union = union.unionByName(frame, allowMissingColumns=True)  # the solver-made columns
         self.engine.view("res", union)
 
     def rank(self, lo: int, hi: int) -> Iterator[pa.RecordBatch]:
-        """Solve lo..hi; its rows are given with every rank's at the end (`rest`)."""
-        self._solved()
+        """Solve lo..hi; its rows are given with every rank's at the end (`rest`). Its moves
+        meet only the ranks they may lead into (from the moves file's statistics, as the
+        DuckDB engine keeps its ranks): a rank's plan and reads do not grow with the ranks
+        before it."""
+        if self.floors is None:
+            self.floors = child_floors(self.engine.paths["transitions"])
+        src_max, floors = self.floors
+        at = int(np.searchsorted(src_max, lo, side="left"))  # the first row group with a source lo or above
+        self._solved(int(floors[at]) if at < floors.size else lo)
         done = self.engine.sql("rank_level", lo=lo, hi=hi, impartial=self.impartial)
-        self.results.append(done.localCheckpoint(eager=True))
+        self.results.append((hi, done.localCheckpoint(eager=True)))
         return iter(())
 
+    def _parents(self) -> None:
+        """The view `parents` (sql/spark/parents.sql), made and checkpointed once a solve."""
+        if "parents" not in self.engine.frames:
+            self.engine.view("parents", self.engine.sql("parents").localCheckpoint(eager=True))
+
     def values(self) -> Levels:
+        self._parents()
         return Levels(
             self.engine,
             "st",
@@ -497,6 +519,7 @@ class SparkSolver:
         )
 
     def ties(self) -> Levels:
+        self._parents()
         return Levels(
             self.engine,
             "st",
@@ -507,6 +530,7 @@ class SparkSolver:
         )
 
     def grundy(self) -> Levels:
+        self._parents()
         return Levels(
             self.engine,
             "gst",

@@ -2,12 +2,13 @@
 -- computed on the level before) to their parents; a parent whose last child arrived takes
 -- the least value none of its children has (mex), at height :level. As
 -- sql/duckdb/grundy_level.sql, returning the whole state. Views: gst, frontier,
--- transitions. Parameter: level.
+-- parents (parents.sql). Parameter: level.
 WITH hits AS (
-    SELECT t.src AS id, count(*) AS n, collect_set(f.grundy) AS got
-    FROM frontier AS f
-    JOIN transitions AS t ON t.dst = f.id
-    GROUP BY t.src
+    SELECT src AS id, count(*) AS n, collect_set(grundy) AS got
+    FROM (SELECT explode(p.srcs) AS src, f.grundy
+          FROM frontier AS f
+          JOIN parents AS p ON p.id = f.id)
+    GROUP BY src
 )
 SELECT g.id,
        CASE WHEN h.id IS NULL THEN g.gpending ELSE g.gpending - h.n END AS gpending,

@@ -3,13 +3,16 @@
 -- sql/duckdb/solve_level.sql, but Spark has no UPDATE: the whole state is returned (and
 -- checkpointed by the engine); the rows decided now are those with rem = :level.
 -- A lost child weighs :lost_weight (more than any count of won children), a won child 1.
--- Views: st, frontier, transitions. Parameters: level, and pipeline/core/values.py's (win,
+-- The frontier meets `parents` (each position's list of parents, a row a position, one
+-- entry a move: parents.sql), not every move: a level reads a row a position.
+-- Views: st, frontier, parents. Parameters: level, and pipeline/core/values.py's (win,
 -- loss, lost_weight).
 WITH hits AS (
-    SELECT t.src AS id, sum(CASE WHEN f.val = :loss THEN :lost_weight ELSE 1 END) AS weight
-    FROM frontier AS f
-    JOIN transitions AS t ON t.dst = f.id
-    GROUP BY t.src
+    SELECT src AS id, sum(weight) AS weight
+    FROM (SELECT explode(p.srcs) AS src, CASE WHEN f.val = :loss THEN :lost_weight ELSE 1 END AS weight
+          FROM frontier AS f
+          JOIN parents AS p ON p.id = f.id)
+    GROUP BY src
 )
 SELECT st.id,
        CASE WHEN st.val <> 0 OR h.id IS NULL THEN st.pending

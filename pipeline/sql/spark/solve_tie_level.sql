@@ -1,11 +1,12 @@
 -- Retrograde analysis for ties on Spark, one level, once every win and loss is known: the
 -- undecided parents of the positions tied at the level before (`frontier`: id) are tied
 -- now, at remoteness :level. As sql/duckdb/solve_tie_level.sql, returning the whole state.
--- Views: st, frontier, transitions. Parameters: level, tie.
+-- Views: st, frontier, parents (parents.sql). Parameters: level, tie.
 WITH hits AS (
-    SELECT DISTINCT t.src AS id
-    FROM frontier AS f
-    JOIN transitions AS t ON t.dst = f.id
+    SELECT DISTINCT src AS id
+    FROM (SELECT explode(p.srcs) AS src
+          FROM frontier AS f
+          JOIN parents AS p ON p.id = f.id)
 )
 SELECT st.id, st.pending,
        CASE WHEN st.val = 0 AND h.id IS NOT NULL THEN :tie ELSE st.val END AS val,
