@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.dataset import SOLVER_MADE
-from pipeline.core.keys import distinct
+from pipeline.core.keys import distinct, distinct_rows
 from pipeline.core.values import WORDS
 from pipeline.engines import arrays
 
@@ -281,6 +281,6 @@ def test_distinct_rows_are_what_np_unique_gives_by_rows(size, low, high):
     """As one integer a row where the values allow it, by a sort of columns where they do not
     (negative values, or values whose product would not fit 62 bits)."""
     pairs = np.random.default_rng(size).integers(low, high, (size, 2), dtype=np.int64)
-    got = arrays.distinct_rows(pairs)
+    got = distinct_rows(pairs)
     assert got.dtype == pairs.dtype and got.shape[1:] == (2,)
     assert got.tolist() == np.unique(pairs, axis=0).tolist() == sorted(map(list, set(map(tuple, pairs.tolist()))))

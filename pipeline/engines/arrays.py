@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.core.dataset import SOLUTION, SOLVER_MADE
 from pipeline.core.errors import DataError
-from pipeline.core.keys import distinct
+from pipeline.core.keys import distinct, distinct_rows
 from pipeline.storage.parquet import read_table
 from pipeline.storage.threads import in_order
 
@@ -543,23 +543,6 @@ def _sorted_by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarr
     return np.searchsorted(src[order], np.arange(ids.n + 2)), dst[order]
 
 
-def distinct_rows(pairs: np.ndarray) -> np.ndarray:
-    """The distinct rows of an (n, 2) integer array, by the first column, then the second:
-    what np.unique(pairs, axis=0) gives (8.3 s on 5 million rows here), as one integer a row
-    where the values allow (0.4 s), else by a sort of the columns (1.9 s)."""
-    if not pairs.size:
-        return pairs.reshape(0, 2)
-    low, high = pairs.min(axis=0), pairs.max(axis=0)
-    if (low >= 0).all() and int(high[0]) + 1 < (1 << 62) // (int(high[1]) + 1):
-        width = int(high[1]) + 1
-        keys = distinct(pairs[:, 0].astype(np.int64) * width + pairs[:, 1])
-        return np.stack([keys // width, keys % width], axis=1).astype(pairs.dtype)
-    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
-    keep = np.ones(len(pairs), dtype=bool)
-    keep[1:] = (pairs[1:] != pairs[:-1]).any(axis=1)
-    return pairs[keep]
-
-
 def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
     """(each row group's greatest source, the least child of that row group and every later
     one) from the transitions file's statistics: moves out of a source above a row group's
@@ -582,6 +565,14 @@ def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
         dst_min.append(dst_stats.min if known else 0)
     floor = np.minimum.accumulate(np.array(dst_min, dtype=np.int64)[::-1])[::-1]
     return np.array(src_max, dtype=np.int64), floor
+
+
+def floor_above(floors: tuple[np.ndarray, np.ndarray], hi: int) -> int:
+    """The least id a move out of a position above `hi` may lead to, by child_floors'
+    (greatest source, floor) of each row group; `hi` + 1 where no move comes from above it."""
+    src_max, floor = floors
+    at = int(np.searchsorted(src_max, hi, side="right"))
+    return int(floor[at]) if at < floor.size else hi + 1
 
 
 def verify_parts(
@@ -640,7 +631,7 @@ def _slices(moves: pa.ChunkedArray, most: int) -> list[tuple[int, int]]:
         return [(0, 0)]
     total = np.cumsum(counts)
     cuts = np.searchsorted(total, np.arange(most, int(total[-1]), most), side="right")
-    ends = np.unique(np.concatenate((cuts[cuts > 0], [counts.size])))
+    ends = distinct(np.concatenate((cuts[cuts > 0], [counts.size])))
     return list(zip(np.concatenate(([0], ends[:-1])).tolist(), ends.tolist(), strict=True))
 
 

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.engines import arrays
-from pipeline.engines.arrays import child_floors
+from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, declared, literal
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
@@ -332,9 +332,7 @@ class DuckDBSolver:
     def _floor(self, hi: int) -> int:
         """The least id a move out of a position above `hi` may lead to."""
         assert self.floors is not None
-        src_max, floor = self.floors
-        at = int(np.searchsorted(src_max, hi, side="right"))
-        return int(floor[at]) if at < floor.size else hi + 1
+        return floor_above(self.floors, hi)
 
     def _retrograde(self) -> Retrograde:
         if self.retrograde is None:

@@ -51,7 +51,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
-from pipeline.engines.arrays import Ids, distinct_rows, row_groups, value_codes
+from pipeline.core.keys import distinct_rows
+from pipeline.engines.arrays import Ids, row_groups, value_codes
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size, sql_text
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order

@@ -43,7 +43,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.errors import DataError, TablebaseError
-from pipeline.engines.arrays import child_floors
+from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, by_id_join, declared
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -495,9 +495,7 @@ class SparkSolver:
         before it."""
         if self.floors is None:
             self.floors = child_floors(self.engine.paths["transitions"])
-        src_max, floors = self.floors
-        at = int(np.searchsorted(src_max, lo, side="left"))  # the first row group with a source lo or above
-        self._solved(int(floors[at]) if at < floors.size else lo)
+        self._solved(floor_above(self.floors, lo - 1))
         done = self.engine.sql("rank_level", lo=lo, hi=hi, impartial=self.impartial)
         self.results.append((hi, done.localCheckpoint(eager=True)))
         return iter(())
