@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.dataset import SOLUTION, SOLVER_MADE
 from pipeline.core.errors import DataError
 from pipeline.core.keys import distinct, distinct_rows
+from pipeline.storage import parts
 from pipeline.storage.parquet import read_table
 from pipeline.storage.threads import in_order
 
@@ -91,10 +91,10 @@ def row_groups(path: Path, work: Callable[[pa.Table], T], ahead: int = 4, last_f
 
     def read(group: int) -> T:
         if not hasattr(local, "reader"):
-            local.reader = pq.ParquetFile(path)
+            local.reader = parts.open_file(path)
         return work(local.reader.read_row_group(group, columns=["src", "dst"]))
 
-    groups = range(pq.read_metadata(path).num_row_groups)
+    groups = range(parts.read_metadata(path).num_row_groups)
     return in_order(read, reversed(groups) if last_first else groups, ahead)
 
 
@@ -337,7 +337,7 @@ def _facts_table(
 def dense_ids(path: Path) -> int | None:
     """n if the file's `id` column holds 0, 1, …, n - 1 in order, else None; read a row
     group at a time."""
-    file = pq.ParquetFile(path)
+    file = parts.open_file(path)
     n = 0
     for group in range(file.num_row_groups):
         ids = file.read_row_group(group, columns=["id"])["id"].to_numpy()
@@ -352,7 +352,7 @@ def rank_starts(positions: Path) -> np.ndarray | None:
     (each rank a run of ids, ranks ascending); else None. Read a row group at a time."""
     if dense_ids(positions) is None:
         return None
-    file = pq.ParquetFile(positions)
+    file = parts.open_file(positions)
     starts, last, at = [], None, 0
     for group in range(file.num_row_groups):
         rank = file.read_row_group(group, columns=["rank"])["rank"]
@@ -389,13 +389,13 @@ def reachable(positions: Path, transitions: Path, starts: np.ndarray) -> np.ndar
     a move)."""
     first = rank_starts(positions)
     if first is not None:
-        n = pq.read_metadata(positions).num_rows
+        n = parts.read_metadata(positions).num_rows
         seen = np.zeros(n + 1, dtype=bool)
         starts = np.asarray(starts, dtype=np.int64)
         seen[starts[(starts >= 0) & (starts < n)]] = True
         if n and _by_rank_downwards(transitions, n, first, seen):
             return seen[:-1]
-    if pq.read_metadata(transitions).num_rows > SWEEP_MOVES and (n := dense_ids(positions)) is not None:
+    if parts.read_metadata(transitions).num_rows > SWEEP_MOVES and (n := dense_ids(positions)) is not None:
         seen = np.zeros(n + 1, dtype=bool)
         starts = np.asarray(starts, dtype=np.int64)
         seen[starts[(starts >= 0) & (starts < n)]] = True
@@ -517,7 +517,7 @@ def _by_source(transitions: Path, ids: Ids) -> tuple[np.ndarray, np.ndarray]:
     """Every move's child by source: position i's children are dst[first[i]:first[i + 1]]
     (index n: "no position"). 4 bytes a move where the file is sorted by source, as
     enumerate writes it; otherwise the file is sorted here, in memory."""
-    reader = pq.ParquetFile(transitions)
+    reader = parts.open_file(transitions)
     dst = np.empty(reader.metadata.num_rows, dtype=np.int32)
     count = np.zeros(ids.n + 1, dtype=np.int64)
     at, last = 0, -1
@@ -548,7 +548,7 @@ def child_floors(transitions: Path) -> tuple[np.ndarray, np.ndarray]:
     one) from the transitions file's statistics: moves out of a source above a row group's
     greatest lead no lower than the next row group's floor. Without statistics, floors of 0:
     every rank's results are kept."""
-    meta = pq.read_metadata(transitions)
+    meta = parts.read_metadata(transitions)
     names = meta.schema.to_arrow_schema().names
     src, dst = names.index("src"), names.index("dst")
     src_max: list[int] = []
@@ -597,7 +597,7 @@ def verify_parts(
     normal_play = _normal_play(positions)
     window = _Window(solution, impartial)
     moves = _Moves(transitions)
-    pos = pq.ParquetFile(positions)
+    pos = parts.open_file(positions)
     missing = len(values.WORDS) + 1
 
     def gathered() -> Iterator[tuple[pa.Table, pa.Table, np.ndarray, dict[str, np.ndarray]]]:
@@ -640,7 +640,7 @@ def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
     and the moves' row groups come by ascending source, by their statistics."""
 
     def runs(path: Path, column: str) -> list[tuple[int, int, int]] | None:
-        meta = pq.read_metadata(path)
+        meta = parts.read_metadata(path)
         index = meta.schema.to_arrow_schema().names.index(column)
         found: list[tuple[int, int, int]] = []
         for group in range(meta.num_row_groups):
@@ -671,7 +671,7 @@ def _streamable(positions: Path, transitions: Path, solution: Path) -> bool:
 def _normal_play(positions: Path) -> bool | None:
     """Whether every finished position is lost by the mover (None: no game is over), read
     row group by row group."""
-    file = pq.ParquetFile(positions, read_dictionary=["terminal"])
+    file = parts.open_file(positions, read_dictionary=["terminal"])
     finished = False
     for group in range(file.num_row_groups):
         terminal = file.read_row_group(group, columns=["terminal"])["terminal"]
@@ -686,7 +686,7 @@ class _Moves:
     """The transitions file's (src, dst) read forwards, by ascending source."""
 
     def __init__(self, path: Path):
-        self.file = pq.ParquetFile(path)
+        self.file = parts.open_file(path)
         self.group = 0
         self.held = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         self.floors = child_floors(path)[1]
@@ -750,7 +750,7 @@ class _Window:
 
     def __init__(self, solution: Path, impartial: bool):
         self.path = solution
-        self.file = pq.ParquetFile(solution, read_dictionary=["value"])
+        self.file = parts.open_file(solution, read_dictionary=["value"])
         self.group = 0
         self.base = self.top = 0  # ids base..top-1 are held as children
         self.own_start = 0  # the next position whose own values are asked for

@@ -18,13 +18,13 @@ from typing import Any, ClassVar, NamedTuple
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, declared, literal
 from pipeline.engines.retrograde import Retrograde
+from pipeline.storage import parts
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
 from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
 
@@ -58,9 +58,10 @@ class DuckDBEngine:
         set_variables(self.con, **values.sql_variables())
 
     def register(self, view: str, path: Path) -> None:
-        set_variables(self.con, **{view: path})
+        source = parts.sql_source(path)  # the file, or its folder of parts' glob
+        set_variables(self.con, **{view: source})
         self.paths[view] = path
-        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM read_parquet({quote_path(path)})")
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM read_parquet({quote_path(source)})")
 
     def rows(self, sql: str) -> list[tuple]:
         return self.con.execute(sql).fetchall()
@@ -264,7 +265,7 @@ class DuckDBSolver:
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         run_sql(self.con, "rank_setup")
-        rows = max(pq.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
+        rows = max(parts.read_metadata(self.paths[view]).num_rows for view in ("positions", "transitions"))
         if rows <= LOAD_ROWS:
             run_sql(self.con, "rank_load")
         self._level_sql = _sql("rank_level" if self.impartial else "rank_values")

@@ -53,6 +53,7 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.core.keys import distinct_rows
 from pipeline.engines.arrays import Ids, row_groups, value_codes
+from pipeline.storage import parts
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, parse_size, sql_text
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
@@ -601,7 +602,7 @@ class Retrograde:
 
     def __init__(self, positions: Path, transitions: Path, scratch: Path, impartial: bool):
         self.transitions, self.scratch = transitions, scratch
-        self.moves = pq.read_metadata(transitions).num_rows
+        self.moves = parts.read_metadata(transitions).num_rows
         self.clock = Clock()
         with self.clock("positions"):
             moves = self._read_positions(positions, impartial)
@@ -618,7 +619,7 @@ class Retrograde:
         """The value code of each finished game (0 elsewhere) and each position's moves, a
         row group at a time, as the values' counter (`pending`) and, for Grundy values,
         returned; ids kept only where they are not 0..n-1."""
-        file = pq.ParquetFile(path, read_dictionary=["terminal"])
+        file = parts.open_file(path, read_dictionary=["terminal"])
         self.n = file.metadata.num_rows
         groups = range(file.num_row_groups)
         most = _most(file, "moves")

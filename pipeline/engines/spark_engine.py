@@ -45,6 +45,7 @@ from pipeline.core import values
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, by_id_join, declared
+from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
@@ -224,7 +225,7 @@ class SparkEngine:
 
     def register(self, view: str, path: Path) -> None:
         self.paths[view] = path
-        self.view(view, self.spark.read.parquet(str(path)))
+        self.view(view, self.spark.read.parquet(str(parts.located(path))))  # a file, or its folder of parts
 
     def view(self, name: str, frame: Any) -> Any:
         """`frame` as the view `name` (replacing the one before)."""

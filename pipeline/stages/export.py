@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from pipeline import __version__
 from pipeline.core.dataset import INDEX, LOOKUP, POSITIONS, SOLVER_MADE, TABLEBASE, CatalogRow, game_fields
@@ -30,6 +29,7 @@ from pipeline.games import POSITION_KEY, impartial_problem, legal_starts
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
+from pipeline.storage import parts
 from pipeline.storage.parquet import (
     ROW_GROUP_ROWS,
     Encoding,
@@ -63,10 +63,10 @@ def export(run: Run) -> CatalogRow:
     # each as the stage before wrote it: a file changed by hand never reaches the tablebase
     read = run.reads(files.positions, files.transitions, files.solution, files.verification)
     require_verified(files)
-    total = pq.read_metadata(files.positions).num_rows
+    total = parts.read_metadata(files.positions).num_rows
     # shares of the time (for the progress bar), as measured on a 2-core machine on
     # sticks:rows=8, rows=10 and chopsticks:fingers=12,hands=3
-    moves = pq.read_metadata(files.transitions).num_rows
+    moves = parts.read_metadata(files.transitions).num_rows
     seconds = {
         "reach": 0.02 + 35e-9 * moves + 0.3e-6 * total,
         "levels": 0.01 + 30e-9 * moves + 0.3e-6 * total,
@@ -97,7 +97,7 @@ def export(run: Run) -> CatalogRow:
             run_levels(steps, lambda level, finished, done: stage.count(done, total))
             decoded = "".join(f"p.{name}, " for name in rules.game.columns)
             schema = with_dictionaries(
-                TABLEBASE.schema(game_fields(pq.read_schema(files.positions), POSITIONS)), ("ruleset", "value")
+                TABLEBASE.schema(game_fields(parts.read_schema(files.positions), POSITIONS)), ("ruleset", "value")
             )
             text = "p.text" if texts is None else f"p.{POSITION_KEY.name}"
             # the solver's columns as the solution holds them (pipeline/core/dataset.py)
@@ -173,7 +173,7 @@ def export(run: Run) -> CatalogRow:
         tablebase_path=f"{rules.folder}/{files.tablebase.name}",
         transitions_path=f"{rules.folder}/{files.transitions.name}",
         positions=positions,
-        transitions=pq.read_metadata(files.transitions).num_rows,
+        transitions=parts.read_metadata(files.transitions).num_rows,
         wins=wins,
         losses=losses,
         ties=ties,
@@ -205,8 +205,8 @@ def lookup_batches(tablebase: Path, transitions: Path) -> Iterator[pa.RecordBatc
     what is held is a row group of the tablebase and about a batch of moves, however many
     moves a position has (sticks:rows=10's one row group has 14.5 M). A file out of that
     order is a DataError, not a wrong list."""
-    table = pq.ParquetFile(tablebase, read_dictionary=["value"])
-    moves = pq.ParquetFile(transitions).iter_batches(ROW_GROUP_ROWS, columns=["src", "dst", "move"])
+    table = parts.open_file(tablebase, read_dictionary=["value"])
+    moves = parts.open_file(transitions).iter_batches(ROW_GROUP_ROWS, columns=["src", "dst", "move"])
     held = pa.table(
         {"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64()), "move": pa.array([], pa.string())}
     )
@@ -294,7 +294,7 @@ def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
 def text_maker(rules: Ruleset, positions: Path) -> Callable[[np.ndarray], pa.Array] | None:
     """Where the positions file holds keys rather than texts (Space.keyed), what makes the
     texts of keys: the ruleset's space's `texts`; else None."""
-    if POSITION_KEY.name not in pq.read_schema(positions).names:
+    if POSITION_KEY.name not in parts.read_schema(positions).names:
         return None
     space = rules.game.space(rules)
     if not space.keyed:
@@ -335,7 +335,7 @@ def find_texts(
     the file holds keys, what makes their texts (text_maker)."""
     wanted = pa.array(sorted(set(texts)), pa.string())
     found: dict[str, int] = {}
-    source = pq.ParquetFile(positions)
+    source = parts.open_file(positions)
     groups = source.metadata.num_row_groups
     for group in [0, *reversed(range(1, groups))] if groups else []:
         if text_of is None:

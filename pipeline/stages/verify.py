@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.core import values
 from pipeline.core.dataset import VERIFICATION
@@ -22,6 +21,7 @@ from pipeline.core.errors import DataError, VerificationError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.games import POSITION_KEY
 from pipeline.stages.run import Run
+from pipeline.storage import parts
 from pipeline.storage.parquet import read_table, require, sha256, write_table
 from pipeline.storage.progress import Stage
 
@@ -106,7 +106,7 @@ VERIFICATION_SCHEMA = VERIFICATION.schema()
 def _examples(run: Run, rows: list[tuple]) -> dict[int, str]:
     """The texts of failing positions (rows of the positions file: id, then text or key):
     a keyed space's made from their keys (Space.keyed), or for files alone `key <key>`."""
-    if not rows or pq.read_schema(run.files.positions).names[1] != POSITION_KEY.name:
+    if not rows or parts.read_schema(run.files.positions).names[1] != POSITION_KEY.name:
         return {row[0]: row[1] for row in rows}
     if run.rules is None or not (space := run.rules.game.space(run.rules)).keyed:
         return {row[0]: f"key {row[1]}" for row in rows}
@@ -132,7 +132,7 @@ def verify(run: Run, published: frozenset[str] = frozenset()) -> pa.Table:
         require(path, what)
     read = run.reads(files.positions, files.transitions, files.solution)
     codes = {value.value: value.code for value in values.Value}
-    positions = pq.read_metadata(files.positions).num_rows
+    positions = parts.read_metadata(files.positions).num_rows
     with Stage(f"verify {label}") as stage:
         db = run.engine
         try:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import shutil
-import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -20,6 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError, OutputError
+from pipeline.storage import parts
+from pipeline.storage.parts import folder_of, part_name, regular
 from pipeline.storage.threads import in_order
 
 if TYPE_CHECKING:
@@ -132,6 +132,9 @@ class Encoding:
     unranged: tuple[str, ...] = ()
     group_rows: int | None = None
     plain: tuple[str, ...] = ()
+    #: Rows a part at most, written as a folder of parts (pipeline/storage/parts.py) in the
+    #: file's place, each part whole row groups; None: one file.
+    part_rows: int | None = None
 
 
 #: Every column as its type says: dictionaries where Arrow chooses them, min/max on each.
@@ -222,52 +225,106 @@ def write_batches(
     occur in the row group: however the rows arrive, from a game's batches, DuckDB or
     Spark's part files, the same rows give the same bytes. `observe` sees each row group as
     written (to count while writing); `convert` makes each batch given into the file's
-    (export: keys into their texts). The number of rows."""
+    (export: keys into their texts). The number of rows.
+
+    With `encoding.part_rows`, the rows go to a folder of parts in the file's place (parts.py),
+    a new part begun at each `part_rows` rows (rounded up to whole row groups): the same row
+    groups as one file's, in the same bytes, cut into files. The folder replaces the file or
+    folder there only once every part is written; one file replaces a folder likewise."""
+    if encoding.part_rows is not None:
+        with atomic_folder(folder_of(path)) as tmp:
+            writer: BatchWriter | _PartsWriter = _PartsWriter(tmp, schema, encoding)
+            rows = _write_batches(writer, batches, schema, observe, convert)
+        path.unlink(missing_ok=True)  # the folder is the rows now
+        return rows
     with atomic_path(path) as tmp:
         writer = BatchWriter(tmp, schema, encoding)
+        rows = _write_batches(writer, batches, schema, observe, convert)
+    folder = folder_of(path)
+    if folder.is_dir() and not folder.is_symlink():  # the file is the rows now
+        shutil.rmtree(folder, ignore_errors=True)
+    return rows
 
-        def put(table: pa.Table) -> None:
-            # laid out here, not on the writer's thread, which compresses: the slower of the two
-            table = pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
-                [
-                    first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
-                    for column in table.columns
-                ],
-                schema=schema,
-            )
-            if observe is not None:
-                observe(table)
-            behind.put(table)
 
-        try:
-            with _Behind(writer.write) as behind:  # encoding and compressing overlap making the next rows
-                pending: list[pa.RecordBatch] = []
-                held = 0
-                # converted on two threads, ahead of the rows laid out here
-                for batch in batches if convert is None else in_order(convert, batches, ahead=3):
-                    pending.append(
-                        pa.RecordBatch.from_arrays(
-                            [_conform(column, field.type) for column, field in zip(batch.columns, schema)],
-                            schema=schema,
-                        )
+def _write_batches(
+    writer: BatchWriter | _PartsWriter,
+    batches: Iterable[pa.RecordBatch],
+    schema: pa.Schema,
+    observe: Callable[[pa.Table], None] | None,
+    convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
+) -> int:
+
+    def put(table: pa.Table) -> None:
+        # laid out here, not on the writer's thread, which compresses: the slower of the two
+        table = pa.Table.from_arrays(  # one chunk a column: pages do not follow batches
+            [
+                first_seen(column) if pa.types.is_dictionary(column.type) else column.combine_chunks()
+                for column in table.columns
+            ],
+            schema=schema,
+        )
+        if observe is not None:
+            observe(table)
+        behind.put(table)
+
+    try:
+        with _Behind(writer.write) as behind:  # encoding and compressing overlap making the next rows
+            pending: list[pa.RecordBatch] = []
+            held = 0
+            # converted on two threads, ahead of the rows laid out here
+            for batch in batches if convert is None else in_order(convert, batches, ahead=3):
+                pending.append(
+                    pa.RecordBatch.from_arrays(
+                        [_conform(column, field.type) for column, field in zip(batch.columns, schema)],
+                        schema=schema,
                     )
-                    held += batch.num_rows
-                    while held >= writer.group_rows:
-                        table = pa.Table.from_batches(pending, schema)
-                        put(table.slice(0, writer.group_rows))
-                        rest = table.slice(writer.group_rows)
-                        pending, held = rest.to_batches(), rest.num_rows
-                if held or not (behind.puts or writer.rows):
-                    put(pa.Table.from_batches(pending, schema))
-        except BaseException:
-            # the file is scratch and goes with atomic_path; closing a half-written row group
-            # fails in Arrow's words ("Column 5 had 245024 while previous column had 0"),
-            # which must not hide what stopped the writing (a Ctrl-C, a full disk)
-            with suppress(Exception):
-                writer.close()
-            raise
-        writer.close()
+                )
+                held += batch.num_rows
+                while held >= writer.group_rows:
+                    table = pa.Table.from_batches(pending, schema)
+                    put(table.slice(0, writer.group_rows))
+                    rest = table.slice(writer.group_rows)
+                    pending, held = rest.to_batches(), rest.num_rows
+            if held or not (behind.puts or writer.rows):
+                put(pa.Table.from_batches(pending, schema))
+    except BaseException:
+        # the file is scratch and goes with atomic_path; closing a half-written row group
+        # fails in Arrow's words ("Column 5 had 245024 while previous column had 0"),
+        # which must not hide what stopped the writing (a Ctrl-C, a full disk)
+        with suppress(Exception):
+            writer.close()
+        raise
+    writer.close()
     return writer.rows
+
+
+class _PartsWriter:
+    """BatchWriter's work split over a folder's parts: a part ends after the row group that
+    reaches `encoding.part_rows` rows."""
+
+    def __init__(self, folder: Path, schema: pa.Schema, encoding: Encoding):
+        assert encoding.part_rows is not None
+        self.folder, self.schema, self.encoding = folder, schema, encoding
+        self.rows, self.parts = 0, 0
+        self.group_rows = ROW_GROUP_ROWS if encoding.group_rows is None else encoding.group_rows
+        self.part_rows = max(encoding.part_rows, 1)
+        self._part: BatchWriter | None = None
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        if self._part is not None and self._part.rows >= self.part_rows:
+            self._part.close()
+            self._part = None
+        if self._part is None:
+            self._part = BatchWriter(self.folder / part_name(self.parts), self.schema, self.encoding)
+            self.parts += 1
+        self._part.write(batch)
+        self.rows += batch.num_rows
+
+    def close(self) -> None:
+        if self._part is None:  # no row at all: one empty part, as one file would be
+            self._part = BatchWriter(self.folder / part_name(0), self.schema, self.encoding)
+            self.parts = 1
+        self._part.close()
 
 
 class _Behind:
@@ -396,9 +453,9 @@ def _first_rows(codes: np.ndarray, count: int) -> np.ndarray:
 
 
 def read_table(path: Path, columns: list[str] | None = None, read_dictionary: list[str] | None = None) -> pa.Table:
-    """One Parquet file as a table. pq.read_table goes through pyarrow.dataset, whose
+    """One Parquet file (or a folder of parts) as a table. pq.read_table goes through pyarrow.dataset, whose
     first use imports pandas (0.2-0.5 s, paid by every build of a small ruleset)."""
-    file = pq.ParquetFile(regular(path), read_dictionary=read_dictionary)
+    file = parts.open_file(path, read_dictionary=read_dictionary)
     missing = [name for name in columns or [] if name not in file.schema_arrow.names]
     if missing:  # as pq.read_table says it (ParquetFile.read raises a bare KeyError)
         raise pa.ArrowInvalid(f"No match for FieldRef.Name({missing[0]}) in {path}")
@@ -431,42 +488,19 @@ def table_bytes(table: pa.Table) -> pa.Buffer:
 
 
 def require(path: Path, what: str) -> Path:
-    """`path` if it exists and reads as Parquet; DataError naming `what` otherwise."""
-    if not path.exists():
+    """`path` if it exists and reads as Parquet (a folder of parts in its place: each part);
+    DataError naming `what` otherwise."""
+    if not path.exists() and not parts.in_parts(path):
         raise DataError(f"{what} {path} is missing")
-    regular(path, what)
-    try:
-        pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as error:
-        raise DataError(f"{what} {path} is not a readable Parquet file ({error})") from None
+    for part in parts.parts(path):
+        regular(part, what)
+        try:
+            pq.read_metadata(part)
+        except (OSError, pa.ArrowException) as error:
+            raise DataError(f"{what} {part} is not a readable Parquet file ({error})") from None
     return path
-
-
-def regular(path: Path, what: str = "") -> Path:
-    """`path`, unless something other than a regular file is in its place (a FIFO, a
-    device, a socket, a folder): DataError then, before it is opened, as `tablebase check`
-    reports it. Opening a FIFO no one writes waits for ever, in C, where no signal reaches
-    Python; a device could be read without end. Not there at all is the caller's to say."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return path
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "not a file")
-        named = f"{what} {path}" if what else str(path)
-        raise DataError(f"{named} is not a regular file but {kind}: remove it and rebuild, or see `tablebase check`")
-    return path
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a folder"),
-)
 
 
 def sha256(path: Path) -> str:
-    with open(regular(path), "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    """The file's SHA-256, or its folder of parts' (parts.sha256)."""
+    return parts.sha256(path)
