@@ -46,7 +46,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from pipeline.core.dataset import POSITIONS  # noqa: E402
-from pipeline.stages.enumerate import TRANSITIONS_ENCODING  # noqa: E402
+from pipeline.stages.enumerate import transitions_encoding  # noqa: E402
 from pipeline.storage.parquet import ROW_GROUP_ROWS, BatchWriter, Encoding, atomic_path  # noqa: E402
 from pipeline.storage.threads import in_order  # noqa: E402
 
@@ -217,7 +217,7 @@ def generate(folder: Path, positions: int, moves: float, levels: int, seed: int)
         ]
     )
     with atomic_path(folder / "transitions.parquet") as tmp:
-        writer = BatchWriter(tmp, schema, TRANSITIONS_ENCODING)
+        writer = BatchWriter(tmp, schema, transitions_encoding())
         parts = range(0, positions, PART)
         made = in_order(lambda first: make_moves(shape, ids, moves, seed, first), parts, ahead=2)
         for first, (src, dst) in zip(parts, made):

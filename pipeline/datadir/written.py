@@ -26,6 +26,7 @@ from typing import TypeGuard
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import read_record, stamp, stamped_sha256, update_record
 from pipeline.datadir.layout import DataDir
+from pipeline.storage import parts
 from pipeline.storage.parquet import read_table
 
 #: The record's name: data/.cache/written.json.
@@ -33,15 +34,30 @@ RECORD = "written"
 
 
 def note_written(store: DataDir, *paths: Path) -> dict[Path, str]:
-    """Record `paths`, just written by a stage, under their stat and digest; the digests."""
-    found = {path: stamped_sha256(path) for path in paths}
+    """Record `paths`, just written by a stage, under their stat and digest; the digests.
+    A folder of parts (pipeline/storage/parts.py) in a file's place: each part so, and the
+    folder under its own name with its checksum (that of its parts' listing), so that a
+    part gone or added is found too."""
+    found: dict[Path, tuple[list[int] | None, str]] = {}
+    digests = {}
+    for path in paths:
+        if parts.in_parts(path):
+            sums = []
+            for part in parts.parts(path):
+                found[part] = stamped_sha256(part)
+                sums.append((part.name, found[part][1]))
+            digests[path] = parts.listing_sha256(sums)
+            found[parts.located(path)] = ([len(sums), 0, 0, 0], digests[path])
+        else:
+            found[path] = stamped_sha256(path)
+            digests[path] = found[path][1]
     _update(
         store,
         lambda record: record.update(
             {_key(store, path): [*taken, digest] for path, (taken, digest) in found.items() if taken}
         ),
     )
-    return {path: digest for path, (_, digest) in found.items()}
+    return digests
 
 
 def read_as_written(store: DataDir, rebuild: str, *paths: Path) -> dict[Path, str]:
@@ -52,6 +68,9 @@ def read_as_written(store: DataDir, rebuild: str, *paths: Path) -> dict[Path, st
     renewed: dict[str, list] = {}
     published: dict[str, str] | None = None
     for path in paths:
+        if parts.in_parts(path):
+            digests[path] = _read_parts(store, record, renewed, path, rebuild)
+            continue
         if not path.is_file():
             raise DataError(f"{path} is missing: {rebuild}")
         entry = record.get(_key(store, path))
@@ -71,6 +90,41 @@ def read_as_written(store: DataDir, rebuild: str, *paths: Path) -> dict[Path, st
     if renewed:
         _update(store, lambda record: record.update(renewed))
     return digests
+
+
+def _read_parts(store: DataDir, record: dict, renewed: dict[str, list], path: Path, rebuild: str) -> str:
+    """The checksum of the folder of parts in `path`'s place, each part as a stage wrote it
+    and the folder's listing as it wrote it (no part gone, added or renamed); DataError
+    naming what is not. Parts hashed again under a new stat are noted in `renewed`."""
+    folder = parts.located(path)
+    try:
+        files = parts.parts(path)
+    except DataError as error:
+        raise DataError(f"{error}: {rebuild}") from None
+    sums = []
+    for part in files:
+        entry = record.get(_key(store, part))
+        if _valid(entry) and entry[:4] == stamp(part):
+            sums.append((part.name, entry[4]))
+            continue
+        now, digest = stamped_sha256(part)
+        if _valid(entry) and digest != entry[4]:
+            raise DataError(
+                f"{part} changed since a stage wrote it (its SHA-256 differs), so nothing reads it: {rebuild}"
+            )
+        if now is not None and _valid(entry):
+            renewed[_key(store, part)] = [*now, digest]
+        sums.append((part.name, digest))
+    digest = parts.listing_sha256(sums)
+    entry = record.get(_key(store, folder))
+    expected = entry[4] if _valid(entry) else _published(store, folder.parent / path.name).get(folder.name)
+    if expected is None:
+        raise DataError(f"{folder} was not written by a stage of tablebase, so nothing reads it: {rebuild}")
+    if digest != expected:
+        raise DataError(
+            f"{folder} does not hold the parts a stage wrote there (one is changed, gone, added or renamed): {rebuild}"
+        )
+    return digest
 
 
 def moved(store: DataDir, before: Path, after: Path) -> None:

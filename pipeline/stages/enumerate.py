@@ -74,7 +74,7 @@ def _enumerate(run: Run) -> Enumerated:
             scratch.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix=".space-", dir=scratch) as folder:
                 space.scratch = Path(folder)
-                return _streamed(rules, space, out, stage)
+                return _streamed(rules, space, out, stage, run.part_rows)
         positions = space.positions()
         log.debug("enumerate %s: %s positions", rules.id, f"{positions.num_rows:,}")
         game_ids = positions["id"].to_numpy()
@@ -127,7 +127,7 @@ def _enumerate(run: Run) -> Enumerated:
                         _with_counts(table.slice(lo, hi - lo), count, rank_column[lo:hi]).cast(schema).to_batches()
                     )
 
-            write_batches(parts(), out.positions, schema, positions_encoding(rules, schema))
+            write_batches(parts(), out.positions, schema, positions_encoding(rules, schema, run.part_rows))
 
         engine_session = run.engine
         aside = ThreadPoolExecutor(max_workers=1)  # positions put in rank order and written while moves are made
@@ -138,7 +138,7 @@ def _enumerate(run: Run) -> Enumerated:
                 rules, space, numbering, moves.size, scratch, lambda count: stage.count(count, unit="moves generated")
             )
             transitions = write_batches(
-                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, TRANSITIONS_ENCODING
+                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, transitions_encoding(run.part_rows)
             )
             counted_upto.finish()
             positions_written.result()
@@ -152,7 +152,7 @@ def _enumerate(run: Run) -> Enumerated:
     return Enumerated(positions.num_rows, transitions)
 
 
-def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> Enumerated:
+def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage, part_rows: int | None) -> Enumerated:
     """Enumerate a space that lists its positions part by part (Space.positions_part),
     numbered rank by rank, or in its own order where moves can cycle (part_rank None):
     two threads make the parts, in order, each part's positions and moves; the moves are
@@ -230,7 +230,11 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
             if schema is None:
                 schema = positions_schema(table.schema)
                 written = writer.submit(
-                    write_batches, _until_done(positions_out), out.positions, schema, positions_encoding(rules, schema)
+                    write_batches,
+                    _until_done(positions_out),
+                    out.positions,
+                    schema,
+                    positions_encoding(rules, schema, part_rows),
                 )
             assert written is not None  # submitted with the first part's schema
             _hand(positions_out, table.cast(schema), written)
@@ -245,7 +249,7 @@ def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage) -> 
         counts["positions"] = next_id
 
     try:
-        write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, TRANSITIONS_ENCODING)
+        write_batches(moves(), out.transitions, PUBLISHED_TRANSITIONS, transitions_encoding(part_rows))
         assert written is not None
         _hand(positions_out, _DONE, written)
         written.result()
@@ -294,16 +298,20 @@ def positions_schema(table: pa.Schema) -> pa.Schema:
     return with_dictionaries(documented_schema(POSITIONS, table), ("terminal",))
 
 
-def positions_encoding(rules: Ruleset, schema: pa.Schema) -> Encoding:
+def positions_encoding(rules: Ruleset, schema: pa.Schema, part_rows: int | None = None) -> Encoding:
     """The positions file's delta-encoded columns (the ids, the keys, and the texts unless
-    the game's are all of one length: Game.fixed_texts), and its texts without min/max."""
+    the game's are all of one length: Game.fixed_texts), and its texts without min/max;
+    `part_rows`: in a folder of parts of so many rows (Run.part_rows)."""
     if POSITION_KEY.name in schema.names:
-        return Encoding(delta=("id", POSITION_KEY.name))  # keys ascend ply by ply
-    return Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "text"), unranged=("text",))
+        return Encoding(delta=("id", POSITION_KEY.name), part_rows=part_rows)  # keys ascend ply by ply
+    return Encoding(
+        delta=("id",) if rules.game.fixed_texts else ("id", "text"), unranged=("text",), part_rows=part_rows
+    )
 
 
-#: src ascending and dst near it: delta encoding beats dictionaries, in time and size.
-TRANSITIONS_ENCODING = Encoding(delta=("src", "dst"))
+def transitions_encoding(part_rows: int | None = None) -> Encoding:
+    """src ascending and dst near it: delta encoding beats dictionaries, in time and size."""
+    return Encoding(delta=("src", "dst"), part_rows=part_rows)
 
 
 def _with_counts(positions: pa.Table, moves: np.ndarray, rank: pa.Array) -> pa.Table:

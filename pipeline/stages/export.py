@@ -118,7 +118,11 @@ def export(run: Run) -> CatalogRow:
               FROM {source} {order}""",
                 files.tablebase,
                 schema,
-                Encoding(delta=("id",) if rules.game.fixed_texts else ("id", "position"), unranged=("position",)),
+                Encoding(
+                    delta=("id",) if rules.game.fixed_texts else ("id", "position"),
+                    unranged=("position",),
+                    part_rows=run.part_rows,
+                ),
                 observe=written,
                 convert=None if texts is None else _with_texts(texts),
             )
@@ -170,8 +174,8 @@ def export(run: Run) -> CatalogRow:
         game=rules.game_name,
         params=list(rules.params.items()),
         folder=rules.folder,
-        tablebase_path=f"{rules.folder}/{files.tablebase.name}",
-        transitions_path=f"{rules.folder}/{files.transitions.name}",
+        tablebase_path=f"{rules.folder}/{parts.source_name(files.tablebase)}",
+        transitions_path=f"{rules.folder}/{parts.source_name(files.transitions)}",
         positions=positions,
         transitions=parts.read_metadata(files.transitions).num_rows,
         wins=wins,

@@ -31,6 +31,9 @@ class Run:
     label: str
     impartial: bool
     store: DataDir | None = None
+    #: Rows a part at most where the positions, transitions, solution and tablebase are
+    #: written as folders of parts (pipeline/storage/parts.py); None: one file each.
+    part_rows: int | None = None
 
     @property
     def ruleset(self) -> Ruleset:
@@ -60,6 +63,7 @@ def open_run(
     label: str = "",
     impartial: bool | None = None,
     store: DataDir | None = None,
+    part_rows: int | None = None,
 ) -> Iterator[Run]:
     """A run of `rules` (or of files alone) on a fresh session of `engine` (None: the one
     --engine or TABLEBASE_ENGINE names), closed at the end. `label` and `impartial` are the
@@ -72,6 +76,6 @@ def open_run(
         regular(path, f"the {path.stem} file of {label}")
     session = open_engine(engine, scratch)
     try:
-        yield Run(rules, files, scratch, session, label, impartial, store)
+        yield Run(rules, files, scratch, session, label, impartial, store, part_rows)
     finally:
         session.close()

@@ -80,13 +80,18 @@ def solve(run: Run) -> Solved:
                 ranks = _ranks(solver, files)
                 # each rank's rows are written as soon as it is solved
                 write_batches(
-                    _by_rank(stage, solver, ranks, label, total), files.solution, SOLUTION, Encoding(delta=("id",))
+                    _by_rank(stage, solver, ranks, label, total),
+                    files.solution,
+                    SOLUTION,
+                    Encoding(delta=("id",), part_rows=run.part_rows),
                 )
                 solved = Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
             else:
                 solved = _retrograde(stage, solver, label, total, impartial)
                 stage.phase("writing", 0.05)
-                write_batches(solver.rest(ranked), files.solution, SOLUTION, Encoding(delta=("id",)))
+                write_batches(
+                    solver.rest(ranked), files.solution, SOLUTION, Encoding(delta=("id",), part_rows=run.part_rows)
+                )
             stage.summary = f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}" + (
                 f", {solved.grundy_known:,} Grundy values" if impartial else ""
             )

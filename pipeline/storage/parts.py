@@ -102,6 +102,13 @@ def sql_source(path: Path) -> str:
     return str(path) if where == path else str(where / "part-*.parquet")
 
 
+def source_name(path: Path) -> str:
+    """How a reader given `path`'s folder names its rows: `<kind>.parquet`, or the glob of
+    its parts `<kind>/part-*.parquet` (the catalog's `tablebase_path` and `transitions_path`)."""
+    where = located(path)
+    return path.name if where == path else f"{where.name}/part-*.parquet"
+
+
 def sha256(path: Path) -> str:
     """The file's SHA-256; a folder of parts': that of its listing (the module's docstring)."""
     where = located(path)
