@@ -326,6 +326,19 @@ def build(
             "(see `tablebase estimate`); --no-size-check tries anyway.",
         ),
     ] = True,
+    part_rows: Annotated[
+        int | None,
+        typer.Option(
+            "--part-rows",
+            min=1,
+            metavar="<rows>",
+            help="Write the positions, transitions, solution and tablebase of each ruleset as a "
+            "folder of parts (tablebase/part-00000.parquet, ...) of about this many rows, in "
+            "whole row groups of 1,048,576, where a host limits a file's size; every reader takes "
+            "either form. Default: one file each.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Enumerate, solve, verify and export; publish what verifies.
 
@@ -347,7 +360,7 @@ def build(
         ids += [rules.id for rules, _ in listed]
     if not ids:
         raise UsageError("nothing to build: name rulesets or use --all (see `tablebase build --help`)")
-    tables.build(*ids, size_check=size_check)
+    tables.build(*ids, size_check=size_check, part_rows=part_rows)
 
 
 @app.command()

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.core.errors import DataError, NotBuiltError, PositionError, RulesetError, TablebaseError
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage import parts
 from pipeline.tablebases import Tablebases
 
 if TYPE_CHECKING:
@@ -107,11 +108,11 @@ def _stamps(tables: Tablebases, rules: Ruleset) -> list[tuple[int, ...] | None]:
     stamps: list[tuple[int, ...] | None] = []
     for path in (files.tablebase, files.transitions, files.index, files.lookup):
         try:
-            found = os.stat(path)
-        except OSError:
+            for file in parts.parts(path):  # a folder of parts: each part's
+                found = os.stat(file)
+                stamps.append((found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns))
+        except (OSError, DataError):
             stamps.append(None)
-        else:
-            stamps.append((found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns))
     return stamps
 
 
@@ -161,7 +162,7 @@ def _columns(tables: Tablebases, rules: Ruleset, position: str) -> dict[str, Any
             return {}
         select = ", ".join(f'"{name}"' for name in names)  # the game's own declared names
         row = con.execute(
-            f"SELECT {select} FROM read_parquet(?) WHERE id = ?", [str(files.tablebase), found["id"]]
+            f"SELECT {select} FROM read_parquet(?) WHERE id = ?", [parts.sql_source(files.tablebase), found["id"]]
         ).fetchone()
     return dict(zip(names, row)) if row is not None else {}
 

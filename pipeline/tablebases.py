@@ -132,12 +132,13 @@ class Tablebases:
     # -- building ---------------------------------------------------------------------
 
     @_explained
-    def build(self, *rulesets: RulesetLike, size_check: bool = True) -> list[CatalogRow]:
+    def build(self, *rulesets: RulesetLike, size_check: bool = True, part_rows: int | None = None) -> list[CatalogRow]:
         """Enumerate, solve, verify and export each ruleset, and publish what verifies; the
         catalog row of each. A ruleset is published whole or not at all: one that fails to
         verify (VerificationError) leaves what was built before as it was. With
         `size_check`, one whose estimate does not fit this machine is refused (RulesetError)
-        before any work."""
+        before any work. With `part_rows`, each ruleset's positions, transitions, solution and
+        tablebase are folders of parts of about so many rows (pipeline/storage/parts.py)."""
         from pipeline.core.values import in_words
         from pipeline.datadir.catalog import rewrite_database
         from pipeline.stages.build import build as build_stage
@@ -148,7 +149,9 @@ class Tablebases:
         try:
             for rules in parsed:
                 # the database of views is rewritten once, after the last (or a failed) build
-                summary = build_stage(rules, self.store, size_check, kind, database=len(parsed) == 1)
+                summary = build_stage(
+                    rules, self.store, size_check, kind, database=len(parsed) == 1, part_rows=part_rows
+                )
                 built.append(summary)
                 log.info(
                     "built %s: %s positions, start %s: %s",

@@ -22,6 +22,7 @@ from pipeline.core.errors import DataError, TablebaseError, UnfinishedError, ful
 from pipeline.datadir.check import LOOKED_UP, forget, listed_sums, remember, write_sums
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import write_database
+from pipeline.storage import parts
 from pipeline.storage.parquet import read_table, require, sha256, write_table
 from pipeline.storage.progress import log
 
@@ -134,9 +135,13 @@ def _remember(data: DataDir, catalog: pa.Table, folder: str) -> None:
     forget(data, folder)
     for row in catalog.select(["folder", *(f"{kind}_sha256" for kind in LOOKED_UP)]).to_pylist():
         if row["folder"] == folder:
-            remember(
+            remember(  # a folder of parts is hashed part by part as SHA256SUMS is written
                 data,
-                {data.root / folder / f"{kind}.parquet": row[f"{kind}_sha256"] for kind in LOOKED_UP},
+                {
+                    path: row[f"{kind}_sha256"]
+                    for kind in LOOKED_UP
+                    if not parts.in_parts(path := data.root / folder / f"{kind}.parquet")
+                },
             )
 
 

@@ -45,6 +45,7 @@ from pipeline.core.errors import DataError, NotBuiltError
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, Layout, RulesetPaths, is_bundle
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage import parts
 from pipeline.storage.parquet import atomic_path, read_table, regular, require, sha256
 
 SUMS = "SHA256SUMS"
@@ -103,10 +104,19 @@ class _Digests:
         self.differed: set[Path] = set()
 
     def matches(self, path: Path, recorded: str) -> bool:
-        if path not in self.found:
-            self.found[path] = stamped_sha256(path)
-        if self.found[path][1] != recorded.lower():
-            self.differed.add(path)
+        """Whether `path` (a file, or a folder of parts in its place: its listing's
+        checksum, pipeline/storage/parts.py) has the checksum `recorded`."""
+        files = parts.parts(path)
+        for file in files:
+            if file not in self.found:
+                self.found[file] = stamped_sha256(file)
+        digest = (
+            self.found[path][1]
+            if files == [path]
+            else parts.listing_sha256([(f.name, self.found[f][1]) for f in files])
+        )
+        if digest != recorded.lower():
+            self.differed.update(files)
             return False
         return True
 
@@ -435,19 +445,30 @@ def check_ruleset(
     ok = True
     for kind in RULESET_FILES:
         path = mine.path(kind.name)
-        if _rel(store, path) not in files:
+        try:
+            held = parts.parts(path)  # the file, or the parts of a folder in its place
+        except DataError as error:
+            report.add(parts.located(path), str(error).removeprefix(f"{parts.located(path)} "))
+            ok = False
+            continue
+        if any(_rel(store, file) not in files for file in held):
             report.add(path, "missing")
             ok = False
             continue
         recorded = row.get(f"{kind.name}_sha256")
         if recorded is not None and not digests.matches(path, recorded):
-            report.add(path, "its SHA-256 differs from the catalog's")
+            report.add(parts.located(path), "its SHA-256 differs from the catalog's")
             ok = False
             continue
         try:
-            schema = pq.read_schema(path)
+            schema, *others = [pq.read_schema(file) for file in held]
         except (OSError, pa.ArrowException) as error:
             report.add(path, f"not a readable Parquet file ({error})")
+            ok = False
+            continue
+        unlike = next((file for file, other in zip(held[1:], others) if other != schema), None)
+        if unlike is not None:
+            report.add(unlike, f"its schema differs from {held[0].name}'s (parts of one file)")
             ok = False
             continue
         if schema.remove_metadata() != documented_schema(kind, schema):
@@ -475,18 +496,21 @@ def check_ruleset(
     if summary != [row.as_dict()]:
         report.add(mine.summary, "differs from its catalog row")
     tablebase = mine.tablebase
-    if pq.read_schema(tablebase).names[: len(TABLEBASE.head)] != [c.name for c in TABLEBASE.head]:
+    if parts.read_schema(tablebase).names[: len(TABLEBASE.head)] != [c.name for c in TABLEBASE.head]:
         report.add(tablebase, "its schema is not the documented one")
         return
     con = duckdb.connect()
     try:
         counted = (
-            con.sql(COUNTS, params={"path": str(tablebase), "start": row["start"], **{word: word for word in WORDS}})
+            con.sql(
+                COUNTS,
+                params={"path": parts.sql_source(tablebase), "start": row["start"], **{word: word for word in WORDS}},
+            )
             .to_arrow_table()
             .to_pylist()[0]
         )
         others = con.execute(
-            "SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [str(tablebase), row["ruleset"]]
+            "SELECT count(*) FROM read_parquet(?) WHERE ruleset <> ?", [parts.sql_source(tablebase), row["ruleset"]]
         ).fetchall()[0][0]
     except duckdb.Error as error:  # its bytes match the catalog's: written so by a faulty export
         report.add(tablebase, f"not readable ({str(error).splitlines()[0]})")
@@ -562,11 +586,28 @@ def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
         for row in read_table(store.catalog).to_pylist():
             if store.layout.misplaced(row):
                 continue  # never written so; `check` says what is wrong with it
-            listed.update({store.layout.file(row["folder"], kind): row[f"{kind}_sha256"] for kind in CATALOGUED})
+            for kind in CATALOGUED:
+                path = store.layout.files(store.root, row["folder"]).path(kind)
+                if parts.in_parts(path):  # each part listed, as hashed (and cached) now
+                    listed.update(_parts_sums(store, path, row[f"{kind}_sha256"]))
+                else:
+                    listed[store.layout.file(row["folder"], kind)] = row[f"{kind}_sha256"]
             summary = store.layout.file(row["folder"], "summary")
             listed[summary] = digest(summary)
     with atomic_path(store.root / SUMS) as tmp:
         tmp.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(listed.items()) if digest))
+
+
+def _parts_sums(store: DataDir, path: Path, recorded: str) -> dict[str, str]:
+    """The SHA256SUMS lines of the folder of parts in `path`'s place, by name: none where the
+    parts are not what the catalog records (`check` says so)."""
+    try:
+        sums = {_rel(store, part): cached_sha256(store, part) for part in parts.parts(path)}
+    except (OSError, DataError):
+        return {}
+    if parts.listing_sha256([(name.rpartition("/")[2], digest) for name, digest in sums.items()]) != recorded:
+        return {}
+    return sums
 
 
 # -- reading a file the folder records a checksum for --------------------------------------
@@ -619,7 +660,7 @@ def trusted(store: DataDir, rules: Ruleset) -> RulesetPaths:
                 "or name the folder it was built in with --data"
             )
         for kind in LOOKED_UP:
-            if not files.path(kind).exists():
+            if not files.path(kind).exists() and not parts.in_parts(files.path(kind)):
                 raise _absent(store, files.path(kind), f"{kind} of {rules.id}", fix)
         # their bytes are then hashed (or their stat found in the cache of hashes): a footer
         # read would add nothing, and the index's of a billion positions takes 50 ms
@@ -643,8 +684,8 @@ def _trusted_stamps(store: DataDir, files: RulesetPaths) -> list[tuple[int, ...]
     found: list[tuple[int, ...] | None] = []
     for path in (store.catalog, store.root / SUMS, record_file(store, "sha256"), *map(files.path, LOOKED_UP)):
         try:
-            found.append(tuple(stamp(path)))
-        except OSError:
+            found.extend(tuple(stamp(file)) for file in parts.parts(path))
+        except (OSError, DataError):
             found.append(None)
     return found
 
@@ -674,9 +715,16 @@ def trusted_catalog(store: DataDir) -> list[dict]:
                 raise DataError(f"{store.catalog}: {problem}: see `tablebase check`")
             fix = f"rebuild it with `tablebase build {row['ruleset']}`, or see `tablebase check`"
             for kind in QUERIED:
-                path = regular(store.inside(row[f"{kind}_path"]), f"{kind} of {row['ruleset']}")
-                if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
-                    raise _absent(store, path, f"{kind} of {row['ruleset']}", fix)
+                named = row[f"{kind}_path"]
+                if named == store.layout.parts_glob(row["folder"], kind):  # a folder of parts
+                    path = store.layout.files(store.root, row["folder"]).path(kind)
+                    store.inside(parts.folder_of(path).relative_to(store.root).as_posix())
+                    if not parts.in_parts(path):
+                        raise _absent(store, parts.folder_of(path), f"{kind} of {row['ruleset']}", fix)
+                else:
+                    path = regular(store.inside(named), f"{kind} of {row['ruleset']}")
+                    if not path.is_file():  # its bytes are then hashed: a footer read would add nothing
+                        raise _absent(store, path, f"{kind} of {row['ruleset']}", fix)
                 checked.append((path, row[f"{kind}_sha256"], fix))
         return checked
 
@@ -765,7 +813,11 @@ def cached_sha256(store: DataDir, path: Path, cache: dict | None = None) -> str:
     damage below the file system (a failing disk) changes no stat. `tablebase check`
     hashes every file every time and tells the cache what it found: a file whose bytes
     changed under the same stat is marked damaged, and `_damaged` says so until the file
-    is written again. `cache`: the cache as already read, if it was."""
+    is written again. `cache`: the cache as already read, if it was. A folder of parts in
+    `path`'s place: the checksum of its listing, each part's taken so."""
+    if parts.in_parts(path):
+        cache = _read_cache(store) if cache is None else cache
+        return parts.listing_sha256([(part.name, cached_sha256(store, part, cache)) for part in parts.parts(path)])
     key = _rel(store, path)
     entry = (_read_cache(store) if cache is None else cache).get(key)
     if _valid(entry) and entry[:4] == stamp(path):
@@ -819,7 +871,10 @@ def forget(store: DataDir, folder: str) -> None:
 
 
 def _damaged(store: DataDir, path: Path, cache: dict | None = None) -> bool:
-    """Whether `path`, as it is now, was marked damaged."""
+    """Whether `path` (or a part of the folder of parts in its place), as it is now, was
+    marked damaged."""
+    if parts.in_parts(path):
+        return any(_damaged(store, part, cache) for part in parts.parts(path))
     entry = (_read_cache(store) if cache is None else cache).get(_rel(store, path))
     try:
         return _valid(entry) and entry[5:] == ["damaged"] and entry[:4] == stamp(path)

@@ -46,6 +46,7 @@ from pipeline.core.dataset import QUERIED, RULESET_FILES
 from pipeline.core.errors import DataError
 from pipeline.games.rulesets import Ruleset
 from pipeline.storage.parquet import sync
+from pipeline.storage.parts import PART
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = tuple(kind.name for kind in RULESET_FILES)
@@ -65,13 +66,21 @@ class Layout:
 
     def file(self, folder: str, kind: str) -> str:
         """The file of `kind` of the ruleset whose folder (`Ruleset.folder`) is `folder`,
-        relative to the dataset's root, with /."""
+        relative to the dataset's root, with /. Its rows may be a folder of parts in its
+        place (pipeline/storage/parts.py): `parts_glob` names them."""
         return f"{folder}/{kind}.parquet"
+
+    def parts_glob(self, folder: str, kind: str) -> str:
+        """The glob of the parts of `kind` where they are a folder of parts in the file's place."""
+        return f"{self.file(folder, kind).removesuffix('.parquet')}/part-*.parquet"
 
     def owner(self, name: str) -> tuple[str, str] | None:
         """The ruleset's folder and the kind of the file `name` (relative, with /) where it
-        is laid out as one; None where it is no ruleset's file."""
+        is laid out as one, or is a part of a folder of parts in its place; None where it is
+        no ruleset's file."""
         parts = name.split("/")
+        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[2] in KINDS:
+            return f"{parts[0]}/{parts[1]}", parts[2]
         if len(parts) != 3 or parts[2].removesuffix(".parquet") not in KINDS or not parts[2].endswith(".parquet"):
             return None
         game, slug, file = parts
@@ -90,8 +99,8 @@ class Layout:
             return f"{row.get('ruleset')}'s folder {folder!r} is not <game>/<slug> inside the data folder"
         for kind in QUERIED:
             path, expected = row.get(f"{kind}_path"), self.file(folder, kind)
-            if path != expected:
-                return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {expected}"
+            if path not in (expected, self.parts_glob(folder, kind)):
+                return f"{row.get('ruleset')}'s {kind}_path {path!r} is not {expected} (nor {self.parts_glob(folder, kind)})"
         return None
 
     def strays(self, root: Path, folders: set[str]) -> Iterator[tuple[Path, str]]:
@@ -104,7 +113,13 @@ class Layout:
                     yield path, "not in the catalog"
                     continue
                 for extra in sorted(path.iterdir()):
-                    if self.owner(extra.relative_to(root).as_posix()) is None and not extra.name.startswith("."):
+                    if extra.name.startswith("."):
+                        continue
+                    if extra.name in KINDS and _real_dir(extra):  # a folder of parts
+                        for part in sorted(extra.iterdir()):
+                            if not part.name.startswith(".") and not (PART.fullmatch(part.name) and part.is_file()):
+                                yield part, "not a part of a folder of parts (part-NNNNN.parquet)"
+                    elif self.owner(extra.relative_to(root).as_posix()) is None:
                         yield extra, "not a file of a ruleset's folder"
 
 
@@ -120,6 +135,8 @@ class ByKind(Layout):
 
     def owner(self, name: str) -> tuple[str, str] | None:
         parts = name.split("/")
+        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[0] in KINDS:
+            return f"{parts[1]}/{parts[2]}", parts[0]
         if len(parts) != 3 or parts[0] not in KINDS or not parts[2].endswith(".parquet"):
             return None
         kind, game, file = parts
@@ -141,7 +158,11 @@ class ByKind(Layout):
                     owner = self.owner(path.relative_to(root).as_posix())
                     if path.name.startswith("."):
                         continue
-                    if owner is None or not path.is_file() or path.is_symlink():
+                    if _real_dir(path) and f"{game.name}/{path.name}" in folders:  # a folder of parts
+                        for part in sorted(path.iterdir()):
+                            if not part.name.startswith(".") and not (PART.fullmatch(part.name) and part.is_file()):
+                                yield part, "not a part of a folder of parts (part-NNNNN.parquet)"
+                    elif owner is None or not path.is_file() or path.is_symlink():
                         yield path, f"not a file of the dataset (a {top.name} file is <slug>.parquet)"
                     elif owner[0] not in folders:
                         yield path, "not in the catalog"

@@ -12,6 +12,7 @@ so the folder can be moved, copied or unpacked anywhere (see `DATABASE_HELP`).
 from __future__ import annotations
 
 import atexit
+import glob
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from pipeline.core.dataset import QUERIED
 from pipeline.core.errors import DataError
 from pipeline.datadir.check import trusted_catalog
 from pipeline.datadir.layout import DataDir
+from pipeline.storage import parts
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, quote_path
 from pipeline.storage.parquet import atomic_path, read_table, require
 
@@ -80,13 +82,18 @@ def define_views(
     guard: str = "",
     trusted: list[dict] | None = None,
     views: set[str] | None = None,
+    each_part: bool = False,
 ) -> dict[str, list[str]]:
     """Create the views catalog, tablebase and transitions over `data` in `con` (those in
     `views` only, if given); each view's files, relative to `data` (`published_paths`).
 
     `relative`: name the files relative to `data`. `guard`: an SQL condition every view
-    also requires. `trusted`: the catalog's rows as `trusted_catalog` returned them."""
+    also requires. `trusted`: the catalog's rows as `trusted_catalog` returned them.
+    `each_part`: a folder of parts (its glob in the catalog) named part by part, as they are
+    now: a connection that may open named files only (connect_views) lists no folder."""
     paths = published_paths(data, trusted)
+    if each_part:
+        paths = {kind: [name for file in files for name in _each_part(data, file)] for kind, files in paths.items()}
     where = f" WHERE {guard}" if guard else ""
 
     def literal(file: str) -> str:
@@ -104,6 +111,16 @@ def define_views(
             f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet([{listed}], union_by_name = true){where}"
         )
     return paths
+
+
+def _each_part(data: Path, file: str) -> list[str]:
+    """The catalog's `file` (relative to `data`), or its parts where it names a folder's glob."""
+    if not file.endswith("/part-*.parquet"):
+        return [file]
+    return [
+        part.relative_to(data).as_posix()
+        for part in parts.parts(data / f"{file.removesuffix('/part-*.parquet')}.parquet")
+    ]
 
 
 def write_database(data: Path) -> Path:
@@ -127,14 +144,20 @@ def write_database(data: Path) -> Path:
                 FROM read_parquet({quote_path(store.catalog)})""")
             files = ["catalog.parquet", *(file for listed in published_paths(data).values() for file in listed)]
             listed = ", ".join(quote_path(file) for file in files)
+            # a folder of parts' glob (tablebase/part-*.parquet) finds each of its parts
+            found = sum(len(glob.glob(glob.escape(str(data)) + "/" + file)) if "*" in file else 1 for file in files)
             # DuckDB looks for a relative path in the working directory first, then in
             # file_search_path: every file must be found, all in one folder (glob names
             # each as found: relative, or under the search path), holding this catalog. A
             # ruleset's file is three names below that folder in either layout (a data
-            # folder's <game>/<slug>/<kind>.parquet, a bundle's <kind>/<game>/<slug>.parquet)
+            # folder's <game>/<slug>/<kind>.parquet, a bundle's <kind>/<game>/<slug>.parquet),
+            # and a part of a folder of parts four (<game>/<slug>/<kind>/part-00000.parquet,
+            # <kind>/<game>/<slug>/part-00000.parquet)
             con.execute(f"""CREATE MACRO same_folder() AS (
-                SELECT CASE WHEN (SELECT count(*) = {len(files)} AND count(DISTINCT
+                SELECT CASE WHEN (SELECT count(*) = {found} AND count(DISTINCT
                                     CASE WHEN file LIKE '%catalog.parquet' THEN parse_dirpath(file)
+                                         WHEN regexp_matches(replace(file, chr(92), '/'), '(/(tablebase|transitions)|(^|/)(tablebase|transitions)/[^/]+/[^/]+)/part-[0-9]+[.]parquet$')
+                                         THEN parse_dirpath(parse_dirpath(parse_dirpath(parse_dirpath(file))))
                                          ELSE parse_dirpath(parse_dirpath(parse_dirpath(file))) END) = 1
                                   FROM glob([{listed}]))
                              AND count(*) = 0
@@ -239,7 +262,7 @@ def connect_views(data: Path, read_only: bool = False, views: set[str] | None = 
     con = duckdb.connect()
     # the views' query reads the footers of every file again, as binding them did
     con.execute("SET parquet_metadata_cache = true")
-    paths = define_views(con, data, trusted=rows, views=views)
+    paths = define_views(con, data, trusted=rows, views=views, each_part=read_only)
     if not read_only:
         return con
     files = [store.catalog, *(data / file for listed in paths.values() for file in listed)]

@@ -10,7 +10,6 @@ from importlib import metadata
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline import __released__, __version__
 from pipeline.core.dataset import (
@@ -28,6 +27,7 @@ from pipeline.core.values import in_words
 from pipeline.datadir.layout import BY_KIND
 from pipeline.games import find_game
 from pipeline.products.metadata import DATA_LICENCE, KEYWORDS, SEEDS, TITLE, type_name
+from pipeline.storage import parts
 
 LICENCE_FILE = "LICENSE-DATA"
 CODE_LICENCE = "MIT"
@@ -74,7 +74,10 @@ def data_card(folder: Path, catalog: pa.Table, url: str | None = None) -> str:
     rows = sorted(CatalogRow.rows(catalog), key=lambda r: (r.game, r.ruleset))
     games = sorted({row.game for row in rows})
     versions = sorted({row.pipeline_version for row in rows})
-    schemas = {game: pq.read_schema(folder / next(r.tablebase_path for r in rows if r.game == game)) for game in games}
+    schemas = {
+        game: parts.read_schema(BY_KIND.files(folder, next(r.folder for r in rows if r.game == game)).tablebase)
+        for game in games
+    }
     total_positions = sum(r.positions for r in rows)
     total_transitions = sum(r.transitions for r in rows)
     out = [
@@ -310,10 +313,19 @@ def card_header(rows: list[CatalogRow]) -> str:
         "configs": [
             {
                 "config_name": game,
-                "data_files": [{"split": "train", "path": BY_KIND.file(f"{game}/*", "tablebase")}],
+                "data_files": [{"split": "train", "path": _tablebase_files(game, rows)}],
                 **({"default": True} if index == 0 else {}),
             }
             for index, game in enumerate(games)
         ],
     }
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n"
+
+
+def _tablebase_files(game: str, rows: list[CatalogRow]) -> str | list[str]:
+    """The game's tablebase files as globs: its rulesets' files, and their folders' parts
+    where some are folders of parts (`tablebase build --part-rows`)."""
+    files = BY_KIND.file(f"{game}/*", "tablebase")
+    if not any(row.game == game and row.tablebase_path.endswith("/part-*.parquet") for row in rows):
+        return files
+    return [files, BY_KIND.parts_glob(f"{game}/*", "tablebase")]

@@ -40,6 +40,7 @@ from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
 from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
+from pipeline.storage import parts
 from pipeline.storage.parquet import atomic_folder, atomic_path, require
 from pipeline.storage.progress import log
 
@@ -113,8 +114,8 @@ def too_large(summary: CatalogRow, graphs: bool) -> str | None:
 def load_graph(rules: Ruleset, data: Path, summary: CatalogRow, reachable_only: bool) -> RulesetGraph:
     """The ruleset's positions (every one, or those reachable from the start) and their moves."""
     files = trusted(DataDir(data), rules)
-    tablebase = str(require(files.tablebase, f"tablebase of {rules.id}"))
-    transitions = str(require(files.transitions, f"transitions of {rules.id}"))
+    tablebase = parts.sql_source(require(files.tablebase, f"tablebase of {rules.id}"))
+    transitions = parts.sql_source(require(files.transitions, f"transitions of {rules.id}"))
     con = duckdb.connect()
     try:
         rows = con.execute(
@@ -301,7 +302,7 @@ def remoteness_counts(files: dict[str, Path]) -> dict[str, dict[tuple[str, int],
     rows = duckdb.execute(
         """SELECT ruleset, value, remoteness, count(*) FROM read_parquet($files, union_by_name = true)
            WHERE remoteness IS NOT NULL GROUP BY ALL""",
-        {"files": [str(path) for path in files.values()]},
+        {"files": [parts.sql_source(path) for path in files.values()]},
     ).fetchall()
     for ruleset, value, remoteness, count in rows:
         if ruleset in result:

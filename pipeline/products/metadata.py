@@ -30,6 +30,7 @@ from pipeline.core.dataset import CATALOG, KEY, POSITIONS, RULESET_FILES, Catalo
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import BY_KIND
 from pipeline.games import find_game
+from pipeline.storage import parts
 from pipeline.storage.imports import show_pandas
 from pipeline.storage.parquet import sha256
 
@@ -149,6 +150,11 @@ def parquet_files(folder: Path, rows: list[CatalogRow]) -> list[ParquetFile]:
         for kind in RULESET_FILES:
             path = BY_KIND.file(row.folder, kind.name)
             recorded = getattr(row, f"{kind.name}_sha256", None)
+            if parts.in_parts(folder / path):  # a folder of parts: each part is a file of the bundle
+                for part in parts.parts(folder / path):
+                    name = part.relative_to(folder).as_posix()
+                    files.append(ParquetFile(name, kind, row.game, row.ruleset, pq.read_schema(part), sha256(part)))
+                continue
             files.append(
                 ParquetFile(
                     path,

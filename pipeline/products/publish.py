@@ -46,6 +46,7 @@ from pipeline.datadir.views import write_database
 from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
 from pipeline.products.explorer import require_wasm, write_explorer
+from pipeline.storage import parts
 from pipeline.storage.parquet import atomic_path, sha256
 from pipeline.storage.progress import Stage, log
 
@@ -147,7 +148,11 @@ def _dataset(
         built, laid = store.files(row["folder"]), BY_KIND.files(folder, row["folder"])
         for kind in KINDS:
             if kind != "summary":
-                _link(built.path(kind), laid.path(kind))
+                if parts.in_parts(built.path(kind)):  # a folder of parts: each part
+                    for part in parts.parts(built.path(kind)):
+                        _link(part, parts.folder_of(laid.path(kind)) / part.name)
+                else:
+                    _link(built.path(kind), laid.path(kind))
         laid.summary.parent.mkdir(parents=True, exist_ok=True)
         write_catalog_table(catalog.slice(index, 1), laid.summary)  # its row, with the bundle's paths
     write_catalog_table(catalog, folder / "catalog.parquet")
@@ -194,7 +199,13 @@ def laid_out(catalog: pa.Table, layout: Layout) -> pa.Table:
     folders = catalog["folder"].to_pylist()
     for kind in QUERIED:
         index = catalog.schema.get_field_index(f"{kind}_path")
-        paths = pa.array([layout.file(folder, kind) for folder in folders], pa.string())
+        paths = pa.array(
+            [
+                layout.parts_glob(folder, kind) if named.endswith("/part-*.parquet") else layout.file(folder, kind)
+                for folder, named in zip(folders, catalog[f"{kind}_path"].to_pylist())
+            ],
+            pa.string(),
+        )
         catalog = catalog.set_column(index, catalog.schema.field(index), paths)
     return catalog
 

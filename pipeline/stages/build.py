@@ -21,7 +21,12 @@ from pipeline.storage.progress import Stage, log
 
 
 def build(
-    rules: Ruleset, data: DataDir, size_check: bool = True, engine: EngineKind | None = None, database: bool = True
+    rules: Ruleset,
+    data: DataDir,
+    size_check: bool = True,
+    engine: EngineKind | None = None,
+    database: bool = True,
+    part_rows: int | None = None,
 ) -> CatalogRow:
     """Enumerate, solve, verify and export `rules` in data/.staging, then publish.
 
@@ -33,6 +38,7 @@ def build(
     (pipeline.engines; None: the one --engine or TABLEBASE_ENGINE names) runs every stage:
     the Spark engine generates the moves on its executors too. Without
     `database`, data/tablebases.duckdb is left for the caller to rewrite (once for many builds).
+    `part_rows`: the files as folders of parts (Run.part_rows).
     """
     data.require_writable_here()
     engine = engine or engine_kind()
@@ -47,7 +53,7 @@ def build(
         stage.dir.mkdir(parents=True)
         keep = False
         try:
-            with open_run(stage, data.temp, rules, engine, store=data) as run:
+            with open_run(stage, data.temp, rules, engine, store=data, part_rows=part_rows) as run:
                 enumerate_ruleset(run)
                 solve(run)
                 try:
