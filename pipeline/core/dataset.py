@@ -236,6 +236,17 @@ TRANSITIONS = FileKind(
     ),
 )
 
+#: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
+PUBLISHED_TRANSITIONS = pa.schema(
+    [
+        field.with_type(pa.dictionary(pa.int8() if field.name == "ruleset" else pa.int32(), pa.string()))
+        if pa.types.is_string(field.type)
+        else field
+        for field in TRANSITIONS.schema()
+    ]
+)
+
+
 POSITIONS = FileKind(
     "positions",
     "every position before solving",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+import numpy as np
 import pyarrow as pa
 
 from pipeline.core.dataset import SOLVER_MADE
@@ -53,6 +54,15 @@ class Solver(Protocol):
     def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
         """The solution's rows not given yet (id, value, remoteness, grundy,
         grundy_height), in id order, after the last rank or level."""
+
+
+@dataclass(frozen=True)
+class WrittenMoves:
+    """What `Engine.write_transitions` wrote: the moves, and each source's count of them
+    (indexed by source, below the bound), which the positions file records."""
+
+    rows: int
+    counts: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -134,6 +144,19 @@ class Engine(Protocol):
         the game has a rank, in the published order (pipeline/stages/enumerate.py); the
         sources are below `bound`. `generated(moves so far)`, where the engine can tell,
         follows the generation before the first batch comes."""
+
+    def write_transitions(
+        self,
+        rules: Ruleset,
+        space: Space,
+        numbering: RankNumbering | None,
+        bound: int,
+        path: Path,
+        encoding: Encoding,
+    ) -> WrittenMoves:
+        """Where the moves are made away from this process (not `capabilities.local_moves`):
+        write them, as `transitions` gives them, where they are made, as a folder of parts
+        at `path` (pipeline/storage/parts.py), none passing through this process."""
 
     def solver(self, impartial: bool) -> Solver: ...
 

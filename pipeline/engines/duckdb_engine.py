@@ -22,7 +22,7 @@ import pyarrow as pa
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, Steps, by_id_join, declared, literal
+from pipeline.engines.base import Capabilities, EngineKind, Steps, WrittenMoves, by_id_join, declared, literal
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage import parts
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
@@ -99,6 +99,12 @@ class DuckDBEngine:
         from pipeline.graph.moves import in_process
 
         return in_process(space, numbering, scratch, generated)
+
+    def write_transitions(
+        self, rules: Any, space: Any, numbering: Any, bound: int, path: Path, encoding: Encoding
+    ) -> WrittenMoves:
+        """Never asked: the moves are made in this process, which writes them (enumerate)."""
+        raise NotImplementedError("DuckDB's moves are made in this process: enumerate writes them")
 
     def solver(self, impartial: bool) -> DuckDBSolver:
         self._solver = DuckDBSolver(self, impartial)

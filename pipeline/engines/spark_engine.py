@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -42,13 +43,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.core import values
+from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, by_id_join, declared
+from pipeline.engines.base import Capabilities, EngineKind, WrittenMoves, by_id_join, declared
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
-from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
+from pipeline.storage.parquet import AS_TYPED, Encoding, atomic_folder, write_batches
 from pipeline.storage.progress import log
 
 show_pandas()  # the command line hides it (pipeline/storage/imports.py); pyspark's driver checks it is there
@@ -293,30 +295,70 @@ class SparkEngine:
         from the numbering this process saves beside the parts. Spark sorts them into
         buckets of consecutive sources, written as Parquet part files and read back here in
         order; no process holds every move."""
+        folder, frame = self._moves(rules, space, numbering, bound)
+        written = folder / "buckets"
+        try:
+            frame.write.partitionBy("bucket").parquet(str(written))
+        except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
+            raise _executor_error(error) from None
+        return _read_buckets(written, folder)
+
+    def write_transitions(
+        self, rules: Any, space: Any, numbering: Any, bound: int, path: Path, encoding: Encoding
+    ) -> WrittenMoves:
+        """The moves made on the executors (as `transitions`), each bucket of consecutive
+        sources written by the executor that sorted it as a part of the folder at `path`,
+        with the file's own schema and encoding; this process then only names the parts in
+        order (buckets without a move make none) and adds up each source's moves."""
+        folder, frame = self._moves(rules, space, numbering, bound)
+        written = folder / "parts"
+        written.mkdir()
+        # a part a bucket (spark.sql.shuffle.partitions of them), whatever part_rows says
+        write = functools.partial(_write_buckets, rules.id, str(written), dataclasses.replace(encoding, part_rows=None))
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+                summaries = frame.mapInArrow(write, WRITTEN_SCHEMA).collect()
+        except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
+            raise _executor_error(error) from None
+        try:
+            counts = np.zeros(bound, dtype=np.int64)
+            rows = 0
+            for summary in summaries:
+                held = np.frombuffer(summary["counts"], dtype=np.int64)
+                counts[summary["lo"] : summary["lo"] + held.size] += held
+                rows += summary["rows"]
+            buckets = sorted(summary["bucket"] for summary in summaries)
+            if not buckets:  # no move at all: one empty part, as one file would be
+                write_batches(iter(()), path, PUBLISHED_TRANSITIONS, dataclasses.replace(encoding, part_rows=1))
+            else:
+                with atomic_folder(parts.folder_of(path)) as laid:
+                    for number, bucket in enumerate(buckets):
+                        os.rename(written / _bucket_name(bucket), laid / parts.part_name(number))
+                path.unlink(missing_ok=True)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return WrittenMoves(rows, counts)
+
+    def _moves(self, rules: Any, space: Any, numbering: Any, bound: int) -> tuple[Path, Any]:
+        """A scratch folder holding the numbering the executors renumber the moves by, and
+        the moves as a DataFrame: made part by part on the executors, in buckets of
+        consecutive sources, each bucket in one partition sorted by source and the game's
+        own id of the child (the published order)."""
         folder = self.temp_dir / "spark-moves"
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         if numbering is not None:
             np.save(folder / "new_id.npy", numbering.new_id)
             np.save(folder / "rank.npy", numbering.rank)
-        parts = space.parts()
+        count = space.parts()
         buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
-        slices = max(1, min(parts, self.spark.sparkContext.defaultParallelism * 4))
+        slices = max(1, min(count, self.spark.sparkContext.defaultParallelism * 4))
         generate = functools.partial(_generate, rules.id, str(folder), numbering is not None, max(1, bound), buckets)
         with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
             warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-            frame = self.spark.range(parts, numPartitions=slices).mapInArrow(generate, MOVES_SCHEMA)
-        written = folder / "buckets"
-        try:
-            (
-                frame.repartition(buckets, "bucket")
-                .sortWithinPartitions("bucket", "src", "game_dst")
-                .write.partitionBy("bucket")
-                .parquet(str(written))
-            )
-        except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
-            raise _executor_error(error) from None
-        return _read_buckets(written, folder)
+            frame = self.spark.range(count, numPartitions=slices).mapInArrow(generate, MOVES_SCHEMA)
+        return folder, frame.repartition(buckets, "bucket").sortWithinPartitions("bucket", "src", "game_dst")
 
     def solver(self, impartial: bool) -> SparkSolver:
         return SparkSolver(self, impartial)
@@ -402,6 +444,64 @@ def _generate(
                     ],
                     names=["bucket", "src", "dst", "game_dst", "move"],
                 )
+
+
+#: What each executor returns of the buckets it wrote (`_write_buckets`): no move, only how
+#: many and each source's count (from `lo` on, as int64 bytes).
+WRITTEN_SCHEMA = "bucket int, rows long, lo long, counts binary"
+
+
+def _bucket_name(bucket: int) -> str:
+    return f"bucket-{bucket:05d}.parquet"
+
+
+def _write_buckets(
+    ruleset_id: str, folder: str, encoding: Encoding, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """On an executor: the moves of its partition (buckets, each sorted), each bucket written
+    to `folder` as one Parquet file of the published transitions' schema; a summary row a bucket."""
+    ruleset = pa.array([ruleset_id])
+
+    def runs() -> Iterator[tuple[int, list[pa.RecordBatch]]]:
+        """(bucket, its batches), bucket by bucket: a bucket's rows are consecutive."""
+        current, held = None, []
+        for batch in batches:
+            bucket = batch.column(0).to_numpy()
+            cuts = [0, *(np.flatnonzero(bucket[1:] != bucket[:-1]) + 1).tolist(), len(bucket)]
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                if hi == lo:
+                    continue
+                if current is not None and int(bucket[lo]) != current:
+                    yield current, held
+                    held = []
+                current = int(bucket[lo])
+                held.append(batch.slice(lo, hi - lo))
+        if current is not None:
+            yield current, held
+
+    for bucket, held in runs():
+        src = np.concatenate([batch.column(1).to_numpy() for batch in held])
+        lo = int(src.min())
+        counts = np.bincount(src - lo).astype(np.int64)
+        published = (
+            pa.RecordBatch.from_arrays(
+                [
+                    pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset),
+                    batch.column(1),
+                    batch.column(2),
+                    batch.column(4),
+                ],
+                schema=PUBLISHED_TRANSITIONS,
+            )
+            for batch in held
+        )
+        rows = write_batches(published, Path(folder) / _bucket_name(bucket), PUBLISHED_TRANSITIONS, encoding)
+        yield pa.RecordBatch.from_pylist(
+            [{"bucket": bucket, "rows": rows, "lo": lo, "counts": counts.tobytes()}],
+            schema=pa.schema(
+                [("bucket", pa.int32()), ("rows", pa.int64()), ("lo", pa.int64()), ("counts", pa.binary())]
+            ),
+        )
 
 
 def _executor_error(error: BaseException) -> BaseException:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from pipeline.core.dataset import POSITIONS, TRANSITIONS, documented_schema
+from pipeline.core.dataset import POSITIONS, PUBLISHED_TRANSITIONS, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.games import POSITION_KEY, RANKS, Space
@@ -38,16 +38,6 @@ from pipeline.stages.run import Run
 from pipeline.storage.parquet import ROW_GROUP_ROWS, Encoding, with_dictionaries, write_batches
 from pipeline.storage.progress import Stage, log
 from pipeline.storage.threads import in_order
-
-#: As written: the text columns as dictionaries, which readers see as TRANSITIONS' strings.
-PUBLISHED_TRANSITIONS = pa.schema(
-    [
-        field.with_type(pa.dictionary(pa.int8() if field.name == "ruleset" else pa.int32(), pa.string()))
-        if pa.types.is_string(field.type)
-        else field
-        for field in TRANSITIONS.schema()
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -134,12 +124,25 @@ def _enumerate(run: Run) -> Enumerated:
         positions_written = aside.submit(write_positions)
         generated = None
         try:
-            generated = engine_session.transitions(
-                rules, space, numbering, moves.size, scratch, lambda count: stage.count(count, unit="moves generated")
-            )
-            transitions = write_batches(
-                counted(generated), out.transitions, PUBLISHED_TRANSITIONS, transitions_encoding(run.part_rows)
-            )
+            if not engine_session.capabilities.local_moves:  # made and written where they are made
+                written = engine_session.write_transitions(
+                    rules, space, numbering, moves.size, out.transitions, transitions_encoding(run.part_rows)
+                )
+                moves += written.counts[: moves.size]
+                transitions = written.rows
+                stage.count(transitions)
+            else:
+                generated = engine_session.transitions(
+                    rules,
+                    space,
+                    numbering,
+                    moves.size,
+                    scratch,
+                    lambda count: stage.count(count, unit="moves generated"),
+                )
+                transitions = write_batches(
+                    counted(generated), out.transitions, PUBLISHED_TRANSITIONS, transitions_encoding(run.part_rows)
+                )
             counted_upto.finish()
             positions_written.result()
         finally:
