@@ -142,6 +142,8 @@ def test_a_stray_in_a_folder_of_parts_is_named(cut):
         (BY_RULESET, "chopsticks/default/notakind/part-00003.parquet", None),
         (BY_KIND, "tablebase/chopsticks/default/part-00003.parquet", ("chopsticks/default", "tablebase")),
         (BY_KIND, "tablebase/chopsticks/default/other.parquet", None),
+        (BY_RULESET, "chopsticks/default/index/part-00000.parquet", None),  # read by row group: one file
+        (BY_KIND, "lookup/chopsticks/default/part-00000.parquet", None),
     ],
 )
 def test_each_layout_knows_a_part_for_its_rulesets(layout, name, owner):

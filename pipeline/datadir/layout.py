@@ -50,6 +50,10 @@ from pipeline.storage.parts import PART
 
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = tuple(kind.name for kind in RULESET_FILES)
+#: The kinds that may be a folder of parts in the file's place (pipeline/storage/parts.py):
+#: `build --part-rows` writes these so, Spark's executors the transitions. The index and the
+#: lookup are read by row group, the rest are a few rows.
+IN_PARTS = ("positions", "transitions", "solution", "tablebase")
 #: Folder names of the data directory that are not games (explorer/: a bundle's explorer's
 #: scripts, pipeline/products/explorer.py).
 RESERVED = ("pages", "dist", "explorer")
@@ -79,7 +83,7 @@ class Layout:
         is laid out as one, or is a part of a folder of parts in its place; None where it is
         no ruleset's file."""
         parts = name.split("/")
-        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[2] in KINDS:
+        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[2] in IN_PARTS:
             return f"{parts[0]}/{parts[1]}", parts[2]
         if len(parts) != 3 or parts[2].removesuffix(".parquet") not in KINDS or not parts[2].endswith(".parquet"):
             return None
@@ -115,7 +119,7 @@ class Layout:
                 for extra in sorted(path.iterdir()):
                     if extra.name.startswith("."):
                         continue
-                    if extra.name in KINDS and _real_dir(extra):  # a folder of parts
+                    if extra.name in IN_PARTS and _real_dir(extra):  # a folder of parts
                         for part in sorted(extra.iterdir()):
                             if not part.name.startswith(".") and not (PART.fullmatch(part.name) and part.is_file()):
                                 yield part, "not a part of a folder of parts (part-NNNNN.parquet)"
@@ -135,7 +139,7 @@ class ByKind(Layout):
 
     def owner(self, name: str) -> tuple[str, str] | None:
         parts = name.split("/")
-        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[0] in KINDS:
+        if len(parts) == 4 and PART.fullmatch(parts[3]) and parts[0] in IN_PARTS:
             return f"{parts[1]}/{parts[2]}", parts[0]
         if len(parts) != 3 or parts[0] not in KINDS or not parts[2].endswith(".parquet"):
             return None
@@ -158,7 +162,7 @@ class ByKind(Layout):
                     owner = self.owner(path.relative_to(root).as_posix())
                     if path.name.startswith("."):
                         continue
-                    if _real_dir(path) and f"{game.name}/{path.name}" in folders:  # a folder of parts
+                    if top.name in IN_PARTS and _real_dir(path) and f"{game.name}/{path.name}" in folders:  # parts
                         for part in sorted(path.iterdir()):
                             if not part.name.startswith(".") and not (PART.fullmatch(part.name) and part.is_file()):
                                 yield part, "not a part of a folder of parts (part-NNNNN.parquet)"
