@@ -22,6 +22,7 @@ from pipeline.core.values import BAND, PREFERENCE, Value, in_words, score
 from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.stages.solve import solve
 from pipeline.stages.verify import verify
+from pipeline.storage.parquet import read_table
 from tests.staged import staged
 
 
@@ -83,7 +84,7 @@ def naive(terminal: dict[int, str], children: dict[int, list[int]]) -> dict[int,
 
 
 def solved_values(files) -> dict[int, tuple[str, int | None]]:
-    table = pq.read_table(files.solution).to_pylist()
+    table = read_table(files.solution).to_pylist()
     return {row["id"]: (row["value"], row["remoteness"]) for row in table}
 
 
@@ -164,7 +165,7 @@ def test_both_solvers_agree_with_the_definitions_without_cycles(tmp_path, seed):
         staged(solve, files, tmp_path / "tmp", impartial=True)
         assert solved_values(files) == expected
         staged(verify, files, tmp_path / "tmp", impartial=True)
-        results.append(pq.read_table(files.solution))
+        results.append(read_table(files.solution))
     assert results[0].equals(results[1])  # Grundy values and heights too
 
 
@@ -182,7 +183,7 @@ def test_the_verifier_refuses_wrong_ties(tmp_path, where, value, remoteness, che
     files = RulesetFiles(tmp_path / "hand")
     write_graph(files, *HAND, ranked=False)
     staged(solve, files, tmp_path / "tmp", impartial=False)
-    table = pq.read_table(files.solution)
+    table = read_table(files.solution)
     rows = table.to_pylist()
     rows[where].update(value=value, remoteness=remoteness)
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), files.solution)
@@ -195,7 +196,7 @@ def test_a_game_that_is_not_impartial_has_no_grundy_values(tmp_path):
     terminal, children = random_graph(3, 30, acyclic=True)
     write_graph(files, terminal, children, ranked=True)
     staged(solve, files, tmp_path / "tmp", impartial=False)
-    table = pq.read_table(files.solution)
+    table = read_table(files.solution)
     assert table["grundy"].null_count == table["grundy_height"].null_count == table.num_rows
     staged(verify, files, tmp_path / "tmp", impartial=False)
     with pytest.raises(VerificationError, match="grundy_defined"):

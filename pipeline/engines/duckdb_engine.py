@@ -10,6 +10,7 @@ positions, which look every move's child up by id, are NumPy passes
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -26,7 +27,7 @@ from pipeline.engines.base import Capabilities, EngineKind, Steps, WrittenMoves,
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage import parts
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
-from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_select
+from pipeline.storage.parquet import AS_TYPED, Encoding, read_table, write_batches, write_select
 
 
 class DuckDBEngine:
@@ -364,6 +365,12 @@ class DuckDBSolver:
         if ranked:
             return iter(())
         return self._retrograde().solution()
+
+    def write(
+        self, ranked: bool, path: Path, schema: pa.Schema, encoding: Encoding, given: Iterator[pa.RecordBatch]
+    ) -> int:
+        """In this process: the ranks' rows as each is solved, then the rest."""
+        return write_batches(itertools.chain(given, self.rest(ranked)), path, schema, encoding)
 
     def close(self) -> None:
         """Drop what the retrograde analysis holds (its database, its scratch files)."""

@@ -311,34 +311,71 @@ class SparkEngine:
         with the file's own schema and encoding; this process then only names the parts in
         order (buckets without a move make none) and adds up each source's moves."""
         folder, frame = self._moves(rules, space, numbering, bound)
+        try:
+            summaries = self._write_parts(
+                frame.select("bucket", "src", "dst", "move"), path, PUBLISHED_TRANSITIONS, encoding, rules.id, folder
+            )
+            counts = np.zeros(bound, dtype=np.int64)
+            for summary in summaries:
+                held = np.frombuffer(summary["counts"], dtype=np.int64)
+                counts[summary["lo"] : summary["lo"] + held.size] += held
+            return WrittenMoves(sum(summary["rows"] for summary in summaries), counts)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def write_parts(self, frame: Any, path: Path, schema: pa.Schema, encoding: Encoding, key: str = "id") -> int:
+        """A DataFrame's rows (its columns are those of `schema`, in its order, by whatever
+        names) written by the executors as a folder of parts at `path`, in order of `key`
+        (unique integers): cut into buckets of consecutive keys, each sorted and written by
+        the executor that holds it. The rows."""
+        from pyspark.sql import functions as F
+
+        frame = frame.toDF(*schema.names)
+        low, high = frame.agg(F.min(key), F.max(key)).first()
+        low, high = int(low or 0), int(high or 0)
+        buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
+        span = high - low + 1
+
+        bucketed = frame.select(
+            ((F.col(key) - low) * buckets / span).cast("int").alias("bucket"), *[F.col(f.name) for f in schema]
+        )
+        folder = self.temp_dir / f"spark-{path.stem}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        try:
+            ordered = bucketed.repartition(buckets, "bucket").sortWithinPartitions("bucket", key)
+            return sum(summary["rows"] for summary in self._write_parts(ordered, path, schema, encoding, None, folder))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _write_parts(
+        self, frame: Any, path: Path, schema: pa.Schema, encoding: Encoding, ruleset: str | None, folder: Path
+    ) -> list[Any]:
+        """Write `frame` (a bucket column, then the columns of `schema`, but a first
+        `ruleset` one where `ruleset` is given, each bucket in one partition, sorted) on the
+        executors, a file a bucket, and lay the files out in bucket order as the folder of
+        parts at `path`; the executors' summaries (`_write_buckets`)."""
         written = folder / "parts"
         written.mkdir()
         # a part a bucket (spark.sql.shuffle.partitions of them), whatever part_rows says
-        write = functools.partial(_write_buckets, rules.id, str(written), dataclasses.replace(encoding, part_rows=None))
+        write = functools.partial(
+            _write_buckets, str(written), schema, dataclasses.replace(encoding, part_rows=None), ruleset
+        )
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
                 summaries = frame.mapInArrow(write, WRITTEN_SCHEMA).collect()
         except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
             raise _executor_error(error) from None
-        try:
-            counts = np.zeros(bound, dtype=np.int64)
-            rows = 0
-            for summary in summaries:
-                held = np.frombuffer(summary["counts"], dtype=np.int64)
-                counts[summary["lo"] : summary["lo"] + held.size] += held
-                rows += summary["rows"]
-            buckets = sorted(summary["bucket"] for summary in summaries)
-            if not buckets:  # no move at all: one empty part, as one file would be
-                write_batches(iter(()), path, PUBLISHED_TRANSITIONS, dataclasses.replace(encoding, part_rows=1))
-            else:
-                with atomic_folder(parts.folder_of(path)) as laid:
-                    for number, bucket in enumerate(buckets):
-                        os.rename(written / _bucket_name(bucket), laid / parts.part_name(number))
-                path.unlink(missing_ok=True)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return WrittenMoves(rows, counts)
+        buckets = sorted(summary["bucket"] for summary in summaries)
+        if not buckets:  # no row at all: one empty part, as one file would be
+            write_batches(iter(()), path, schema, dataclasses.replace(encoding, part_rows=1))
+        else:
+            with atomic_folder(parts.folder_of(path)) as laid:
+                for number, bucket in enumerate(buckets):
+                    os.rename(written / _bucket_name(bucket), laid / parts.part_name(number))
+            path.unlink(missing_ok=True)
+        return summaries
 
     def _moves(self, rules: Any, space: Any, numbering: Any, bound: int) -> tuple[Path, Any]:
         """A scratch folder holding the numbering the executors renumber the moves by, and
@@ -456,10 +493,12 @@ def _bucket_name(bucket: int) -> str:
 
 
 def _write_buckets(
-    ruleset_id: str, folder: str, encoding: Encoding, batches: Iterator[pa.RecordBatch]
+    folder: str, schema: pa.Schema, encoding: Encoding, ruleset_id: str | None, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """On an executor: the moves of its partition (buckets, each sorted), each bucket written
-    to `folder` as one Parquet file of the published transitions' schema; a summary row a bucket."""
+    """On an executor: the rows of its partition (a bucket column, then the file's columns
+    but its first `ruleset` where `ruleset_id` names it; bucket by bucket, each sorted), each
+    bucket written to `folder` as one Parquet file of `schema`; a summary row a bucket, with
+    each value's count of the first column written (a move's source)."""
     ruleset = pa.array([ruleset_id])
 
     def runs() -> Iterator[tuple[int, list[pa.RecordBatch]]]:
@@ -480,22 +519,26 @@ def _write_buckets(
             yield current, held
 
     for bucket, held in runs():
-        src = np.concatenate([batch.column(1).to_numpy() for batch in held])
-        lo = int(src.min())
-        counts = np.bincount(src - lo).astype(np.int64)
+        lo, counts = 0, np.zeros(0, np.int64)
+        if ruleset_id is not None:  # the moves: each source's count, for the positions file
+            src = np.concatenate([batch.column(1).to_numpy() for batch in held])
+            lo = int(src.min())
+            counts = np.bincount(src - lo).astype(np.int64)
         published = (
             pa.RecordBatch.from_arrays(
                 [
-                    pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset),
-                    batch.column(1),
-                    batch.column(2),
-                    batch.column(4),
+                    *(
+                        [pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), ruleset)]
+                        if ruleset_id is not None
+                        else []
+                    ),
+                    *batch.columns[1:],
                 ],
-                schema=PUBLISHED_TRANSITIONS,
+                names=schema.names,
             )
             for batch in held
         )
-        rows = write_batches(published, Path(folder) / _bucket_name(bucket), PUBLISHED_TRANSITIONS, encoding)
+        rows = write_batches(published, Path(folder) / _bucket_name(bucket), schema, encoding)
         yield pa.RecordBatch.from_pylist(
             [{"bucket": bucket, "rows": rows, "lo": lo, "counts": counts.tobytes()}],
             schema=pa.schema(
@@ -639,15 +682,28 @@ class SparkSolver:
             "id, grundy",
         )
 
-    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+    def _solution(self, ranked: bool) -> Any:
         """The whole solution, in id order, decoded by sql/spark/rank_solution.sql or
         solve_solution.sql."""
         if ranked:
             self._solved()
-            return self.engine.batches(self.engine.sql("rank_solution"), "solution")
+            return self.engine.sql("rank_solution")
         if not self.impartial:  # no Grundy values were computed: the solution's are NULL
             self.engine.view(
                 "gst",
                 self.spark.sql("SELECT 0L AS id, CAST(NULL AS INT) AS grundy, CAST(NULL AS INT) AS height WHERE false"),
             )
-        return self.engine.batches(self.engine.sql("solve_solution", impartial=self.impartial), "solution")
+        return self.engine.sql("solve_solution", impartial=self.impartial)
+
+    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+        return self.engine.batches(self._solution(ranked), "solution")
+
+    def write(
+        self, ranked: bool, path: Path, schema: pa.Schema, encoding: Encoding, given: Iterator[pa.RecordBatch]
+    ) -> int:
+        """The ranks solved as `given` is read (they give no row: every row comes at the
+        end), then the whole solution written by the executors as a folder of parts."""
+        for batch in given:
+            if batch.num_rows:
+                raise AssertionError("Spark's ranks give their rows at the end")
+        return self.engine.write_parts(self._solution(ranked), path, schema, encoding)

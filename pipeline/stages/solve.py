@@ -38,7 +38,7 @@ from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.engines import Solver, Steps, run_levels
 from pipeline.stages.run import Run
-from pipeline.storage.parquet import Encoding, require, with_dictionaries, write_batches
+from pipeline.storage.parquet import Encoding, require, with_dictionaries
 from pipeline.storage.progress import Stage, log
 
 #: solution.parquet
@@ -79,18 +79,19 @@ def solve(run: Run) -> Solved:
             if ranked:
                 ranks = _ranks(solver, files)
                 # each rank's rows are written as soon as it is solved
-                write_batches(
-                    _by_rank(stage, solver, ranks, label, total),
+                solver.write(
+                    True,
                     files.solution,
                     SOLUTION,
                     Encoding(delta=("id",), part_rows=run.part_rows),
+                    _by_rank(stage, solver, ranks, label, total),
                 )
                 solved = Solved(len(ranks), total, total, len(ranks) if impartial else 0, total if impartial else 0)
             else:
                 solved = _retrograde(stage, solver, label, total, impartial)
                 stage.phase("writing", 0.05)
-                write_batches(
-                    solver.rest(ranked), files.solution, SOLUTION, Encoding(delta=("id",), part_rows=run.part_rows)
+                solver.write(
+                    False, files.solution, SOLUTION, Encoding(delta=("id",), part_rows=run.part_rows), iter(())
                 )
             stage.summary = f"{total:,} positions, {solved.levels} {'ranks' if ranked else 'levels'}" + (
                 f", {solved.grundy_known:,} Grundy values" if impartial else ""
@@ -119,7 +120,8 @@ def _ranks(solver: Solver, files: RulesetFiles) -> list[tuple[int, int, int, int
 def _by_rank(
     stage: Stage, solver: Solver, ranks: list[tuple[int, int, int, int]], label: str, total: int
 ) -> Iterator[pa.RecordBatch]:
-    """Solve rank by rank, giving the solution's rows as they are final, and then the rest."""
+    """Solve rank by rank, giving the solution's rows as they are final (Solver.write gives
+    the rest after them)."""
     done = 0
     stage.phase("by rank", 0.95)
     for rank, lo, hi, count in ranks:
@@ -127,7 +129,6 @@ def _by_rank(
         done += count
         stage.count(done, total)
         log.debug("solve %s: rank %d: %s positions (%s of %s)", label, rank, f"{count:,}", f"{done:,}", f"{total:,}")
-    yield from solver.rest(True)  # the rows an engine gives only once every rank is solved
 
 
 def _retrograde(stage: Stage, solver: Solver, label: str, total: int, impartial: bool) -> Solved:
