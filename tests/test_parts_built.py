@@ -18,8 +18,8 @@ from pipeline.stages.verify import verify
 from pipeline.storage import parquet, parts
 from pipeline.storage.parquet import read_table
 
-#: A loopy game, an impartial one with Grundy values, one solved rank by rank, one streamed.
-RULESETS = ["chopsticks", "nim:start=2-3-5", "sticks:rows=4", "connect:cols=3,k=3,rows=3"]
+#: A loopy game; an impartial one with Grundy values, solved rank by rank; one streamed.
+RULESETS = ["chopsticks", "sticks:rows=4", "connect:cols=3,k=3,rows=3"]
 IN_PARTS = ("positions", "transitions", "solution", "tablebase")
 
 
