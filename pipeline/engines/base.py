@@ -51,16 +51,13 @@ class Solver(Protocol):
     def grundy(self) -> Steps:
         """Grundy values from the positions without moves up."""
 
-    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
-        """The solution's rows not given yet (id, value, remoteness, grundy,
-        grundy_height), in id order, after the last rank or level."""
-
     def write(
         self, ranked: bool, path: Path, schema: pa.Schema, encoding: Encoding, given: Iterator[pa.RecordBatch]
     ) -> int:
         """Write the solution file at `path` with `schema`: the rows `given` (the ranks'
-        `rank` rows, solving them as they are read) and then the rest, where the engine
-        holds them (in this process, or Spark's executors); the number of rows."""
+        `rank` rows, solving them as they are read) and then the rows not given yet (id,
+        value, remoteness, grundy, grundy_height, in id order), where the engine holds them
+        (in this process, or Spark's executors); the number of rows."""
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,7 @@ class DuckDBSolver:
         assert grundy is not None, "Grundy values are computed for impartial games only"
         return grundy
 
-    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
+    def _rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
         """Rank by rank every row was given already; else the retrograde analysis's state."""
         if ranked:
             return iter(())
@@ -370,7 +370,7 @@ class DuckDBSolver:
         self, ranked: bool, path: Path, schema: pa.Schema, encoding: Encoding, given: Iterator[pa.RecordBatch]
     ) -> int:
         """In this process: the ranks' rows as each is solved, then the rest."""
-        return write_batches(itertools.chain(given, self.rest(ranked)), path, schema, encoding)
+        return write_batches(itertools.chain(given, self._rest(ranked)), path, schema, encoding)
 
     def close(self) -> None:
         """Drop what the retrograde analysis holds (its database, its scratch files)."""

@@ -695,9 +695,6 @@ class SparkSolver:
             )
         return self.engine.sql("solve_solution", impartial=self.impartial)
 
-    def rest(self, ranked: bool) -> Iterator[pa.RecordBatch]:
-        return self.engine.batches(self._solution(ranked), "solution")
-
     def write(
         self, ranked: bool, path: Path, schema: pa.Schema, encoding: Encoding, given: Iterator[pa.RecordBatch]
     ) -> int:
