@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,18 @@ class Solver(Protocol):
         `rank` rows, solving them as they are read) and then the rows not given yet (id,
         value, remoteness, grundy, grundy_height, in id order), where the engine holds them
         (in this process, or Spark's executors); the number of rows."""
+
+
+class Tally(Protocol):
+    """What is counted of the rows an engine writes, row group by row group, wherever they
+    are written: in this process, or by each of Spark's executors into a copy of its own
+    (a copy of the empty one given, so it pickles), which are then merged into the one given."""
+
+    def add(self, table: pa.Table) -> None:
+        """Count one row group, as written."""
+
+    def merge(self, other: Any) -> None:
+        """Add the counts of another of its kind."""
 
 
 @dataclass(frozen=True)
@@ -127,13 +139,23 @@ class Engine(Protocol):
         path: Path,
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
-        observe: Callable[[pa.Table], None] | None = None,
+        order: Sequence[str] = ("id",),
+        tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+        progress: Callable[[int], None] | None = None,
+        whole: bool = False,
     ) -> int:
-        """Write a query's rows to the Parquet file `path` with exactly `schema`, atomically
-        and deterministically (the same rows give the same bytes on every engine); the
-        number of rows. `observe` sees each row group as written; `convert` makes each batch
-        of the query's rows into the file's (export: keys into texts)."""
+        """Write a query's rows (in order of the columns `order`, the first an integer, as
+        its ORDER BY or `by_id` puts them) to the Parquet file `path` with exactly `schema`,
+        atomically and deterministically (the same rows give the same bytes on every
+        engine); the number of rows.
+
+        An engine whose rows are elsewhere (Spark's executors) writes them there, as a
+        folder of parts cut by ranges of `order`'s first column, unless `whole` asks for one
+        file. So `tally` counts each row group where it is written, and `convert`, which
+        makes each batch of the query's rows into the file's (export: keys into texts), runs
+        there too: both must pickle. `progress(rows so far)` is called in this process as
+        the rows are written (as each row group is, or once at the end)."""
 
     def transitions(
         self,
@@ -173,7 +195,8 @@ class Engine(Protocol):
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """FROM and ORDER BY clauses that put the rows of `views` (alias: view, the first
-        the positions) side by side by id, in id order."""
+        the positions) side by side by id, in id order (no ORDER BY where they come in that
+        order, or where `write` puts them in order itself)."""
         ...
 
     def release(self) -> None:
@@ -187,11 +210,29 @@ class Engine(Protocol):
 EngineKind = type[Engine]
 
 
-def by_id_join(views: dict[str, str]) -> tuple[str, str]:
-    """Engine.by_id as joins on id, then a sort."""
+def by_id_join(views: dict[str, str], ordered: bool = True) -> tuple[str, str]:
+    """Engine.by_id as joins on id, then a sort (unless not `ordered`)."""
     (first, positions), *others = views.items()
     joins = "".join(f" JOIN {view} AS {alias} ON {alias}.id = {first}.id" for alias, view in others)
-    return f"{positions} AS {first}{joins}", f"ORDER BY {first}.id"
+    return f"{positions} AS {first}{joins}", f"ORDER BY {first}.id" if ordered else ""
+
+
+def counting(tally: Tally | None, progress: Callable[[int], None] | None) -> Callable[[pa.Table], None] | None:
+    """`Engine.write`'s `tally` and `progress` as write_batches' `observe`, for the rows
+    written in this process."""
+    if tally is None and progress is None:
+        return None
+    written = 0
+
+    def observe(table: pa.Table) -> None:
+        nonlocal written
+        written += table.num_rows
+        if tally is not None:
+            tally.add(table)
+        if progress is not None:
+            progress(written)
+
+    return observe
 
 
 def run_levels(steps: Steps, on_level: Callable[[int, int, int], None] | None = None) -> tuple[int, int]:

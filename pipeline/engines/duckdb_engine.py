@@ -23,7 +23,17 @@ import pyarrow as pa
 from pipeline.core import values
 from pipeline.engines import arrays
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, Steps, WrittenMoves, by_id_join, declared, literal
+from pipeline.engines.base import (
+    Capabilities,
+    EngineKind,
+    Steps,
+    Tally,
+    WrittenMoves,
+    by_id_join,
+    counting,
+    declared,
+    literal,
+)
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage import parts
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
@@ -82,10 +92,15 @@ class DuckDBEngine:
         path: Path,
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
-        observe: Callable[[pa.Table], None] | None = None,
+        order: Sequence[str] = ("id",),
+        tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+        progress: Callable[[int], None] | None = None,
+        whole: bool = False,
     ) -> int:
-        return write_select(self.con, sql, path, schema, encoding, observe, convert)
+        """In this process, as DuckDB gives the rows: one file, unless `encoding.part_rows`
+        asks for parts (its rows, not `order`, cut them)."""
+        return write_select(self.con, sql, path, schema, encoding, counting(tally, progress), convert)
 
     def transitions(
         self,

@@ -4,9 +4,10 @@ Its SQL is in pipeline/sql/spark/, one SELECT per file with named parameters (`:
 Spark has no UPDATE or INSERT on views, so a level step returns the whole new state, which
 is checkpointed (`localCheckpoint`: the executors keep it, and the plan does not grow from
 level to level); the positions finished on a level are those whose level column is the
-level's number. Results are written by Spark as part files into the scratch folder and
-copied, in order, into the one Parquet file the dataset documents (`write`): the same rows
-give the same bytes as on DuckDB.
+level's number. The executors write the moves, the solution and the tablebase themselves,
+as folders of parts cut by ranges of their key (`write_parts`), each part in the bytes
+DuckDB would give its rows; only what must be one file (the index and the lookup, which
+probe reads by row group) is copied, in order, through this process.
 
 Where Spark runs:
   TABLEBASE_SPARK_MASTER   the master URL (default local[*]): spark://host:7077 for a
@@ -28,6 +29,7 @@ import dataclasses
 import functools
 import logging
 import os
+import pickle
 import re
 import shutil
 import sys
@@ -46,7 +48,7 @@ from pipeline.core import values
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, WrittenMoves, by_id_join, declared
+from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, counting, declared
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -261,12 +263,25 @@ class SparkEngine:
         path: Path,
         schema: pa.Schema,
         encoding: Encoding = AS_TYPED,
-        observe: Callable[[pa.Table], None] | None = None,
+        order: Sequence[str] = ("id",),
+        tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+        progress: Callable[[int], None] | None = None,
+        whole: bool = False,
     ) -> int:
-        """Spark writes part files, in order, into the scratch folder; they are copied into
+        """The executors write the rows as a folder of parts (`write_parts`). `whole`: Spark
+        writes part files, in order, into the scratch folder, copied into the one file at
         `path` in that order, batch by batch, so no process holds the whole result."""
-        return write_batches(self.batches(sql, path.stem), path, schema, encoding, observe, convert)
+        frame = self.spark.sql(sql)
+        if whole:
+            ordered = frame.orderBy(*order)  # the query's own ORDER BY, said once more, is one sort
+            return write_batches(
+                self.batches(ordered, path.stem), path, schema, encoding, counting(tally, progress), convert
+            )
+        rows = self.write_parts(frame, path, schema, encoding, order, tally, convert)
+        if progress is not None:
+            progress(rows)
+        return rows
 
     def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
         """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into
@@ -323,13 +338,25 @@ class SparkEngine:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def write_parts(self, frame: Any, path: Path, schema: pa.Schema, encoding: Encoding, key: str = "id") -> int:
+    def write_parts(
+        self,
+        frame: Any,
+        path: Path,
+        schema: pa.Schema,
+        encoding: Encoding,
+        order: Sequence[str] = ("id",),
+        tally: Tally | None = None,
+        convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+    ) -> int:
         """A DataFrame's rows (its columns are those of `schema`, in its order, by whatever
-        names) written by the executors as a folder of parts at `path`, in order of `key`
-        (unique integers): cut into buckets of consecutive keys, each sorted and written by
-        the executor that holds it. The rows."""
+        names; before `convert`, where it is given) written by the executors as a folder of
+        parts at `path`, in order of the columns `order`: cut into buckets by ranges of the
+        first (integers), each sorted and written by the executor that holds it, which
+        counts its row groups into a copy of `tally` (merged into it here) and converts its
+        batches. The rows."""
         from pyspark.sql import functions as F
 
+        key = order[0]
         frame = frame.toDF(*schema.names)
         low, high = frame.agg(F.min(key), F.max(key)).first()
         low, high = int(low or 0), int(high or 0)
@@ -343,13 +370,25 @@ class SparkEngine:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         try:
-            ordered = bucketed.repartition(buckets, "bucket").sortWithinPartitions("bucket", key)
-            return sum(summary["rows"] for summary in self._write_parts(ordered, path, schema, encoding, None, folder))
+            ordered = bucketed.repartition(buckets, "bucket").sortWithinPartitions("bucket", *order)
+            summaries = self._write_parts(ordered, path, schema, encoding, None, folder, tally, convert)
+            if tally is not None:  # in order of the buckets, as one process would have counted
+                for summary in sorted(summaries, key=lambda summary: summary["bucket"]):
+                    tally.merge(pickle.loads(summary["tally"]))
+            return sum(summary["rows"] for summary in summaries)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _write_parts(
-        self, frame: Any, path: Path, schema: pa.Schema, encoding: Encoding, ruleset: str | None, folder: Path
+        self,
+        frame: Any,
+        path: Path,
+        schema: pa.Schema,
+        encoding: Encoding,
+        ruleset: str | None,
+        folder: Path,
+        tally: Tally | None = None,
+        convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
     ) -> list[Any]:
         """Write `frame` (a bucket column, then the columns of `schema`, but a first
         `ruleset` one where `ruleset` is given, each bucket in one partition, sorted) on the
@@ -359,7 +398,13 @@ class SparkEngine:
         written.mkdir()
         # a part a bucket (spark.sql.shuffle.partitions of them), whatever part_rows says
         write = functools.partial(
-            _write_buckets, str(written), schema, dataclasses.replace(encoding, part_rows=None), ruleset
+            _write_buckets,
+            str(written),
+            schema,
+            dataclasses.replace(encoding, part_rows=None),
+            ruleset,
+            None if tally is None else pickle.dumps(tally),
+            convert,
         )
         try:
             with warnings.catch_warnings():
@@ -406,7 +451,8 @@ class SparkEngine:
         yield self.rows("SELECT count(*) FROM positions")[0][0], self.rows(query)[0]
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
-        return by_id_join(views)
+        """Joined on id, with no ORDER BY: `write` sorts each part itself."""
+        return by_id_join(views, ordered=False)
 
     def reach(self, starts: list[int]) -> Levels:
         ids = ", ".join(str(int(i)) for i in starts) or "NULL"
@@ -483,9 +529,10 @@ def _generate(
                 )
 
 
-#: What each executor returns of the buckets it wrote (`_write_buckets`): no move, only how
-#: many and each source's count (from `lo` on, as int64 bytes).
-WRITTEN_SCHEMA = "bucket int, rows long, lo long, counts binary"
+#: What each executor returns of the buckets it wrote (`_write_buckets`): no row, only how
+#: many, each source's count (of the moves: from `lo` on, as int64 bytes), and its tally
+#: (pickled, where one was asked for).
+WRITTEN_SCHEMA = "bucket int, rows long, lo long, counts binary, tally binary"
 
 
 def _bucket_name(bucket: int) -> str:
@@ -493,12 +540,19 @@ def _bucket_name(bucket: int) -> str:
 
 
 def _write_buckets(
-    folder: str, schema: pa.Schema, encoding: Encoding, ruleset_id: str | None, batches: Iterator[pa.RecordBatch]
+    folder: str,
+    schema: pa.Schema,
+    encoding: Encoding,
+    ruleset_id: str | None,
+    tally: bytes | None,
+    convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None,
+    batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """On an executor: the rows of its partition (a bucket column, then the file's columns
     but its first `ruleset` where `ruleset_id` names it; bucket by bucket, each sorted), each
-    bucket written to `folder` as one Parquet file of `schema`; a summary row a bucket, with
-    each value's count of the first column written (a move's source)."""
+    bucket written to `folder` as one Parquet file of `schema` (its batches made the file's
+    by `convert`); a summary row a bucket, with each value's count of the first column
+    written (a move's source), and its row groups counted by a copy of the empty `tally`."""
     ruleset = pa.array([ruleset_id])
 
     def runs() -> Iterator[tuple[int, list[pa.RecordBatch]]]:
@@ -538,11 +592,27 @@ def _write_buckets(
             )
             for batch in held
         )
-        rows = write_batches(published, Path(folder) / _bucket_name(bucket), schema, encoding)
+        counted = None if tally is None else pickle.loads(tally)
+        observe = None if counted is None else counted.add
+        rows = write_batches(published, Path(folder) / _bucket_name(bucket), schema, encoding, observe, convert)
         yield pa.RecordBatch.from_pylist(
-            [{"bucket": bucket, "rows": rows, "lo": lo, "counts": counts.tobytes()}],
+            [
+                {
+                    "bucket": bucket,
+                    "rows": rows,
+                    "lo": lo,
+                    "counts": counts.tobytes(),
+                    "tally": b"" if counted is None else pickle.dumps(counted),
+                }
+            ],
             schema=pa.schema(
-                [("bucket", pa.int32()), ("rows", pa.int64()), ("lo", pa.int64()), ("counts", pa.binary())]
+                [
+                    ("bucket", pa.int32()),
+                    ("rows", pa.int64()),
+                    ("lo", pa.int64()),
+                    ("counts", pa.binary()),
+                    ("tally", pa.binary()),
+                ]
             ),
         )
 

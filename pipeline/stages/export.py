@@ -12,9 +12,11 @@ summary.parquet: the ruleset's catalog row, which build then gathers into catalo
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -85,7 +87,9 @@ def export(run: Run) -> CatalogRow:
             starts = legal_starts(rules)
             # a keyed space's positions hold keys, its texts made from them (Space.keyed)
             texts = text_maker(rules, files.positions)
-            ids = find_texts(files.positions, [*starts, start_text], texts)  # a legal start, unless a plug-in says not
+            ids = find_texts(
+                files.positions, [*starts, start_text], None if texts is None else texts.texts
+            )  # a legal start, unless a plug-in says not
             missing = {*starts, start_text} - set(ids)
             if missing:
                 raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
@@ -105,11 +109,6 @@ def export(run: Run) -> CatalogRow:
             stage.phase("writing", share["write"])
             source, order = db.by_id({"p": "positions", "s": "solution", "r": "reach"})
             tally = Tally()
-
-            def written(table: pa.Table) -> None:  # the bar moves with the rows written
-                tally.add(table)
-                stage.count(tally.rows, total)
-
             db.write(
                 f"""
               SELECT {db.one_of(literal(rules.id), [rules.id])} AS ruleset, p.id, {text} AS position,
@@ -123,8 +122,10 @@ def export(run: Run) -> CatalogRow:
                     unranged=("position",),
                     part_rows=run.part_rows,
                 ),
-                observe=written,
-                convert=None if texts is None else _with_texts(texts),
+                order=("id",),
+                tally=tally,
+                convert=texts,
+                progress=lambda rows: stage.count(rows, total),  # the bar moves with the rows written
             )
             db.register("tablebase", files.tablebase)
             stage.phase("counting", share["count"])
@@ -134,14 +135,15 @@ def export(run: Run) -> CatalogRow:
             # by id, which row groups' min/max find, not by text, which every row group holds
             start = db.rows(f"SELECT value, remoteness, grundy FROM tablebase WHERE id = {ids[start_text]}")[0]
             stage.phase("indexing", share["index"])
-            indexed = Counted()
             # every text hashed and sorted: DuckDB spills the sort to the scratch folder
             indexed_rows = db.write(
                 f"SELECT {db.text_hash('position')} AS hash, id FROM tablebase ORDER BY hash, id",
                 files.index,
                 INDEX.schema(),
                 Encoding(delta=("hash", "id"), group_rows=INDEX_GROUP_ROWS),
-                observe=lambda table: stage.count(indexed.add(table.num_rows), total),
+                order=("hash", "id"),
+                progress=lambda rows: stage.count(rows, total),
+                whole=True,  # probe reads it by row group
             )
         finally:
             db.release()
@@ -271,7 +273,8 @@ class Counted:
 
 class Tally:
     """The catalog's counts of a tablebase, made from its row groups as they are written
-    (rather than by reading the file again)."""
+    (rather than by reading the file again), where they are written (pipeline/engines/
+    base.py Tally: on Spark, a copy on each executor, merged here)."""
 
     def __init__(self) -> None:
         self.rows = self.reachable = 0
@@ -290,12 +293,23 @@ class Tally:
         self.values.update(_value_counts(table["value"]))
         self.ended.update(_value_counts(table["value"].filter(pc.and_(reachable, pc.equal(table["moves"], 0)))))
 
+    def merge(self, other: Tally) -> None:
+        """Add the counts of another's row groups."""
+        self.rows += other.rows
+        self.reachable += other.reachable
+        if other.max_remoteness is not None and (
+            self.max_remoteness is None or other.max_remoteness > self.max_remoteness
+        ):
+            self.max_remoteness = other.max_remoteness
+        self.values.update(other.values)
+        self.ended.update(other.ended)
+
 
 def _value_counts(column: pa.ChunkedArray) -> dict[str, int]:
     return {row["values"]: row["counts"] for row in pc.value_counts(column).to_pylist()}
 
 
-def text_maker(rules: Ruleset, positions: Path) -> Callable[[np.ndarray], pa.Array] | None:
+def text_maker(rules: Ruleset, positions: Path) -> KeyTexts | None:
     """Where the positions file holds keys rather than texts (Space.keyed), what makes the
     texts of keys: the ruleset's space's `texts`; else None."""
     if POSITION_KEY.name not in parts.read_schema(positions).names:
@@ -303,30 +317,48 @@ def text_maker(rules: Ruleset, positions: Path) -> Callable[[np.ndarray], pa.Arr
     space = rules.game.space(rules)
     if not space.keyed:
         raise DataError(f"{positions} holds keys, but game {rules.game_name} makes no texts from keys: rebuild it")
+    return KeyTexts(rules.id, rules.game_name, space)
 
-    def texts(keys: np.ndarray) -> pa.Array:
-        made = space.texts(keys)
+
+class KeyTexts:
+    """The texts of a keyed space's keys (`texts`), and a batch of the tablebase with its
+    third column, the positions' keys, as their texts (called as a `convert`). It pickles
+    as the ruleset's id, its space made again where it is unpickled (a Spark executor that
+    writes a part of the tablebase), once a process."""
+
+    def __init__(self, ruleset: str, game: str, space: Any = None):
+        self.ruleset, self.game, self._space = ruleset, game, space
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"ruleset": self.ruleset, "game": self.game}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["ruleset"], state["game"])  # type: ignore[misc]
+
+    def texts(self, keys: np.ndarray) -> pa.Array:
+        if self._space is None:
+            self._space = _keyed_space(self.ruleset)
+        made = self._space.texts(keys)
         if not isinstance(made, pa.Array) or not pa.types.is_string(made.type) or len(made) != keys.size:
             raise DataError(
-                f"game {rules.game_name}'s texts() gave {type(made).__name__} {getattr(made, 'type', '')} of "
+                f"game {self.game}'s texts() gave {type(made).__name__} {getattr(made, 'type', '')} of "
                 f"{len(made) if hasattr(made, '__len__') else '?'} for {keys.size:,} keys, not a string array of "
                 f"one text a key: the game module is wrong"
             )
         if made.null_count:
-            raise DataError(f"game {rules.game_name}'s texts() gave no text for some key: the game module is wrong")
+            raise DataError(f"game {self.game}'s texts() gave no text for some key: the game module is wrong")
         return made
 
-    return texts
-
-
-def _with_texts(texts: Callable[[np.ndarray], pa.Array]) -> Callable[[pa.RecordBatch], pa.RecordBatch]:
-    """A batch of the tablebase with its third column, the positions' keys, as their texts."""
-
-    def convert(batch: pa.RecordBatch) -> pa.RecordBatch:
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         keys = batch.column(2).to_numpy(zero_copy_only=False)
-        return batch.set_column(2, batch.schema.field(2).with_type(pa.string()), texts(keys))
+        return batch.set_column(2, batch.schema.field(2).with_type(pa.string()), self.texts(keys))
 
-    return convert
+
+@functools.lru_cache(maxsize=2)
+def _keyed_space(ruleset: str) -> Any:
+    """The space of a ruleset given by its id, where a KeyTexts was unpickled."""
+    rules = Ruleset.parse(ruleset)
+    return rules.game.space(rules)
 
 
 def find_texts(
