@@ -332,10 +332,10 @@ def build(
             "--part-rows",
             min=1,
             metavar="<rows>",
-            help="Write the positions, transitions, solution and tablebase of each ruleset as a "
-            "folder of parts (tablebase/part-00000.parquet, ...) of about this many rows, in "
-            "whole row groups of 1,048,576, where a host limits a file's size; every reader takes "
-            "either form. Default: one file each.",
+            help="Write the positions, transitions, solution, tablebase, index and lookup of each "
+            "ruleset as a folder of parts (tablebase/part-00000.parquet, ...) of about this many "
+            "rows, in whole row groups (1,048,576 rows; the index's 16,384, the lookup's 8,192), "
+            "where a host limits a file's size; every reader takes either form. Default: one file each.",
             show_default=False,
         ),
     ] = None,

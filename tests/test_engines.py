@@ -202,7 +202,7 @@ def test_a_ruleset_built_again_is_the_same_bytes(builds, tmp_path):
 def test_every_engine_builds_the_first_engines_bytes(builds, other):
     """Positions, transitions, solutions, verifications, tablebases and catalog rows (of the
     rulesets both build). A file another engine writes as a folder of parts (Spark's moves,
-    solution and tablebase, written by its executors) holds the same rows in the same order, and the catalog names
+    solution, tablebase, index and lookup, written by its executors) holds the same rows in the same order, and the catalog names
     it by its glob, with its listing's checksum."""
     mine_built, theirs_built = builds(available(ENGINES[0])), builds(available(other))
     first, theirs = mine_built.data, theirs_built.data
@@ -229,7 +229,11 @@ def test_every_engine_builds_the_first_engines_bytes(builds, other):
     differ = [name for kind in cut for name in (f"{kind}_path", f"{kind}_sha256") if name in rows[0].column_names]
     differ += ["verification_sha256"] if "solution" in cut else []
     assert rows[1].drop(differ).equals(rows[0].drop(differ))
-    assert cut == (set() if available(other).capabilities.local_moves else {"transitions", "solution", "tablebase"})
+    assert cut == (
+        set()
+        if available(other).capabilities.local_moves
+        else {"transitions", "solution", "tablebase", "index", "lookup"}
+    )
     assert Tablebases(theirs.root).check() == []
 
 

@@ -18,8 +18,8 @@ from pipeline.core.dataset import INDEX, LOOKUP
 from pipeline.core.errors import DataError
 from pipeline.datadir.catalog import read_catalog
 from pipeline.datadir.layout import DataDir
+from pipeline.engines.lookup import lookup_batches
 from pipeline.products import probe as probing
-from pipeline.stages.export import lookup_batches
 from tests.conftest import BUILT
 
 
@@ -160,7 +160,7 @@ def test_the_lookup_is_merged_a_batch_of_moves_at_a_time(built, tmp_path, monkey
     the same rows as read whole (sticks:rows=10 held its 14.5 M moves at once: 2.3 GiB)."""
     import pyarrow as pa
 
-    from pipeline.stages import export
+    from pipeline.engines import lookup
 
     folder = built / "chopsticks" / "split-any"
     tablebase, transitions = pq.read_table(folder / "tablebase.parquet"), pq.read_table(folder / "transitions.parquet")
@@ -169,12 +169,32 @@ def test_the_lookup_is_merged_a_batch_of_moves_at_a_time(built, tmp_path, monkey
     whole = pa.Table.from_batches(
         list(lookup_batches(tmp_path / "tablebase.parquet", tmp_path / "transitions.parquet"))
     )
-    monkeypatch.setattr(export, "ROW_GROUP_ROWS", 7)
+    monkeypatch.setattr(lookup, "ROW_GROUP_ROWS", 7)
     parts = list(lookup_batches(tmp_path / "tablebase.parquet", tmp_path / "transitions.parquet"))
     most = max(len(moves) for moves in whole["dst"].to_pylist())
     assert len(parts) > tablebase.num_rows // (7 + most)
     assert all(sum(len(moves) for moves in part["dst"].to_pylist()) <= 7 + most for part in parts)
     assert pa.Table.from_batches(parts).equals(whole) and whole.num_rows == tablebase.num_rows
+
+
+def test_a_part_of_the_tablebase_gets_the_lookup_rows_of_its_ids_alone(built, tmp_path):
+    """Spark's executors write the lookup a part of the tablebase each: the moves from its
+    ids found by the moves' row groups (of 5 here), the first part taking every move below
+    its ids and the last every move above, so the parts' rows are the whole's."""
+    import pyarrow as pa
+
+    folder = built / "chopsticks" / "split-any"
+    tablebase, transitions = pq.read_table(folder / "tablebase.parquet"), pq.read_table(folder / "transitions.parquet")
+    pq.write_table(transitions, tmp_path / "transitions.parquet", row_group_size=5)
+    whole = pa.Table.from_batches(list(lookup_batches(folder / "tablebase.parquet", tmp_path / "transitions.parquet")))
+    cuts = [0, 7, 40, tablebase.num_rows]
+    given = []
+    for number, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        pq.write_table(tablebase.slice(lo, hi - lo), tmp_path / f"part-{number}.parquet")
+        within = (None if number == 0 else lo, None if hi == tablebase.num_rows else hi - 1)
+        given += list(lookup_batches(tmp_path / f"part-{number}.parquet", tmp_path / "transitions.parquet", within))
+    assert pa.Table.from_batches(given).to_pylist() == whole.to_pylist()  # the values' dictionaries differ
+    assert sum(len(moves) for moves in whole["dst"].to_pylist()) == transitions.num_rows
 
 
 @pytest.mark.parametrize("disorder", ["tablebase", "transitions", "stray move"])

@@ -20,7 +20,7 @@ from pipeline.storage.parquet import read_table
 
 #: A loopy game; an impartial one with Grundy values, solved rank by rank; one streamed.
 RULESETS = ["chopsticks", "sticks:rows=4", "connect:cols=3,k=3,rows=3"]
-IN_PARTS = ("positions", "transitions", "solution", "tablebase")
+IN_PARTS = ("positions", "transitions", "solution", "tablebase", "index", "lookup")
 
 
 def staged(root, ruleset, part_rows):
@@ -36,8 +36,10 @@ def staged(root, ruleset, part_rows):
 
 @pytest.fixture(autouse=True)
 def small_row_groups(monkeypatch):
-    """Row groups of 16 rows, so that the small rulesets' files make parts of 32 rows."""
+    """Row groups of 16 rows (the index's and the lookup's too), so that the small rulesets' files make parts of 32 rows."""
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 16)
+    monkeypatch.setattr("pipeline.stages.export.INDEX_GROUP_ROWS", 16)
+    monkeypatch.setattr("pipeline.stages.export.LOOKUP_GROUP_ROWS", 16)
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
@@ -48,8 +50,6 @@ def test_the_stages_give_the_same_rows_in_parts(tmp_path, ruleset):
         assert not cut.path(kind).exists() and len(parts.parts(cut.path(kind))) > 1, kind
         assert read_table(cut.path(kind)) == read_table(one.path(kind)), kind
         assert summary.__dict__.get(f"{kind}_sha256", parts.sha256(cut.path(kind))) == parts.sha256(cut.path(kind))
-    for kind in ("index", "lookup"):  # one file each, read by hash and by id
-        assert cut.path(kind).read_bytes() == one.path(kind).read_bytes(), kind
     checks = read_table(cut.verification)
     assert set(checks["solution_sha256"].to_pylist()) == {parts.sha256(cut.solution)}
     assert checks.drop(["solution_sha256"]) == read_table(one.verification).drop(["solution_sha256"])

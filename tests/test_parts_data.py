@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import BY_KIND, BY_RULESET
+from pipeline.games.rulesets import Ruleset
 from pipeline.storage import parquet, parts
 from pipeline.tablebases import Tablebases
 
@@ -24,10 +25,12 @@ RULESETS = ["chopsticks", "sticks:rows=5"]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """The same rulesets built into two folders: one file a kind, and folders of parts of
-    about 48 rows in row groups of 16 rows."""
+    about 48 rows in row groups of 16 rows (the index's and the lookup's too)."""
     one, cut = tmp_path_factory.mktemp("one"), tmp_path_factory.mktemp("cut")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(parquet, "ROW_GROUP_ROWS", 16)
+        patch.setattr("pipeline.stages.export.INDEX_GROUP_ROWS", 16)  # probe and play read across parts
+        patch.setattr("pipeline.stages.export.LOOKUP_GROUP_ROWS", 16)
         Tablebases(one).build(*RULESETS)
         Tablebases(cut).build(*RULESETS, part_rows=40)
     return one, cut
@@ -59,8 +62,12 @@ def test_the_folder_of_parts_checks_and_reads_as_one_file_a_kind_does(built):
     assert Tablebases(cut).sql(query) == Tablebases(one).sql(query)
     moves = "SELECT ruleset, src, dst, move FROM transitions ORDER BY ALL"
     assert Tablebases(cut).sql(moves) == Tablebases(one).sql(moves)
-    for ruleset in RULESETS:
-        assert Tablebases(cut).probe(ruleset) == Tablebases(one).probe(ruleset)
+    for ruleset in RULESETS:  # every position: the index and the lookup are read across their parts
+        texts = Tablebases(one).sql(f"SELECT position FROM tablebase WHERE ruleset = '{ruleset}'")["position"]
+        texts = texts.to_pylist()
+        assert len(parts.parts(Tablebases(cut).store.published(Ruleset.parse(ruleset)).index)) > 1
+        for text in texts:
+            assert Tablebases(cut).probe(ruleset, text) == Tablebases(one).probe(ruleset, text), text
     # the database of views, opened from its folder by DuckDB's own client
     counted = "SELECT (SELECT count(*) FROM tablebase), (SELECT count(*) FROM transitions)"
     ours = duckdb.connect(str(cut / "tablebases.duckdb"), read_only=True)
@@ -142,8 +149,10 @@ def test_a_stray_in_a_folder_of_parts_is_named(cut):
         (BY_RULESET, "chopsticks/default/notakind/part-00003.parquet", None),
         (BY_KIND, "tablebase/chopsticks/default/part-00003.parquet", ("chopsticks/default", "tablebase")),
         (BY_KIND, "tablebase/chopsticks/default/other.parquet", None),
-        (BY_RULESET, "chopsticks/default/index/part-00000.parquet", None),  # read by row group: one file
-        (BY_KIND, "lookup/chopsticks/default/part-00000.parquet", None),
+        (BY_RULESET, "chopsticks/default/index/part-00000.parquet", ("chopsticks/default", "index")),
+        (BY_KIND, "lookup/chopsticks/default/part-00000.parquet", ("chopsticks/default", "lookup")),
+        (BY_RULESET, "chopsticks/default/summary/part-00000.parquet", None),  # a few rows: one file
+        (BY_KIND, "verification/chopsticks/default/part-00000.parquet", None),
     ],
 )
 def test_each_layout_knows_a_part_for_its_rulesets(layout, name, owner):

@@ -518,9 +518,9 @@ def check_ruleset(
     finally:
         con.close()
     for made in (mine.index, mine.lookup):  # their bytes are the catalog's: their count is what export wrote
-        held = pq.read_metadata(made).num_rows
-        if held != row["positions"]:
-            report.add(made, f"holds {held:,} positions, the catalog {row['positions']:,}")
+        rows = parts.read_metadata(made).num_rows
+        if rows != row["positions"]:
+            report.add(made, f"holds {rows:,} positions, the catalog {row['positions']:,}")
     if not counted.pop("start_found"):
         report.add(tablebase, f"has no start position {row['start']!r}", whole=False)
     differ = [f"{name} {counted[name]} (catalog: {row[name]})" for name in counted if counted[name] != row[name]]

@@ -51,9 +51,9 @@ from pipeline.storage.parts import PART
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
 KINDS = tuple(kind.name for kind in RULESET_FILES)
 #: The kinds that may be a folder of parts in the file's place (pipeline/storage/parts.py):
-#: `build --part-rows` writes these so, Spark's executors the transitions. The index and the
-#: lookup are read by row group, the rest are a few rows.
-IN_PARTS = ("positions", "transitions", "solution", "tablebase")
+#: `build --part-rows` writes these so, Spark's executors all but the positions. The rest
+#: are a few rows.
+IN_PARTS = ("positions", "transitions", "solution", "tablebase", "index", "lookup")
 #: Folder names of the data directory that are not games (explorer/: a bundle's explorer's
 #: scripts, pipeline/products/explorer.py).
 RESERVED = ("pages", "dist", "explorer")

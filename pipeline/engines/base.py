@@ -143,7 +143,6 @@ class Engine(Protocol):
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
-        whole: bool = False,
     ) -> int:
         """Write a query's rows (in order of the columns `order`, the first an integer, as
         its ORDER BY or `by_id` puts them) to the Parquet file `path` with exactly `schema`,
@@ -151,11 +150,24 @@ class Engine(Protocol):
         engine); the number of rows.
 
         An engine whose rows are elsewhere (Spark's executors) writes them there, as a
-        folder of parts cut by ranges of `order`'s first column, unless `whole` asks for one
-        file. So `tally` counts each row group where it is written, and `convert`, which
+        folder of parts cut by ranges of `order`'s first column. So `tally` counts each row group where it is written, and `convert`, which
         makes each batch of the query's rows into the file's (export: keys into texts), runs
         there too: both must pickle. `progress(rows so far)` is called in this process as
         the rows are written (as each row group is, or once at the end)."""
+
+    def write_lookup(
+        self,
+        tablebase: Path,
+        transitions: Path,
+        path: Path,
+        schema: pa.Schema,
+        encoding: Encoding,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Write lookup.parquet at `path` from the tablebase and its moves, merged as they are
+        read (pipeline/engines/lookup.py), where the engine holds them: in this process, or
+        by Spark's executors a part of the tablebase each (a folder of parts); the rows.
+        `progress` as `write`'s."""
 
     def transitions(
         self,

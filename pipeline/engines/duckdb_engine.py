@@ -34,6 +34,7 @@ from pipeline.engines.base import (
     declared,
     literal,
 )
+from pipeline.engines.lookup import lookup_batches
 from pipeline.engines.retrograde import Retrograde
 from pipeline.storage import parts
 from pipeline.storage.db import connect, quote_path, set_variables, sql_text
@@ -96,11 +97,22 @@ class DuckDBEngine:
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
-        whole: bool = False,
     ) -> int:
         """In this process, as DuckDB gives the rows: one file, unless `encoding.part_rows`
         asks for parts (its rows, not `order`, cut them)."""
         return write_select(self.con, sql, path, schema, encoding, counting(tally, progress), convert)
+
+    def write_lookup(
+        self,
+        tablebase: Path,
+        transitions: Path,
+        path: Path,
+        schema: pa.Schema,
+        encoding: Encoding,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """In this process, a row group of the tablebase and about a batch of moves held."""
+        return write_batches(lookup_batches(tablebase, transitions), path, schema, encoding, counting(None, progress))
 
     def transitions(
         self,

@@ -4,10 +4,10 @@ Its SQL is in pipeline/sql/spark/, one SELECT per file with named parameters (`:
 Spark has no UPDATE or INSERT on views, so a level step returns the whole new state, which
 is checkpointed (`localCheckpoint`: the executors keep it, and the plan does not grow from
 level to level); the positions finished on a level are those whose level column is the
-level's number. The executors write the moves, the solution and the tablebase themselves,
-as folders of parts cut by ranges of their key (`write_parts`), each part in the bytes
-DuckDB would give its rows; only what must be one file (the index and the lookup, which
-probe reads by row group) is copied, in order, through this process.
+level's number. The executors write the moves, the solution, the tablebase, its index and
+its lookup themselves, as folders of parts cut by ranges of their key (`write_parts`,
+`write_lookup`), each part in the bytes DuckDB would give its rows: none of those rows
+passes through this process.
 
 Where Spark runs:
   TABLEBASE_SPARK_MASTER   the master URL (default local[*]): spark://host:7077 for a
@@ -48,7 +48,7 @@ from pipeline.core import values
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, counting, declared
+from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, declared
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -267,34 +267,53 @@ class SparkEngine:
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
-        whole: bool = False,
     ) -> int:
-        """The executors write the rows as a folder of parts (`write_parts`). `whole`: Spark
-        writes part files, in order, into the scratch folder, copied into the one file at
-        `path` in that order, batch by batch, so no process holds the whole result."""
-        frame = self.spark.sql(sql)
-        if whole:
-            ordered = frame.orderBy(*order)  # the query's own ORDER BY, said once more, is one sort
-            return write_batches(
-                self.batches(ordered, path.stem), path, schema, encoding, counting(tally, progress), convert
-            )
-        rows = self.write_parts(frame, path, schema, encoding, order, tally, convert)
+        """The executors write the rows as a folder of parts (`write_parts`)."""
+        rows = self.write_parts(self.spark.sql(sql), path, schema, encoding, order, tally, convert)
         if progress is not None:
             progress(rows)
         return rows
 
-    def batches(self, query: Any, name: str) -> Iterator[pa.RecordBatch]:
-        """A query's rows (SQL, or a DataFrame) in order: Spark writes them as part files into
-        the scratch folder, read back batch by batch and removed once read."""
-        parts = self.temp_dir / f"spark-{name}"
-        shutil.rmtree(parts, ignore_errors=True)
-        frame = self.spark.sql(query) if isinstance(query, str) else query
-        frame.write.mode("overwrite").parquet(str(parts))
+    def write_lookup(
+        self,
+        tablebase: Path,
+        transitions: Path,
+        path: Path,
+        schema: pa.Schema,
+        encoding: Encoding,
+        progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """A task a part of the tablebase: the executor merges it with the moves from its
+        ids (found by the moves' row group statistics) and writes the lookup's part of those
+        ids; this process lays the parts out in order."""
+        pieces = [str(piece) for piece in parts.parts(tablebase)]
+        folder = self.temp_dir / f"spark-{path.stem}"
+        shutil.rmtree(folder, ignore_errors=True)
+        written = folder / "parts"
+        written.mkdir(parents=True)
+        write = functools.partial(
+            _write_lookups,
+            pieces,
+            str(transitions),
+            str(written),
+            schema,
+            dataclasses.replace(encoding, part_rows=None),
+        )
         try:
-            for part in sorted(parts.glob("part-*.parquet")):
-                yield from pq.ParquetFile(part).iter_batches(batch_size=1 << 16)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+                tasks = self.spark.range(len(pieces), numPartitions=max(1, len(pieces)))
+                summaries = tasks.mapInArrow(write, WRITTEN_SCHEMA).collect()
+        except Exception as error:  # noqa: BLE001 - raised on an executor
+            raise _executor_error(error) from None
+        try:
+            _lay_out(written, path, schema, encoding, [summary["bucket"] for summary in summaries])
         finally:
-            shutil.rmtree(parts, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
+        rows = sum(summary["rows"] for summary in summaries)
+        if progress is not None:
+            progress(rows)
+        return rows
 
     def transitions(
         self,
@@ -412,14 +431,7 @@ class SparkEngine:
                 summaries = frame.mapInArrow(write, WRITTEN_SCHEMA).collect()
         except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
             raise _executor_error(error) from None
-        buckets = sorted(summary["bucket"] for summary in summaries)
-        if not buckets:  # no row at all: one empty part, as one file would be
-            write_batches(iter(()), path, schema, dataclasses.replace(encoding, part_rows=1))
-        else:
-            with atomic_folder(parts.folder_of(path)) as laid:
-                for number, bucket in enumerate(buckets):
-                    os.rename(written / _bucket_name(bucket), laid / parts.part_name(number))
-            path.unlink(missing_ok=True)
+        _lay_out(written, path, schema, encoding, [summary["bucket"] for summary in summaries])
         return summaries
 
     def _moves(self, rules: Any, space: Any, numbering: Any, bound: int) -> tuple[Path, Any]:
@@ -533,6 +545,9 @@ def _generate(
 #: many, each source's count (of the moves: from `lo` on, as int64 bytes), and its tally
 #: (pickled, where one was asked for).
 WRITTEN_SCHEMA = "bucket int, rows long, lo long, counts binary, tally binary"
+_WRITTEN = pa.schema(
+    [("bucket", pa.int32()), ("rows", pa.int64()), ("lo", pa.int64()), ("counts", pa.binary()), ("tally", pa.binary())]
+)
 
 
 def _bucket_name(bucket: int) -> str:
@@ -605,16 +620,49 @@ def _write_buckets(
                     "tally": b"" if counted is None else pickle.dumps(counted),
                 }
             ],
-            schema=pa.schema(
-                [
-                    ("bucket", pa.int32()),
-                    ("rows", pa.int64()),
-                    ("lo", pa.int64()),
-                    ("counts", pa.binary()),
-                    ("tally", pa.binary()),
-                ]
-            ),
+            schema=_WRITTEN,
         )
+
+
+def _lay_out(written: Path, path: Path, schema: pa.Schema, encoding: Encoding, buckets: list[int]) -> None:
+    """The buckets' files in `written`, in order of bucket, as the folder of parts at `path`."""
+    if not buckets:  # no row at all: one empty part, as one file would be
+        write_batches(iter(()), path, schema, dataclasses.replace(encoding, part_rows=1))
+        return
+    with atomic_folder(parts.folder_of(path)) as laid:
+        for number, bucket in enumerate(sorted(buckets)):
+            os.rename(written / _bucket_name(bucket), laid / parts.part_name(number))
+    path.unlink(missing_ok=True)
+
+
+def _write_lookups(
+    pieces: list[str],
+    transitions: str,
+    folder: str,
+    schema: pa.Schema,
+    encoding: Encoding,
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[pa.RecordBatch]:
+    """On an executor: for each part of the tablebase named in `batches` (by its number in
+    `pieces`), the lookup's rows of its ids written to `folder` as one file. The first part
+    takes every move below its last id, the last every move above its first, so a move from
+    no position is found (lookup_batches) rather than dropped."""
+    from pipeline.engines.lookup import lookup_batches
+
+    for batch in batches:
+        for number in batch.column(0).to_numpy().tolist():
+            footer = pq.read_metadata(pieces[number])
+            column = footer.schema.to_arrow_schema().get_field_index("id")
+            lo = hi = None
+            if footer.num_row_groups:
+                lo = footer.row_group(0).column(column).statistics.min
+                hi = footer.row_group(footer.num_row_groups - 1).column(column).statistics.max
+            within = (None if number == 0 else lo, None if number == len(pieces) - 1 else hi)
+            merged = lookup_batches(Path(pieces[number]), Path(transitions), within)
+            rows = write_batches(merged, Path(folder) / _bucket_name(number), schema, encoding)
+            yield pa.RecordBatch.from_pylist(
+                [{"bucket": number, "rows": rows, "lo": 0, "counts": b"", "tally": b""}], schema=_WRITTEN
+            )
 
 
 def _executor_error(error: BaseException) -> BaseException:

@@ -38,14 +38,31 @@ async function opened() {
   await db.registerFileURL('catalog.parquet', new URL('catalog.parquet', bundle).href, duckdb.DuckDBDataProtocol.HTTP, false);
   const catalog = (await con.query('SELECT ruleset, game, folder, positions, start FROM read_parquet(\'catalog.parquet\') ORDER BY ruleset'))
     .toArray().map(row => ({...row.toJSON(), positions: Number(row.positions)}));
-  // each ruleset's files under a name of ours: the SQL names no text that came from a file or an address
+  // a ruleset's index (or lookup) is one file, index/<folder>.parquet, or a folder of parts in
+  // its place, index/<folder>/part-NNNNN.parquet (`build --part-rows`, Spark's executors), as
+  // the bundle's SHA256SUMS lists them
+  const sums = await fetch(new URL('SHA256SUMS', bundle).href);
+  if (!sums.ok) throw new Error('SHA256SUMS: HTTP ' + sums.status);
+  const listed = new Set((await sums.text()).split('\n').filter(line => line.includes('  '))
+    .map(line => line.slice(line.indexOf('  ') + 2)));
+  // each ruleset's files under names of ours: the SQL names no text that came from a file or an address
   const files = new Map();
   for (const [k, row] of catalog.entries()) {
+    const sources = {};
     for (const kind of ['index', 'lookup']) {
-      const url = new URL(kind + '/' + row.folder + '.parquet', bundle).href;
-      await db.registerFileURL(kind + k + '.parquet', url, duckdb.DuckDBDataProtocol.HTTP, false);
+      const one = kind + '/' + row.folder + '.parquet', folder = kind + '/' + row.folder + '/';
+      const names = listed.has(one) ? [one] : [...listed]
+        .filter(name => name.startsWith(folder) && /^part-\d{5,}\.parquet$/.test(name.slice(folder.length)))
+        .sort((a, b) => Number(a.slice(folder.length + 5, -8)) - Number(b.slice(folder.length + 5, -8)));
+      if (!names.length) throw new Error('the bundle\'s SHA256SUMS lists no ' + kind + ' of ' + row.ruleset);
+      const registered = [];
+      for (const [n, name] of names.entries()) {
+        await db.registerFileURL(kind + k + '_' + n + '.parquet', new URL(name, bundle).href, duckdb.DuckDBDataProtocol.HTTP, false);
+        registered.push('\'' + kind + k + '_' + n + '.parquet\'');
+      }
+      sources[kind] = 'read_parquet([' + registered.join(', ') + '])';
     }
-    files.set(row.ruleset, k);
+    files.set(row.ruleset, sources);
   }
   return {con, md5, catalog, files};
 }
@@ -71,7 +88,7 @@ async function rows(con, sql) {
 // after it: a position's moves often lead to neighbouring ids, and each branch of the UNION
 // costs DuckDB-WASM a pass over every row group's statistics.
 const SPAN = 8192n;
-function byId(file, columns, ids) {
+function byId(source, columns, ids) {
   const sorted = ids.map(id => BigInt(id)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const runs = [];
   for (const id of sorted) {
@@ -79,7 +96,7 @@ function byId(file, columns, ids) {
     if (run && id - run[0] < SPAN) run.push(id);
     else runs.push([id]);
   }
-  return runs.map(run => 'SELECT ' + columns + ' FROM read_parquet(\'' + file + '\') WHERE ' + (run.length === 1
+  return runs.map(run => 'SELECT ' + columns + ' FROM ' + source + ' WHERE ' + (run.length === 1
     ? 'id = ' + run[0]
     : 'id BETWEEN ' + run[0] + ' AND ' + run[run.length - 1] + ' AND id IN (' + run.join(', ') + ')')).join(' UNION ALL ');
 }
@@ -107,17 +124,17 @@ async function lookup(ruleset, position) {
   const {con, md5, catalog, files} = await database();
   const row = catalog.find(r => r.ruleset === ruleset);
   if (!row) throw new Error(ruleset + ' is not in this bundle (it holds ' + catalog.map(r => r.ruleset).join(', ') + ')');
-  const k = files.get(ruleset), text = position === 'start' ? row.start : position;
+  const source = files.get(ruleset), text = position === 'start' ? row.start : position;
   const key = textHash((await md5.query(text)).toArray()[0].digest);
-  const ids = (await rows(con, 'SELECT id FROM read_parquet(\'index' + k + '.parquet\') WHERE hash = ' + key)).map(r => r.id);
+  const ids = (await rows(con, 'SELECT id FROM ' + source.index + ' WHERE hash = ' + key)).map(r => r.id);
   const found = ids.length
-    ? (await rows(con, byId('lookup' + k + '.parquet', 'id, position, value, remoteness, dst, move', ids))).find(r => r.position === text)
+    ? (await rows(con, byId(source.lookup, 'id, position, value, remoteness, dst, move', ids))).find(r => r.position === text)
     : undefined;
   if (!found) throw new Error(JSON.stringify(text) + ' is not a position of ' + ruleset + ' (a position is named by its text as the tablebase writes it)');
   const dst = Array.from(found.dst, BigInt), names = Array.from(found.move);
   const children = new Map();
   if (dst.length) {
-    for (const child of await rows(con, byId('lookup' + k + '.parquet', 'id, position, value, remoteness', [...new Set(dst)]))) {
+    for (const child of await rows(con, byId(source.lookup, 'id, position, value, remoteness', [...new Set(dst)]))) {
       children.set(BigInt(child.id), child);
     }
   }

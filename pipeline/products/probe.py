@@ -33,6 +33,7 @@ from pipeline.datadir.check import trusted
 from pipeline.datadir.layout import DataDir
 from pipeline.games import position_note, read_position
 from pipeline.games.rulesets import Ruleset
+from pipeline.storage import parts
 
 
 @dataclass(frozen=True)
@@ -95,26 +96,38 @@ def text_hash(text: str) -> int:
 
 class _Sorted:
     """A Parquet file in order of its first column (index.parquet by hash, lookup.parquet
-    by id): its footer and its row groups' least values of that column, read once a
-    version of the file (a rebuild renames another file into place: another inode and
-    times), so that a lookup reads the one row group that holds a key and nothing else."""
+    by id), or the folder of parts in its place (pipeline/storage/parts.py: the parts in
+    order are the file): its footers and its row groups' least values of that column, read
+    once a version of the file (a rebuild renames another file or folder into place: another
+    inode and times), so that a lookup reads the one row group that holds a key and nothing
+    else. Row groups are numbered across the parts."""
 
     def __init__(self, path: str):
         self.path, self.stamp = path, _stamp(path)
-        self.metadata = pq.read_metadata(path)
-        groups = range(self.metadata.num_row_groups)
-        self.least = np.array([self.metadata.row_group(g).column(0).statistics.min for g in groups], dtype=np.int64)
+        self.files = [str(file) for file in parts.parts(Path(path))]
+        self.stamps = [_stamp(file) for file in self.files]
+        footers = [pq.read_metadata(file) for file in self.files]
+        self.footers = footers
+        # (part, its row group) of each row group of the whole
+        self.groups = [(part, group) for part, footer in enumerate(footers) for group in range(footer.num_row_groups)]
+        self.least = np.array(
+            [footers[part].row_group(group).column(0).statistics.min for part, group in self.groups], dtype=np.int64
+        )
         # values and move names read as the dictionaries they are stored as: 16,384 values
         # decoded in 0.2 ms so, 0.85 ms as strings
-        paths = {self.metadata.schema.column(c).path for c in range(self.metadata.num_columns)}
+        schema = footers[0].schema
+        paths = {schema.column(c).path for c in range(footers[0].num_columns)}
         self.dictionaries = [path for path in ("value", "move.list.element") if path in paths]
         self.opened = threading.local()
 
-    def file(self) -> pq.ParquetFile:
-        """The file, open for this thread (opening it with the footer kept costs 0.3 ms, a
-        tenth of a lookup): held while this version of the file is looked up, so it reads
-        the bytes whose footer is kept even once a rebuild renames another into place."""
-        file = getattr(self.opened, "file", None)
+    def file(self, part: int) -> pq.ParquetFile:
+        """The file (or part), open for this thread (opening it with the footer kept costs
+        0.3 ms, a tenth of a lookup): held while this version of the file is looked up, so
+        it reads the bytes whose footer is kept even once a rebuild renames another into place."""
+        held = getattr(self.opened, "files", None)
+        if held is None:
+            held = self.opened.files = {}
+        file = held.get(part)
         if file is None:
             # the footer kept is handed over, not read again. The path is read by Arrow's
             # own file (a Python file object in its place made the process abort at exit
@@ -122,22 +135,24 @@ class _Sorted:
             # pre-buffering (pre_buffer, on by default), which hands each read of a row group
             # to its I/O threads and waits: a lookup on one thread took 5.2 ms of CPU, not 5.8,
             # and 191 lookups a second, not 141 (connect:cols=5,rows=6, files in the page cache)
-            file = self.opened.file = pq.ParquetFile(
-                self.path, metadata=self.metadata, read_dictionary=self.dictionaries, pre_buffer=False
+            file = held[part] = pq.ParquetFile(
+                self.files[part], metadata=self.footers[part], read_dictionary=self.dictionaries, pre_buffer=False
             )
         return file
 
     def read(self, group: int, columns: list[str]) -> pa.Table:
+        part, inside = self.groups[group]
         try:
             # on this thread alone: Arrow's pool spent a fifth more CPU handing a small
             # group's columns about than it saved, and a server's lookups run side by side
-            rows = self.file().read_row_group(group, columns=columns, use_threads=False)
+            rows = self.file(part).read_row_group(inside, columns=columns, use_threads=False)
         except (OSError, pa.ArrowException):
             rows = None
         # the path holds the file read still, or a rebuild has published another since: the
         # answer is then of the old tablebase, and the caller's other reads perhaps of the new
         try:
-            same = rows is not None and _stamp(self.path) == self.stamp
+            same = rows is not None and _stamp(self.files[part]) == self.stamps[part]
+            same = same and (self.files[part] == self.path or _stamp(self.path) == self.stamp)
         except OSError:  # for an instant while a rebuild publishes, there is no file there
             same = False
         if not same:
@@ -177,7 +192,8 @@ class _Sorted:
 
 
 def _stamp(path: str) -> tuple[int, ...]:
-    found = os.stat(path)
+    """The file at `path`, or the folder of parts in its place, as it is now."""
+    found = os.stat(parts.located(Path(path)))
     return (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 

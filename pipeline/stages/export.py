@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,10 @@ from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
 from pipeline.storage import parts
 from pipeline.storage.parquet import (
-    ROW_GROUP_ROWS,
     Encoding,
     require,
     sha256,
     with_dictionaries,
-    write_batches,
     write_table,
 )
 from pipeline.storage.progress import Stage
@@ -140,17 +138,16 @@ def export(run: Run) -> CatalogRow:
                 f"SELECT {db.text_hash('position')} AS hash, id FROM tablebase ORDER BY hash, id",
                 files.index,
                 INDEX.schema(),
-                Encoding(delta=("hash", "id"), group_rows=INDEX_GROUP_ROWS),
+                Encoding(delta=("hash", "id"), group_rows=INDEX_GROUP_ROWS, part_rows=run.part_rows),
                 order=("hash", "id"),
                 progress=lambda rows: stage.count(rows, total),
-                whole=True,  # probe reads it by row group
             )
         finally:
             db.release()
         stage.phase("lookup", share["lookup"])
-        looked_up_rows = Counted()  # the bar moves with the rows written, as the index's
-        looked_up = write_batches(
-            lookup_batches(files.tablebase, files.transitions),
+        looked_up = run.engine.write_lookup(
+            files.tablebase,
+            files.transitions,
             files.lookup,
             with_dictionaries(LOOKUP.schema(), ("value",)),
             Encoding(
@@ -158,8 +155,9 @@ def export(run: Run) -> CatalogRow:
                 unranged=("position", "dst", "move"),
                 plain=("position",),
                 group_rows=LOOKUP_GROUP_ROWS,
+                part_rows=run.part_rows,
             ),
-            observe=lambda table: stage.count(looked_up_rows.add(table.num_rows), total),
+            progress=lambda rows: stage.count(rows, total),
         )
         stage.summary = f"{positions:,} positions, {reachable:,} reachable"
     # an impartial game that ends in wins and losses, or ties, would publish Grundy values
@@ -201,74 +199,6 @@ def export(run: Run) -> CatalogRow:
     )
     write_table(summary.table(), files.summary)
     return summary
-
-
-def lookup_batches(tablebase: Path, transitions: Path) -> Iterator[pa.RecordBatch]:
-    """lookup.parquet's rows: each position's id, position, value and remoteness, and the
-    lists of the transitions leaving it, their dst and move. Both files are in id order (the
-    tablebase by id, the transitions by src, then dst), so the two are merged as they are
-    read, a batch of moves at a time: the positions whose moves are all read are given, so
-    what is held is a row group of the tablebase and about a batch of moves, however many
-    moves a position has (sticks:rows=10's one row group has 14.5 M). A file out of that
-    order is a DataError, not a wrong list."""
-    table = parts.open_file(tablebase, read_dictionary=["value"])
-    moves = parts.open_file(transitions).iter_batches(ROW_GROUP_ROWS, columns=["src", "dst", "move"])
-    held = pa.table(
-        {"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64()), "move": pa.array([], pa.string())}
-    )
-    ended, previous = False, -1
-    for group in range(table.num_row_groups):
-        rows = table.read_row_group(group, columns=["id", "position", "value", "remoteness"])
-        ids = rows["id"].to_numpy()
-        if len(ids) == 0:
-            continue
-        if ids[0] <= previous or np.any(np.diff(ids) <= 0):
-            raise DataError(f"{tablebase} is not in ascending order of id: rebuild it")
-        previous = int(ids[-1])
-        done = 0  # this row group's positions given so far
-        while done < ids.size:
-            # the positions below the last source held have all their moves held
-            last = held["src"][-1].as_py() if held.num_rows else -1
-            upto = ids.size if ended or last > previous else int(np.searchsorted(ids, last, side="left"))
-            if upto <= done:
-                batch = next(moves, None)
-                if batch is None:
-                    ended = True
-                else:
-                    held = pa.concat_tables([held, pa.Table.from_batches([batch]).cast(held.schema)])
-                continue
-            part = ids[done:upto]
-            sources = held["src"].to_numpy()
-            taken = int(np.searchsorted(sources, part[-1], side="right"))
-            sources, mine, held = sources[:taken], held.slice(0, taken), held.slice(taken)
-            starts = np.searchsorted(sources, part, side="left")
-            if (taken and np.any(np.diff(sources) < 0)) or int(
-                (np.searchsorted(sources, part, side="right") - starts).sum()
-            ) != taken:
-                raise DataError(
-                    f"{transitions} has moves out of order of src, or from no position of {tablebase}: rebuild it"
-                )
-            offsets = pa.array(np.append(starts, taken), pa.int32())
-            lists = [pa.ListArray.from_arrays(offsets, mine[name].combine_chunks()) for name in ("dst", "move")]
-            given = rows.slice(done, upto - done)
-            yield pa.RecordBatch.from_arrays(
-                [*(given[name].combine_chunks() for name in ("id", "position", "value", "remoteness")), *lists],
-                names=[column.name for column in LOOKUP.columns],
-            )
-            done = upto
-    if held.num_rows or next(moves, None) is not None:
-        raise DataError(f"{transitions} has moves from no position of {tablebase}: rebuild it")
-
-
-class Counted:
-    """Rows written so far, for the progress bar."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-
-    def add(self, rows: int) -> int:
-        self.rows += rows
-        return self.rows
 
 
 class Tally:

@@ -31,8 +31,8 @@ class Run:
     label: str
     impartial: bool
     store: DataDir | None = None
-    #: Rows a part at most where the positions, transitions, solution and tablebase are
-    #: written as folders of parts (pipeline/storage/parts.py); None: one file each.
+    #: Rows a part at most where the positions, transitions, solution, tablebase, index and
+    #: lookup are written as folders of parts (pipeline/storage/parts.py); None: one file each.
     part_rows: int | None = None
 
     @property
