@@ -476,3 +476,20 @@ def test_spark_decodes_the_packed_scores_as_values_does(tmp_path):
     finally:
         engine.release()
     assert [tuple(row)[:3] for row in rows] == decoded()
+
+
+@pytest.mark.parametrize("keys", [None, (40, 60), (-500, 5)], ids=["found", "too-narrow", "off"])
+def test_spark_cuts_parts_by_key_ranges_in_order_whatever_bounds_it_is_told(tmp_path, keys):
+    """write_parts: bounds the caller gives (export: the ids, the hashes' range) only size
+    the parts; rows outside them go to the first or last buckets, still in order."""
+    from pipeline.engines.spark_engine import SparkEngine
+    from pipeline.storage.parquet import Encoding
+
+    available("spark")
+    engine = SparkEngine(tmp_path)
+    schema = pa.schema([("hash", pa.int64()), ("id", pa.int64())])
+    rows = [((i * 7919) % 101, i) for i in range(300)]
+    frame = engine.spark.createDataFrame(rows, "hash LONG, id LONG")
+    written = engine.write_parts(frame, tmp_path / "index.parquet", schema, Encoding(), ("hash", "id"), keys=keys)
+    assert written == len(rows) and len(parts.parts(tmp_path / "index.parquet")) > 1
+    assert [tuple(row.values()) for row in read_table(tmp_path / "index.parquet").to_pylist()] == sorted(rows)

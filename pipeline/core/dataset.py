@@ -301,6 +301,8 @@ VERIFICATION = FileKind(
 #: (pipeline/products/probe.py `text_hash`). 32 bits: a billion positions share a value
 #: now and then (a lookup compares the texts), and sorted they take 3 bits a row.
 TEXT_HASH = "the last 4 bytes of the MD5 digest of the position's UTF-8 text, as a little-endian unsigned integer"
+#: The least and the greatest TEXT_HASH.
+TEXT_HASHES = (0, (1 << 32) - 1)
 
 INDEX = FileKind(
     "index",

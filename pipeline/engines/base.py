@@ -143,6 +143,7 @@ class Engine(Protocol):
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
+        keys: tuple[int, int] | None = None,
     ) -> int:
         """Write a query's rows (in order of the columns `order`, the first an integer, as
         its ORDER BY or `by_id` puts them) to the Parquet file `path` with exactly `schema`,
@@ -153,7 +154,10 @@ class Engine(Protocol):
         folder of parts cut by ranges of `order`'s first column. So `tally` counts each row group where it is written, and `convert`, which
         makes each batch of the query's rows into the file's (export: keys into texts), runs
         there too: both must pickle. `progress(rows so far)` is called in this process as
-        the rows are written (as each row group is, or once at the end)."""
+        the rows are written (as each row group is, or once at the end). `keys`: the least
+        and the greatest value of `order`'s first column, where the caller knows them, so
+        that an engine that cuts the rows by its ranges need not find them first (bounds
+        that are off make parts of uneven sizes, never rows out of order)."""
 
     def write_lookup(
         self,

@@ -97,6 +97,7 @@ class DuckDBEngine:
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
+        keys: tuple[int, int] | None = None,
     ) -> int:
         """In this process, as DuckDB gives the rows: one file, unless `encoding.part_rows`
         asks for parts (its rows, not `order`, cut them)."""

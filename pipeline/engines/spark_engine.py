@@ -267,9 +267,10 @@ class SparkEngine:
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
         progress: Callable[[int], None] | None = None,
+        keys: tuple[int, int] | None = None,
     ) -> int:
         """The executors write the rows as a folder of parts (`write_parts`)."""
-        rows = self.write_parts(self.spark.sql(sql), path, schema, encoding, order, tally, convert)
+        rows = self.write_parts(self.spark.sql(sql), path, schema, encoding, order, tally, convert, keys)
         if progress is not None:
             progress(rows)
         return rows
@@ -366,18 +367,20 @@ class SparkEngine:
         order: Sequence[str] = ("id",),
         tally: Tally | None = None,
         convert: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None,
+        keys: tuple[int, int] | None = None,
     ) -> int:
         """A DataFrame's rows (its columns are those of `schema`, in its order, by whatever
         names; before `convert`, where it is given) written by the executors as a folder of
         parts at `path`, in order of the columns `order`: cut into buckets by ranges of the
-        first (integers), each sorted and written by the executor that holds it, which
+        first (integers, from `keys`' least to its greatest: found by a job of their own
+        where not given), each sorted and written by the executor that holds it, which
         counts its row groups into a copy of `tally` (merged into it here) and converts its
         batches. The rows."""
         from pyspark.sql import functions as F
 
         key = order[0]
         frame = frame.toDF(*schema.names)
-        low, high = frame.agg(F.min(key), F.max(key)).first()
+        low, high = keys if keys is not None else frame.agg(F.min(key), F.max(key)).first()
         low, high = int(low or 0), int(high or 0)
         buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
         span = high - low + 1
@@ -821,4 +824,5 @@ class SparkSolver:
         for batch in given:
             if batch.num_rows:
                 raise AssertionError("Spark's ranks give their rows at the end")
-        return self.engine.write_parts(self._solution(ranked), path, schema, encoding)
+        ids = parts.read_metadata(self.engine.paths["positions"]).num_rows
+        return self.engine.write_parts(self._solution(ranked), path, schema, encoding, keys=(0, ids - 1))

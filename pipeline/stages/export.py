@@ -23,7 +23,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import __version__
-from pipeline.core.dataset import INDEX, LOOKUP, POSITIONS, SOLVER_MADE, TABLEBASE, CatalogRow, game_fields
+from pipeline.core.dataset import (
+    INDEX,
+    LOOKUP,
+    POSITIONS,
+    SOLVER_MADE,
+    TABLEBASE,
+    TEXT_HASHES,
+    CatalogRow,
+    game_fields,
+)
 from pipeline.core.errors import DataError
 from pipeline.core.values import Value
 from pipeline.engines import literal, run_levels
@@ -121,6 +130,7 @@ def export(run: Run) -> CatalogRow:
                     part_rows=run.part_rows,
                 ),
                 order=("id",),
+                keys=(0, total - 1),  # the positions' ids
                 tally=tally,
                 convert=texts,
                 progress=lambda rows: stage.count(rows, total),  # the bar moves with the rows written
@@ -140,6 +150,7 @@ def export(run: Run) -> CatalogRow:
                 INDEX.schema(),
                 Encoding(delta=("hash", "id"), group_rows=INDEX_GROUP_ROWS, part_rows=run.part_rows),
                 order=("hash", "id"),
+                keys=TEXT_HASHES,
                 progress=lambda rows: stage.count(rows, total),
             )
         finally:
