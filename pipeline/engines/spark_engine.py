@@ -383,7 +383,7 @@ class SparkEngine:
         low, high = keys if keys is not None else frame.agg(F.min(key), F.max(key)).first()
         low, high = int(low or 0), int(high or 0)
         buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
-        span = high - low + 1
+        span = max(high - low + 1, 1)  # no rows at all: (0, -1)
 
         bucketed = frame.select(
             ((F.col(key) - low) * buckets / span).cast("int").alias("bucket"), *[F.col(f.name) for f in schema]

@@ -94,9 +94,8 @@ def export(run: Run) -> CatalogRow:
             starts = legal_starts(rules)
             # a keyed space's positions hold keys, its texts made from them (Space.keyed)
             texts = text_maker(rules, files.positions)
-            ids = find_texts(
-                files.positions, [*starts, start_text], None if texts is None else texts.texts
-            )  # a legal start, unless a plug-in says not
+            # a legal start, unless a plug-in says not
+            ids = find_texts(files.positions, [*starts, start_text], None if texts is None else texts.texts)
             missing = {*starts, start_text} - set(ids)
             if missing:
                 raise DataError(f"{files.positions} has no start position {sorted(missing)[0]!r}")
