@@ -273,7 +273,7 @@ class KeyTexts:
         return {"ruleset": self.ruleset, "game": self.game}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["ruleset"], state["game"])  # type: ignore[misc]
+        self.ruleset, self.game, self._space = state["ruleset"], state["game"], None
 
     def texts(self, keys: np.ndarray) -> pa.Array:
         if self._space is None:
