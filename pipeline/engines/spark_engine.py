@@ -469,19 +469,12 @@ class SparkEngine:
         """Joined on id, with no ORDER BY: `write` sorts each part itself."""
         return by_id_join(views, ordered=False)
 
-    def reach(self, starts: list[int]) -> Levels:
-        ids = ", ".join(str(int(i)) for i in starts) or "NULL"
-
-        def first() -> Any:
-            return self.spark.sql(
-                f"SELECT id, id IN ({ids}) AS seen, CASE WHEN id IN ({ids}) THEN 0 END AS at FROM positions"
-            )
-
+    def reach(self, starts: list[int]) -> Reach:
         held = self.frames.get("children")
         self.view("children", self.sql("children").localCheckpoint(eager=True))  # once a walk
         if held is not None:
             held.unpersist()
-        return Levels(self, "reach", first, "reachable_level", lambda level: f"at = {level}", "id")
+        return Reach(self, starts)
 
     def release(self) -> None:
         """Every view this engine made dropped, and what it cached let go."""
@@ -732,6 +725,42 @@ class Levels:
 
     def step(self, level: int) -> int:
         return self._advance(self.engine.sql(self.sql_name, level=level), level)
+
+
+class Reach:
+    """Reachability level by level, touching the frontier only (sql/spark/reachable_level.sql):
+    each level's new positions are checkpointed alone, and the levels so far are the view
+    `seen`, so a level reads the positions seen but writes only its own, where rewriting
+    the whole state (Levels) wrote a row a position each level. The view `reach` (id,
+    seen, at: reached.sql) is the walk's result, made from the levels when read."""
+
+    def __init__(self, engine: SparkEngine, starts: list[int]):
+        self.engine, self.starts = engine, starts
+        self.levels: list[Any] = []
+
+    def _keep(self, frame: Any, level: int) -> int:
+        """The level's positions checkpointed and counted as they are written (one job)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        counted = Observation(f"reach_{level}")
+        frame = frame.observe(counted, F.count(F.lit(1)).alias("found")).localCheckpoint(eager=True)
+        self.levels.append(frame)
+        self.engine.frames[f"reach_{level}"] = frame  # let go by release()
+        self.engine.view("frontier", frame.select("id"))
+        seen = self.levels[0]
+        for other in self.levels[1:]:
+            seen = seen.unionByName(other)
+        self.engine.view("seen", seen)
+        self.engine.view("reach", self.engine.sql("reached"))
+        return int(counted.get["found"] or 0)
+
+    def first(self) -> int:
+        ids = ", ".join(str(int(i)) for i in self.starts) or "NULL"
+        return self._keep(self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})"), 0)
+
+    def step(self, level: int) -> int:
+        return self._keep(self.engine.sql("reachable_level", level=level), level)
 
 
 class SparkSolver:
