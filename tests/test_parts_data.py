@@ -117,8 +117,9 @@ def test_a_part_changed_is_found_and_refused(cut):
     pq.write_table(table.slice(0, table.num_rows - 1), part)
     problems = Tablebases(cut).check()
     assert any(str(part.parent) in line and "differs from the catalog" in line for line in problems), problems
-    with pytest.raises(DataError, match="SHA-256 differs"):
+    with pytest.raises(DataError, match="SHA-256 differs") as raised:
         Tablebases(cut).sql("SELECT count(*) FROM tablebase")
+    assert f"{part.parent} is not the folder of parts the catalog records" in str(raised.value)  # not tablebase.parquet
 
 
 def test_a_part_gone_or_added_is_found(cut):

@@ -786,7 +786,8 @@ def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix
             f"{path} changed while its size, times and inode stayed the same, and has not been written since: {fix}"
         )
     if cached_sha256(store, path, cache) != recorded:
-        raise _Differs(f"{path} is not the file {where} records (its SHA-256 differs): {fix}")
+        shown, what = (parts.folder_of(path), "folder of parts") if parts.in_parts(path) else (path, "file")
+        raise _Differs(f"{shown} is not the {what} {where} records (its SHA-256 differs): {fix}")
 
 
 @contextmanager
