@@ -32,7 +32,7 @@ from pipeline.core.params import IntParam
 from pipeline.core.values import Value
 from pipeline.games import _svg
 from pipeline.games._bulk import BATCH_ROWS, Batcher
-from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Rules, Size, Space
+from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Rules, Search, Size, Space
 from pipeline.games.tictactoe import Board
 from pipeline.storage.threads import in_order
 
@@ -75,6 +75,10 @@ TABLE_BITS = 16
 #: Positions whose texts are made at a time (ConnectSpace.texts).
 TEXT_ROWS = 1 << 16
 MARKS = "xo"
+#: A position's terminal code (Search.codes): play goes on, lost by the player to move (the
+#: other made a line), a tie (the board full); the words of the last two.
+PLAYED_ON, LOST, TIED = 0, 1, 2
+TERMINAL_WORDS = [Value.LOSS.value, Value.TIE.value]
 
 
 def shifts(rows: int) -> tuple[int, ...]:
@@ -531,6 +535,13 @@ class ConnectSpace(Space):
             found |= run != 0
         return found
 
+    def lost(self, keys: np.ndarray, ply: int) -> tuple[np.ndarray, np.ndarray]:
+        """(whether the player who just moved has a line: the game is lost for the player to
+        move, every disc): a ply's keys."""
+        x, discs = self.split(keys)
+        # after an odd number of discs x moved last
+        return (self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(keys.size, dtype=bool)), discs
+
     def _generate(self) -> None:
         """Every ply's keys (ascending) and which are won by the player who just moved,
         found from the empty board forwards; each ply kept in memory, or where the board is
@@ -597,18 +608,18 @@ class ConnectSpace(Space):
     def _expand(self, keys: np.ndarray, ply: int) -> tuple[np.ndarray, np.ndarray]:
         """(which of a ply's `keys` are won by the player who just moved, their children's
         keys ascending with repeats)."""
-        x, discs = self.split(keys)
-        # after an odd number of discs x moved last
-        won = self.won(x if ply % 2 else discs ^ x) if ply else np.zeros(keys.size, dtype=bool)
+        won, discs = self.lost(keys, ply)
         if ply == self.cells:
             return won, np.zeros(0, dtype=np.int64)
         open_keys, open_discs = keys[~won], discs[~won]
         # the children through one column of ascending parents ascend: the runs are merged
-        children = np.concatenate([child for _, _, child in self._children(open_keys, open_discs, ply)])
+        children = np.concatenate([child for _, _, child in self.column_children(open_keys, open_discs, ply)])
         children.sort(kind="stable")
         return won, children
 
-    def _children(self, keys: np.ndarray, discs: np.ndarray, ply: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    def column_children(
+        self, keys: np.ndarray, discs: np.ndarray, ply: int
+    ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(column, which keys can drop there, child keys) for each column."""
         for c in range(self.cols):
             yield c, *self._column(keys, discs, ply, c)
@@ -658,21 +669,29 @@ class ConnectSpace(Space):
 
     def _positions(self, keys: np.ndarray, won: np.ndarray, ply: int, first: int) -> pa.Table:
         n = keys.size
-        code = np.where(won, 0, 1 if ply == self.cells else -1)  # 0 loss, 1 tie, -1 not over
+        codes = np.where(won, LOST, TIED if ply == self.cells else PLAYED_ON).astype(np.int8)
+        ids = np.arange(first, first + n, dtype=np.int64)
+        return self.table(ids, keys, codes, np.full(n, ply, dtype=np.int8))
+
+    def table(self, ids: np.ndarray, keys: np.ndarray, codes: np.ndarray, plies: np.ndarray) -> pa.Table:
+        """The positions' rows from their ids, keys, terminal codes (ConnectSearch.codes) and plies."""
         # the words as codes: the positions file's writer takes them as they are
         terminal = pa.DictionaryArray.from_arrays(
-            pa.array(code.astype(np.int8), mask=code < 0), pa.array([Value.LOSS.value, Value.TIE.value])
+            pa.array((codes - 1).astype(np.int8), mask=codes == PLAYED_ON), pa.array(TERMINAL_WORDS)
         )
         return pa.Table.from_arrays(
             [
-                pa.array(np.arange(first, first + n, dtype=np.int64)),
+                pa.array(ids, pa.int64()),
                 pa.array(keys, pa.int64()),  # the texts are made from them for the tablebase (texts)
                 terminal,
-                pa.DictionaryArray.from_arrays(np.zeros(n, dtype=np.int8), pa.array([MARKS[ply % 2]])),
-                pa.array(np.full(n, ply, dtype=np.int8)),
+                pa.DictionaryArray.from_arrays((plies % 2).astype(np.int8), pa.array(list(MARKS))),
+                pa.array(plies.astype(np.int8)),
             ],
             schema=self.schema,
         )
+
+    def search(self) -> ConnectSearch:
+        return ConnectSearch(self)
 
     @functools.cached_property
     def schema(self) -> pa.Schema:
@@ -745,7 +764,7 @@ class ConnectSpace(Space):
         _, discs = self.split(block[live])
         dst = np.full((block.size, self.cols), -1, dtype=np.int64)
         following, base = self.ply(ply + 1)[0], self._first[ply + 1]
-        for c, free, child in self._children(block[live], discs, ply):
+        for c, free, child in self.column_children(block[live], discs, ply):
             if child.size:  # searched in the slice of the next ply they fall in: in cache
                 first = int(np.searchsorted(following, child[0]))
                 last = int(np.searchsorted(following, child[-1], side="right"))
@@ -757,3 +776,37 @@ class ConnectSpace(Space):
         )[valid]
         column = np.tile(np.arange(self.cols, dtype=np.int32), block.size)[valid]
         return src, flat[valid], column
+
+
+class ConnectSearch(Search):
+    """The plies as the levels of a Search (ConnectSpace's ids: the full boards first, each
+    ply by key): the same steps as ConnectSpace's own search, a frontier at a time."""
+
+    descending = True
+
+    def __init__(self, space: ConnectSpace):
+        self.space = space
+        self.moves = [column_name(c) for c in range(space.cols)]
+
+    def starts(self) -> np.ndarray:
+        return np.array([self.space.bottom], dtype=np.int64)
+
+    def codes(self, keys: np.ndarray, level: int) -> np.ndarray:
+        won, _ = self.space.lost(keys, level)
+        return np.where(won, LOST, TIED if level == self.space.cells else PLAYED_ON).astype(np.int8)
+
+    def children(self, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        _, discs = self.space.split(keys)
+        rows, moves, kids = [], [], []
+        for c, free, child in self.space.column_children(keys, discs, level):
+            rows.append(np.flatnonzero(free))
+            moves.append(np.full(child.size, c, dtype=np.int32))
+            kids.append(child)
+        return np.concatenate(rows), np.concatenate(moves), np.concatenate(kids)
+
+    def positions(self, ids: np.ndarray, keys: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> pa.Table:
+        return self.space.table(ids, keys, codes, levels)
+
+    def rank(self, level: int) -> int:
+        """Empty cells, as ConnectSpace.part_rank."""
+        return self.space.cells - level

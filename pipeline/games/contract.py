@@ -105,6 +105,53 @@ class Size:
     likely_window: int | None = None
 
 
+class Search:
+    """A keyed space's positions found level by level from their keys alone, where the
+    work is spread over machines that share nothing else (the Spark engine's enumerate:
+    pipeline/engines/spark_enumerate.py). Subclass it; keys are int64 NumPy arrays.
+
+    Level 0 is `starts()`. Level L + 1 is the children of level L's positions that play
+    goes on from (code 0), each once, less those found at any level before; where `rank`
+    gives ranks, every move goes from a level to the next, so none is looked for there
+    (and the engine checks that each move's child is at the next level).
+
+    The ids number the positions level by level, the last level first where `descending`,
+    within a level by key (by terminal code, then key, where `by_code`): the ids the
+    space's positions_part gives, to which tests/test_search.py holds them.
+    """
+
+    #: Whether the last level's positions take the first ids (connect: the full boards first).
+    descending: bool = False
+    #: Whether a level's positions are numbered by their terminal code, then key.
+    by_code: bool = False
+    #: The moves' names, by their code in `children`.
+    moves: list[str]
+
+    def starts(self) -> np.ndarray:
+        """The keys of level 0, distinct."""
+        raise NotImplementedError
+
+    def codes(self, keys: np.ndarray, level: int) -> np.ndarray:
+        """Each key's terminal code (int8): 0 where play goes on, 1 and up where the game is
+        over (which terminal word each is, `positions` says)."""
+        raise NotImplementedError
+
+    def children(self, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(the row in `keys` each move is made from, the move's code, the child's key) for
+        every move of `keys` (each of code 0, at `level`): a move a distinct child of its
+        position, the first in the game's order where two lead to one."""
+        raise NotImplementedError
+
+    def positions(self, ids: np.ndarray, keys: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> pa.Table:
+        """The rows positions_part gives for these positions (POSITION_COLUMNS with `key` for
+        `text`, then the game's columns), in the order given."""
+        raise NotImplementedError
+
+    def rank(self, level: int) -> int | None:
+        """The rank (Space.rank) of every position at `level`; None where moves can return."""
+        raise NotImplementedError
+
+
 class Space:
     """Every position and transition of one ruleset. Subclass it.
 
@@ -153,6 +200,9 @@ class Space:
                   array) as a pyarrow string array. positions.parquet then stores the keys,
                   which cost a byte or two each, and each text is made and compressed once,
                   for the tablebase (twice was a fifth of a Connect-Four build).
+      search()    None: not offered. A keyed space whose positions can be found level by
+                  level from their keys alone gives a Search: the Spark engine then finds
+                  them on its executors, and no process holds every position.
       transitions_from(ids)
                   None: not offered. A game with a rank that can generate the moves of
                   any positions it is given (ids: an ascending array of ids) yields the
@@ -210,6 +260,9 @@ class Space:
         return self.transitions()
 
     def transitions_from(self, ids: Any) -> Iterator[pa.RecordBatch] | None:
+        return None
+
+    def search(self) -> Search | None:
         return None
 
 

@@ -49,7 +49,7 @@ from pipeline.core.params import ChoiceParam
 from pipeline.core.values import Value
 from pipeline.games import _svg
 from pipeline.games._bulk import Batcher, distinct
-from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Game, Rules, Size, Space
+from pipeline.games.contract import POSITION_COLUMNS, POSITION_KEY, Game, Rules, Search, Size, Space
 from pipeline.storage.progress import log
 from pipeline.storage.threads import in_order
 
@@ -735,22 +735,10 @@ class DobutsuSpace(Space):
     def positions_part(self, part: int) -> pa.Table:
         depth, code, lo, hi = self._blocks[part]
         keys = np.ascontiguousarray(self.keys(depth)[lo:hi])
-        n = keys.size
-        terminal = pa.DictionaryArray.from_arrays(
-            pa.array(np.full(n, code - 1, dtype=np.int8), mask=np.full(n, code == OPEN)), TERMINAL_WORDS
-        )
-        hands = (keys >> HAND) & 0xFFF
-        return pa.Table.from_arrays(
-            [
-                pa.array(np.arange(depth.first + lo, depth.first + hi, dtype=np.int64)),
-                pa.array(keys, pa.int64()),  # the texts are made from them for the tablebase (texts)
-                terminal,
-                pa.array(np.bitwise_count(TOPS & ~holding(keys, 0)).astype(np.int8)),
-                pa.DictionaryArray.from_arrays(HAND_CODE[hands & 63], HAND_WORDS),
-                pa.DictionaryArray.from_arrays(HAND_CODE[hands >> 6], OTHER_HAND_WORDS),
-            ],
-            schema=SCHEMA,
-        )
+        return table(np.arange(depth.first + lo, depth.first + hi, dtype=np.int64), keys, np.full(keys.size, code))
+
+    def search(self) -> DobutsuSearch:
+        return DobutsuSearch(self)
 
     def transitions_part(self, part: int) -> Iterator[pa.RecordBatch]:
         depth, code, lo, hi = self._blocks[part]
@@ -799,6 +787,58 @@ SCHEMA = (
     .append(pa.field("mover_hand", _WORDS))
     .append(pa.field("other_hand", _WORDS))
 )
+
+
+def table(ids: np.ndarray, keys: np.ndarray, codes: np.ndarray) -> pa.Table:
+    """The positions' rows from their ids, keys and terminal codes."""
+    hands = (keys >> HAND) & 0xFFF
+    return pa.Table.from_arrays(
+        [
+            pa.array(ids, pa.int64()),
+            pa.array(keys, pa.int64()),  # the texts are made from them for the tablebase (texts)
+            pa.DictionaryArray.from_arrays(pa.array((codes - 1).astype(np.int8), mask=codes == OPEN), TERMINAL_WORDS),
+            pa.array(np.bitwise_count(TOPS & ~holding(keys, 0)).astype(np.int8)),
+            pa.DictionaryArray.from_arrays(HAND_CODE[hands & 63], HAND_WORDS),
+            pa.DictionaryArray.from_arrays(HAND_CODE[hands >> 6], OTHER_HAND_WORDS),
+        ],
+        schema=SCHEMA,
+    )
+
+
+class DobutsuSearch(Search):
+    """The depths from the start as the levels of a Search (DobutsuSpace's ids: depth by
+    depth, each by terminal code, then key): the steps of DobutsuSpace.levels, with the
+    children found before dropped by the engine rather than by marks."""
+
+    by_code = True
+
+    def __init__(self, space: DobutsuSpace):
+        self.space, self.tables = space, space.tables
+        self.moves = list(space.tables.names)
+
+    def starts(self) -> np.ndarray:
+        return np.array([start_key(self.space.pieces)], dtype=np.int64)
+
+    def codes(self, keys: np.ndarray, level: int) -> np.ndarray:
+        return strided(lambda part: classify(part, self.space.tries), keys).astype(np.int8)
+
+    def children(self, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, moves, kids = [], [], []
+        for at in range(0, keys.size, 2 * STRIDE):
+            found = self.tables.children(np.ascontiguousarray(keys[at : at + 2 * STRIDE]))
+            rows.append(found[0] + at)
+            moves.append(found[1].astype(np.int32))
+            kids.append(strided(turn, found[2]))
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
+        return np.concatenate(rows), np.concatenate(moves), np.concatenate(kids)
+
+    def positions(self, ids: np.ndarray, keys: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> pa.Table:
+        return table(ids, keys, codes)
+
+    def rank(self, level: int) -> None:
+        """None: moves return to earlier positions."""
+        return None
 
 
 # -- the size, before building ------------------------------------------------------------
