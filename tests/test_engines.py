@@ -33,6 +33,7 @@ from pipeline.core.dataset import SOLVER_MADE
 from pipeline.core.errors import DataError, TablebaseError, VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
 from pipeline.engines import ENGINES, EngineKind, engine_kind, explain
+from pipeline.games.connect import ConnectSpace
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -116,6 +117,10 @@ def spy(function: Callable, seen: Callable) -> Callable:
     return spied
 
 
+def searched_here(*_) -> None:
+    raise AssertionError("this process searched connect's positions itself")
+
+
 @pytest.fixture(scope="session")
 def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
     """Each engine's Built, made on first use (a failure once, not at every test)."""
@@ -129,6 +134,8 @@ def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
             try:
                 with pytest.MonkeyPatch.context() as patch:
                     patch.setattr(kind, "__init__", spy(kind.__init__, lambda self, scratch: opened.append(scratch)))
+                    if not kind.capabilities.local_moves:  # the executors search (Space.search), never this process
+                        patch.setattr(ConnectSpace, "_generate", searched_here)
                     patch.setattr(
                         enumerate_stage,
                         "_streamed",
@@ -203,7 +210,8 @@ def test_every_engine_builds_the_first_engines_bytes(builds, other):
     """Positions, transitions, solutions, verifications, tablebases and catalog rows (of the
     rulesets both build). A file another engine writes as a folder of parts (Spark's moves,
     solution, tablebase, index and lookup, written by its executors) holds the same rows in the same order, and the catalog names
-    it by its glob, with its listing's checksum."""
+    it by its glob, with its listing's checksum: Spark's positions too, where the game's
+    space searches (connect)."""
     mine_built, theirs_built = builds(available(ENGINES[0])), builds(available(other))
     first, theirs = mine_built.data, theirs_built.data
     both = [ruleset for ruleset in mine_built.rulesets if ruleset in theirs_built.rulesets]
@@ -232,7 +240,8 @@ def test_every_engine_builds_the_first_engines_bytes(builds, other):
     assert cut == (
         set()
         if available(other).capabilities.local_moves
-        else {"transitions", "solution", "tablebase", "index", "lookup"}
+        # the positions too, of connect: its space searches (Space.search), on the executors
+        else {"positions", "transitions", "solution", "tablebase", "index", "lookup"}
     )
     assert Tablebases(theirs.root).check() == []
 

@@ -104,3 +104,77 @@ def test_a_searchs_ranks_are_the_spaces(ruleset):
     positions, _ = walk(search)
     plies = positions["discs"].to_numpy()
     assert [search.rank(int(ply)) for ply in plies] == np.asarray(rank).tolist()
+
+
+class Lying(Search):
+    """A search that breaks the contract in the way `lie` names."""
+
+    moves = ["a", "b"]
+
+    def __init__(self, lie: str):
+        self.lie = lie
+
+    def starts(self) -> np.ndarray:
+        return np.array([1], dtype=np.int64)
+
+    def codes(self, keys: np.ndarray, level: int) -> np.ndarray:
+        return np.zeros(keys.size - (self.lie == "codes"), dtype=np.int8)
+
+    def children(self, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = np.arange(keys.size, dtype=np.int64)
+        if self.lie == "twice":  # each position's one child, by both moves
+            return np.repeat(rows, 2), np.tile([0, 1], keys.size), np.repeat(keys + 1, 2)
+        if self.lie == "rows":
+            return rows + 1, np.zeros(keys.size, np.int32), keys + 1
+        return rows, np.full(keys.size, 2 if self.lie == "move" else 0, np.int32), keys + 1
+
+    def positions(self, ids: np.ndarray, keys: np.ndarray, codes: np.ndarray, levels: np.ndarray) -> pa.Table:
+        return pa.table({"id": ids[: ids.size - (self.lie == "positions")]})
+
+    def rank(self, level: int) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "lie, step, words",
+    [
+        ("codes", "coded", "terminal codes for"),
+        ("twice", "moves", "two moves from one position to one child"),
+        ("rows", "moves", "moves from no position"),
+        ("move", "names", "move code out of its 2 names"),
+        ("positions", "positions", "rows for 2 positions"),
+    ],
+)
+def test_what_a_search_gives_the_executors_is_checked_there(monkeypatch, lie, step, words):
+    """Each step the Spark engine's executors run (pipeline/engines/spark_enumerate.py), run
+    here on a batch: a game's search that breaks its contract is a DataError in one line."""
+    from pipeline.core.errors import DataError
+    from pipeline.engines import spark_enumerate
+
+    monkeypatch.setattr(spark_enumerate, "searched", lambda ruleset_id: Lying(lie))
+    keys = pa.record_batch({"key": pa.array([5, 7], pa.int64())})
+    numbered = pa.record_batch(
+        {
+            "id": pa.array([0, 1], pa.int64()),
+            "key": keys.column(0),
+            "code": pa.array([0, 0], pa.int8()),
+            "level": pa.array([0, 0], pa.int32()),
+        }
+    )
+    steps = {
+        "coded": lambda: list(spark_enumerate._coded("lying", 0, iter([keys]))),
+        "moves": lambda: list(spark_enumerate._moves("lying", iter([numbered.select(["id", "key", "level"])]))),
+        "names": lambda: spark_enumerate.MoveNames("lying", ["a", "b"])(
+            pa.record_batch(
+                {
+                    "ruleset": pa.nulls(1, pa.string()),
+                    "src": pa.array([0], pa.int64()),
+                    "dst": pa.array([1], pa.int64()),
+                    "move": pa.array([2], pa.int32()),
+                }
+            )
+        ),
+        "positions": lambda: spark_enumerate.PositionRows("lying", pa.schema([("id", pa.int64())]), None)(numbered),
+    }
+    with pytest.raises(DataError, match=words):
+        steps[step]()

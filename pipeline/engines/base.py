@@ -16,7 +16,8 @@ from pipeline.core.dataset import SOLVER_MADE
 from pipeline.storage.parquet import AS_TYPED, Encoding
 
 if TYPE_CHECKING:
-    from pipeline.games.contract import Space
+    from pipeline.datadir.layout import RulesetFiles
+    from pipeline.games.contract import Search, Space
     from pipeline.games.rulesets import Ruleset
     from pipeline.graph.numbering import RankNumbering
 
@@ -199,6 +200,23 @@ class Engine(Protocol):
         """Where the moves are made away from this process (not `capabilities.local_moves`):
         write them, as `transitions` gives them, where they are made, as a folder of parts
         at `path` (pipeline/storage/parts.py), none passing through this process."""
+
+    def write_searched(
+        self,
+        rules: Ruleset,
+        search: Search,
+        files: RulesetFiles,
+        schema: pa.Schema,
+        encodings: tuple[Encoding, Encoding],
+        with_counts: Callable[[pa.Table, Any, pa.Array], pa.Table],
+        found: Callable[[int], None] | None = None,
+    ) -> tuple[int, int]:
+        """Where the moves are made away from this process, and the game's space can search
+        (Space.search): find the positions level by level where the moves are made, number
+        them in the game's order, and write `files`' positions (of `schema`, each batch of
+        the game's columns given its moves and rank by `with_counts`) and transitions, with
+        `encodings`, as folders of parts, none passing through this process. `found`
+        follows the positions found so far. (positions, transitions)."""
 
     def solver(self, impartial: bool) -> Solver: ...
 

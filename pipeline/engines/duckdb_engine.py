@@ -135,6 +135,20 @@ class DuckDBEngine:
         """Never asked: the moves are made in this process, which writes them (enumerate)."""
         raise NotImplementedError("DuckDB's moves are made in this process: enumerate writes them")
 
+    def write_searched(
+        self,
+        rules: Any,
+        search: Any,
+        files: Any,
+        schema: pa.Schema,
+        encodings: tuple[Encoding, Encoding],
+        with_counts: Callable[[pa.Table, Any, pa.Array], pa.Table],
+        found: Callable[[int], None] | None = None,
+    ) -> tuple[int, int]:
+        """Never asked: a space that lists its positions part by part is enumerated in this
+        process, part by part (enumerate's _streamed)."""
+        raise NotImplementedError("DuckDB enumerates in this process: enumerate writes the files")
+
     def solver(self, impartial: bool) -> DuckDBSolver:
         self._solver = DuckDBSolver(self, impartial)
         return self._solver

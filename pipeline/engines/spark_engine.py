@@ -358,6 +358,28 @@ class SparkEngine:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
+    def write_searched(
+        self,
+        rules: Any,
+        search: Any,
+        files: Any,
+        schema: pa.Schema,
+        encodings: tuple[Encoding, Encoding],
+        with_counts: Callable[[pa.Table, Any, pa.Array], pa.Table],
+        found: Callable[[int], None] | None = None,
+    ) -> tuple[int, int]:
+        """A searching space's positions found, numbered and written with their moves by
+        the executors (pipeline/engines/spark_enumerate.py), as folders of parts:
+        (positions, transitions)."""
+        from pipeline.engines.spark_enumerate import Enumeration
+
+        try:
+            return Enumeration(self, rules.id, search, found).write(
+                files.positions, schema, encodings[0], files.transitions, encodings[1], with_counts
+            )
+        except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor
+            raise _executor_error(error) from None
+
     def write_parts(
         self,
         frame: Any,
@@ -379,14 +401,15 @@ class SparkEngine:
         from pyspark.sql import functions as F
 
         key = order[0]
-        frame = frame.toDF(*schema.names)
+        if len(frame.columns) == len(schema):  # else `convert` makes the file's columns
+            frame = frame.toDF(*schema.names)
         low, high = keys if keys is not None else frame.agg(F.min(key), F.max(key)).first()
         low, high = int(low or 0), int(high or 0)
         buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
         span = max(high - low + 1, 1)  # no rows at all: (0, -1)
 
         bucketed = frame.select(
-            ((F.col(key) - low) * buckets / span).cast("int").alias("bucket"), *[F.col(f.name) for f in schema]
+            ((F.col(key) - low) * buckets / span).cast("int").alias("bucket"), *[F.col(name) for name in frame.columns]
         )
         folder = self.temp_dir / f"spark-{path.stem}"
         shutil.rmtree(folder, ignore_errors=True)
@@ -599,7 +622,8 @@ def _write_buckets(
                     ),
                     *batch.columns[1:],
                 ],
-                names=schema.names,
+                # the frame's own names where `convert` makes the file's columns
+                names=[*(schema.names[:1] if ruleset_id is not None else []), *batch.schema.names[1:]],
             )
             for batch in held
         )

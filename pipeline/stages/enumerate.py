@@ -29,7 +29,7 @@ import pyarrow as pa
 from pipeline.core.dataset import POSITIONS, PUBLISHED_TRANSITIONS, documented_schema
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
-from pipeline.games import POSITION_KEY, RANKS, Space
+from pipeline.games import POSITION_KEY, RANKS, Search, Space
 from pipeline.games._bulk import BATCH_ROWS
 from pipeline.games.rulesets import Ruleset
 from pipeline.graph.moves import Counted
@@ -60,6 +60,9 @@ def _enumerate(run: Run) -> Enumerated:
     rules, out, scratch = run.ruleset, run.files, run.scratch
     with Stage(f"enumerate {rules.id}", unit="transitions") as stage:
         space = rules.game.space(rules)
+        search = None if run.engine.capabilities.local_moves else space.search()
+        if search is not None:
+            return _searched(run, search, stage)
         if space.streams() and run.engine.capabilities.local_moves:
             scratch.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix=".space-", dir=scratch) as folder:
@@ -153,6 +156,32 @@ def _enumerate(run: Run) -> Enumerated:
             aside.shutdown(wait=True, cancel_futures=True)
         stage.summary = f"{positions.num_rows:,} positions, {transitions:,} transitions"
     return Enumerated(positions.num_rows, transitions)
+
+
+def _searched(run: Run, search: Search, stage: Stage) -> Enumerated:
+    """Enumerate a space that searches (Space.search) where the run's engine makes the moves
+    (the Spark engine's executors): the positions found, numbered and written there, level by
+    level, none of them held by this process."""
+    rules = run.ruleset
+    empty = np.zeros(0, dtype=np.int64)
+    columns = search.positions(empty, empty, empty.astype(np.int8), empty)
+    schema = positions_schema(_with_counts(columns, empty, pa.nulls(0, pa.int32())).schema)
+    encodings = (positions_encoding(rules, schema, run.part_rows), transitions_encoding(run.part_rows))
+    try:
+        positions, transitions = run.engine.write_searched(
+            rules,
+            search,
+            run.files,
+            schema,
+            encodings,
+            _with_counts,
+            lambda found: stage.count(found, unit="positions"),
+        )
+    finally:
+        run.engine.release()
+    stage.count(transitions)
+    stage.summary = f"{positions:,} positions, {transitions:,} transitions"
+    return Enumerated(positions, transitions)
 
 
 def _streamed(rules: Ruleset, space: Space, out: RulesetFiles, stage: Stage, part_rows: int | None) -> Enumerated:

@@ -1,0 +1,322 @@
+"""Enumerate on Spark's executors, for a game whose space can search (Space.search):
+no position passes through the driver.
+
+1. The levels: each level's positions are coded (terminal or not) by the executors and
+   checkpointed; the children of its positions played on are made by the executors and
+   made distinct by a shuffle (less, where moves can return, those of every level before:
+   an anti-join), which is the next level. The driver holds each level's count.
+2. The ids: every position sorted at once by the game's order (level, then terminal code
+   where it says, then key), in ranges of it (Spark's range partitioning); a position's id
+   is its partition's first (from the partitions' counts) plus its place there.
+3. The files: each range is a part of positions.parquet, written by the executor that
+   holds it (each position's moves counted there, from its children); the moves are made
+   again from the positions played on, joined to their children's ids (a shuffle), and
+   written as parts by ranges of their source (SparkEngine.write_parts).
+
+Every step's function runs on an executor, from the ruleset's id: the executor makes the
+game's space itself (`searched`), once a Python worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.core.dataset import PUBLISHED_TRANSITIONS
+from pipeline.core.errors import DataError
+from pipeline.storage.parquet import Encoding
+
+#: What a level holds: each position's key and terminal code (Search.codes).
+LEVEL_SCHEMA = "key long, code byte"
+#: The moves before their children are numbered: source id, child key, move code, level.
+MOVES_SCHEMA = "src long, kid long, move int, level int"
+
+
+@functools.lru_cache(maxsize=2)
+def searched(ruleset_id: str) -> Any:
+    """The ruleset's Search, made where it is asked for (an executor), once a process."""
+    from pipeline.games.rulesets import Ruleset
+
+    rules = Ruleset.parse(ruleset_id)
+    search = rules.game.space(rules).search()
+    if search is None:
+        raise DataError(f"{ruleset_id}'s space offers no search here: the game module is wrong")
+    return search
+
+
+def _coded(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor: keys (one column) with their terminal codes."""
+    search = searched(ruleset_id)
+    for batch in batches:
+        keys = batch.column(0).to_numpy()
+        codes = np.asarray(search.codes(keys, level))
+        if codes.shape != keys.shape:
+            raise DataError(
+                f"the game's search gave {codes.size:,} terminal codes for {keys.size:,} keys: the game module is wrong"
+            )
+        yield pa.RecordBatch.from_arrays([pa.array(keys), pa.array(codes.astype(np.int8))], names=["key", "code"])
+
+
+def _kids(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor: the children of a level's positions played on (keys), each once a batch."""
+    search = searched(ruleset_id)
+    for batch in batches:
+        _, _, kids = search.children(batch.column(0).to_numpy(), level)
+        yield pa.RecordBatch.from_arrays([pa.array(np.unique(np.asarray(kids, dtype=np.int64)))], names=["key"])
+
+
+def _made(search: Any, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Search.children of `keys`, checked: rows within them, a child once a position."""
+    rows, moves, kids = (np.asarray(made) for made in search.children(keys, level))
+    if not rows.size:
+        return rows.astype(np.int64), moves.astype(np.int32), kids.astype(np.int64)
+    if rows.min() < 0 or rows.max() >= keys.size or not rows.shape == moves.shape == kids.shape:
+        raise DataError("the game's search gave moves from no position it was asked for: the game module is wrong")
+    order = np.lexsort((kids, rows))
+    same = (rows[order][1:] == rows[order][:-1]) & (kids[order][1:] == kids[order][:-1])
+    if same.any():
+        raise DataError("the game's search gave two moves from one position to one child: the game module is wrong")
+    return rows.astype(np.int64), moves.astype(np.int32), kids.astype(np.int64)
+
+
+def _levels(levels: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(level, the rows at it) of a batch's positions."""
+    for level in np.unique(levels).tolist():
+        yield int(level), np.flatnonzero(levels == level)
+
+
+def _moves(ruleset_id: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor: the moves of positions played on (id, key, level), their children
+    as keys."""
+    search = searched(ruleset_id)
+    for batch in batches:
+        ids, keys, levels = (batch.column(i).to_numpy() for i in range(3))
+        for level, at in _levels(levels):
+            rows, moves, kids = _made(search, keys[at], level)
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(ids[at][rows]),
+                    pa.array(kids),
+                    pa.array(moves),
+                    pa.array(np.full(rows.size, level, np.int32)),
+                ],
+                names=["src", "kid", "move", "level"],
+            )
+
+
+class PositionRows:
+    """A `convert` for the positions file: a batch of (id, key, code, level) made the file's
+    rows (Search.positions), with each position's moves counted from its children and its
+    level's rank. Pickles as the ruleset's id and what it is given."""
+
+    def __init__(self, ruleset_id: str, schema: pa.Schema, with_counts: Callable[[pa.Table, Any, pa.Array], pa.Table]):
+        self.ruleset_id, self.schema, self.with_counts = ruleset_id, schema, with_counts
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        search = searched(self.ruleset_id)
+        ids, keys, codes, levels = (batch.column(i).to_numpy() for i in range(4))
+        moves = np.zeros(ids.size, dtype=np.int64)
+        ranks = np.zeros(ids.size, dtype=np.int64)
+        ranked = np.ones(ids.size, dtype=bool)
+        for level, at in _levels(levels):
+            rank = search.rank(level)
+            ranks[at], ranked[at] = (0, False) if rank is None else (rank, True)
+            played = at[codes[at] == 0]
+            if played.size:
+                rows, _, _ = _made(search, keys[played], level)
+                moves[played] = np.bincount(rows, minlength=played.size)
+        table = search.positions(ids, keys, codes, levels)
+        if table.num_rows != ids.size:
+            raise DataError(
+                f"the game's search gave {table.num_rows:,} rows for {ids.size:,} positions: the game module is wrong"
+            )
+        rank_column = pa.array(ranks.astype(np.int32), mask=~ranked)
+        return self.with_counts(table, moves, rank_column).cast(self.schema).combine_chunks().to_batches()[0]
+
+
+class MoveNames:
+    """A `convert` for the moves file: a batch of (ruleset, src, dst, move code) with the
+    ruleset's id and the moves' names (Search.moves) as the file's dictionaries."""
+
+    def __init__(self, ruleset_id: str, names: list[str]):
+        self.ruleset, self.names = pa.array([ruleset_id]), pa.array(names, pa.string())
+
+    def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        codes = batch.column(3).to_numpy()
+        if codes.size and (codes.min() < 0 or codes.max() >= len(self.names)):
+            raise DataError(
+                f"the game's search gave a move code out of its {len(self.names)} names: the game module is wrong"
+            )
+        return pa.RecordBatch.from_arrays(
+            [
+                pa.DictionaryArray.from_arrays(np.zeros(batch.num_rows, np.int8), self.ruleset),
+                batch.column(1),
+                batch.column(2),
+                pa.DictionaryArray.from_arrays(codes.astype(np.int32), self.names),
+            ],
+            schema=PUBLISHED_TRANSITIONS,
+        )
+
+
+class Enumeration:
+    """One ruleset's enumerate on the executors of `engine` (a SparkEngine)."""
+
+    def __init__(self, engine: Any, ruleset_id: str, search: Any, found: Callable[[int], None] | None = None):
+        self.engine, self.spark, self.ruleset_id, self.search = engine, engine.spark, ruleset_id, search
+        self.found = found
+        self.levels: list[Any] = []  # each level's (key, code), checkpointed
+        self.counts: list[int] = []
+
+    def _map(self, frame: Any, function: Callable, schema: str) -> Any:
+        with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
+            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+            return frame.mapInArrow(function, schema)
+
+    def _rank(self, level: int) -> int | None:
+        from pipeline.games import RANKS
+
+        rank = self.search.rank(level)
+        if rank is not None and not RANKS[0] <= rank <= RANKS[1]:
+            raise DataError(
+                f"the game's rank {rank:,} is beyond the 32 bits the positions file holds "
+                f"({RANKS[0]:,} to {RANKS[1]:,}): the game module is wrong"
+            )
+        if level and (rank is None) != (self.search.rank(0) is None):
+            raise DataError(
+                "the game's search gave a rank for some levels and None for others: the game module is wrong"
+            )
+        return rank
+
+    def search_levels(self) -> int:
+        """Every level found and checkpointed; the positions."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        starts = np.unique(np.asarray(self.search.starts(), dtype=np.int64))
+        if not starts.size:
+            raise DataError("the game's search gave no start: the game module is wrong")
+        first = self.spark.createDataFrame([(int(key),) for key in starts], "key long")
+        frame = self._map(first, functools.partial(_coded, self.ruleset_id, 0), LEVEL_SCHEMA)
+        ranked = self._rank(0) is not None
+        while True:
+            level = len(self.levels)
+            counted = Observation(f"level_{level}")
+            frame = frame.observe(
+                counted, F.count(F.lit(1)).alias("found"), F.expr("count_if(code = 0)").alias("open")
+            ).localCheckpoint(eager=True)
+            found, played = int(counted.get["found"] or 0), int(counted.get["open"] or 0)
+            if not found:
+                break
+            self._rank(level)
+            self.levels.append(frame)
+            self.engine.frames[f"level_{level}"] = frame  # let go by release()
+            self.counts.append(found)
+            if self.found is not None:
+                self.found(sum(self.counts))
+            if not played:
+                break
+            kids = self._map(
+                frame.where("code = 0").select("key"), functools.partial(_kids, self.ruleset_id, level), "key long"
+            ).distinct()
+            if not ranked:  # a move may return to a position of any level before
+                seen = self.levels[0].select("key")
+                for other in self.levels[1:]:
+                    seen = seen.unionByName(other.select("key"))
+                kids = kids.join(seen, "key", "left_anti")
+            frame = self._map(kids, functools.partial(_coded, self.ruleset_id, level + 1), LEVEL_SCHEMA)
+        return sum(self.counts)
+
+    def numbered(self) -> Any:
+        """Every position (id, key, code, level) in id order, each range of ids in a
+        partition of its own: the levels sorted at once by the game's order, and each
+        partition's first id found from the partitions' counts."""
+        from pyspark.sql import functions as F
+
+        every = None
+        for level, frame in enumerate(self.levels):
+            held = frame.select("key", "code", F.lit(level).alias("level"))
+            every = held if every is None else every.unionByName(held)
+        assert every is not None
+        order = [F.col("level") * -1 if self.search.descending else F.col("level")]
+        order += [F.col("code")] if self.search.by_code else []
+        order += [F.col("key")]
+        ranges = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
+        ordered = every.repartitionByRange(ranges, *order).sortWithinPartitions(*order).localCheckpoint(eager=True)
+        self.engine.frames["numbered"] = ordered
+        for frame in self.levels:
+            frame.unpersist()
+        held = dict(ordered.groupBy(F.spark_partition_id()).count().collect())
+        firsts = np.concatenate([[0], np.cumsum([held.get(p, 0) for p in range(ordered.rdd.getNumPartitions())])])
+        if int(firsts[-1]) != sum(self.counts):
+            raise DataError(f"Spark numbered {int(firsts[-1]):,} positions of the {sum(self.counts):,} found")
+        first = F.element_at(F.array(*[F.lit(int(at)) for at in firsts[:-1]]), F.spark_partition_id() + 1)
+        # monotonically_increasing_id: the partition in its high bits, the place in the low 33
+        place = F.monotonically_increasing_id().bitwiseAND((1 << 33) - 1)
+        return ordered.select((first + place).alias("id"), "key", "code", "level")
+
+    def write(
+        self,
+        positions: Path,
+        schema: pa.Schema,
+        positions_encoding: Encoding,
+        transitions: Path,
+        transitions_encoding: Encoding,
+        with_counts: Callable[[pa.Table, Any, pa.Array], pa.Table],
+    ) -> tuple[int, int]:
+        """The levels searched, numbered and written: (positions, transitions)."""
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        total = self.search_levels()
+        numbered = self.numbered()
+        folder = self.engine.temp_dir / "spark-positions"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        try:
+            self.engine._write_parts(
+                numbered.select(F.spark_partition_id().alias("bucket"), "*"),
+                positions,
+                schema,
+                positions_encoding,
+                None,
+                folder,
+                convert=PositionRows(self.ruleset_id, schema, with_counts),
+            )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        generated, checked = Observation("generated"), Observation("moves")
+        made = self._map(
+            numbered.where("code = 0").select("id", "key", "level"),
+            functools.partial(_moves, self.ruleset_id),
+            MOVES_SCHEMA,
+        ).observe(generated, F.count(F.lit(1)).alias("moves"))
+        children = numbered.select(F.col("key").alias("kid"), F.col("id").alias("dst"), F.col("level").alias("at"))
+        joined = made.join(children, "kid").observe(checked, F.expr("count_if(at != level + 1)").alias("unranked"))
+        rows = self.engine.write_parts(
+            joined.select(F.lit(None).cast("string").alias("ruleset"), "src", "dst", "move"),
+            transitions,
+            PUBLISHED_TRANSITIONS,
+            transitions_encoding,
+            order=("src", "dst"),
+            convert=MoveNames(self.ruleset_id, list(self.search.moves)),
+            keys=(0, total - 1),
+        )
+        moves = int(generated.get["moves"] or 0)
+        if rows != moves:  # fewer: a child not found; more: a child found at two levels
+            raise DataError(
+                f"the game's search gave {moves:,} moves, of which {rows:,} lead to a position it found once: "
+                "the game module is wrong"
+            )
+        if self.search.rank(0) is not None and int(checked.get["unranked"] or 0):
+            raise DataError(
+                "the game's search gave ranks, but a move leads elsewhere than to the next level: "
+                "the game module is wrong"
+            )
+        return total, rows
