@@ -65,11 +65,13 @@ def _coded(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> It
 
 
 def _kids(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """On an executor: the children of a level's positions played on (keys), each once a batch."""
-    search = searched(ruleset_id)
+    """On an executor: the children of a level's positions played on (keys), each once a
+    batch, with their terminal codes (coded before the shuffle that makes them distinct:
+    one pass through Python a level, not two)."""
     for batch in batches:
-        _, _, kids = search.children(batch.column(0).to_numpy(), level)
-        yield pa.RecordBatch.from_arrays([pa.array(np.unique(np.asarray(kids, dtype=np.int64)))], names=["key"])
+        _, _, kids = searched(ruleset_id).children(batch.column(0).to_numpy(), level)
+        unique = pa.record_batch([pa.array(np.unique(np.asarray(kids, dtype=np.int64)))], names=["key"])
+        yield from _coded(ruleset_id, level + 1, iter([unique]))
 
 
 def _made(search: Any, keys: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -222,15 +224,14 @@ class Enumeration:
                 self.found(sum(self.counts))
             if not played:
                 break
-            kids = self._map(
-                frame.where("code = 0").select("key"), functools.partial(_kids, self.ruleset_id, level), "key long"
-            ).distinct()
+            frame = self._map(
+                frame.where("code = 0").select("key"), functools.partial(_kids, self.ruleset_id, level), LEVEL_SCHEMA
+            ).distinct()  # a key's code is one: distinct by key
             if not ranked:  # a move may return to a position of any level before
                 seen = self.levels[0].select("key")
                 for other in self.levels[1:]:
                     seen = seen.unionByName(other.select("key"))
-                kids = kids.join(seen, "key", "left_anti")
-            frame = self._map(kids, functools.partial(_coded, self.ruleset_id, level + 1), LEVEL_SCHEMA)
+                frame = frame.join(seen, "key", "left_anti")
         return sum(self.counts)
 
     def numbered(self) -> Any:
