@@ -502,3 +502,20 @@ def test_spark_cuts_parts_by_key_ranges_in_order_whatever_bounds_it_is_told(tmp_
     written = engine.write_parts(frame, tmp_path / "index.parquet", schema, Encoding(), ("hash", "id"), keys=keys)
     assert written == len(rows) and len(parts.parts(tmp_path / "index.parquet")) > 1
     assert [tuple(row.values()) for row in read_table(tmp_path / "index.parquet").to_pylist()] == sorted(rows)
+
+
+def test_spark_finds_a_game_whose_moves_return_as_the_game_does(tmp_path):
+    """Space.search where moves return to earlier levels (dobutsu: each level's children
+    less every level before), numbered by terminal code then key, without ranks: Spark's
+    executors enumerate it into DuckDB's rows (connect, the ranked search, is built above)."""
+    spark = available("spark")
+    rules = Ruleset.parse("dobutsu:pieces=g")
+    made = []
+    for kind in (engine_kind("duckdb"), spark):
+        files = DataDir(tmp_path / kind.capabilities.name).ruleset(rules)
+        with open_run(files, tmp_path / "tmp", rules, kind) as run:
+            enumerate_ruleset(run)
+        made.append(files)
+    assert parts.in_parts(made[1].positions)
+    for kind in ("positions", "transitions"):
+        assert read_table(made[1].path(kind)) == read_table(made[0].path(kind)), f"spark's {kind} differ"

@@ -275,6 +275,21 @@ def test_the_spark_engine_is_estimated_for_what_runs_on_this_machine(monkeypatch
     assert estimate(rules, engine_kind("spark")).disk == estimate(rules).disk
 
 
+def test_a_space_that_searches_is_estimated_on_a_cluster_at_the_drivers_own_needs(monkeypatch):
+    """Spark's executors find its positions (Space.search): the driver holds none, so Tromp's
+    7x6 board (4.5 x 10^12 positions) needs no more of this machine than a small one."""
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.delenv("TABLEBASE_SPARK_CONF", raising=False)
+    monkeypatch.setenv("TABLEBASE_SPARK_MASTER", "spark://cluster:7077")
+    spark = engine_kind("spark")
+    big, small = (
+        estimate(Ruleset.parse(ruleset), spark) for ruleset in ("connect:cols=7,rows=6", "connect:cols=4,rows=4")
+    )
+    assert big.memory == small.memory < estimate(Ruleset.parse("connect:cols=4,rows=4")).memory
+    assert big.disk > 1000 * small.disk  # the shared storage still holds the files
+    assert estimate(Ruleset.parse("sticks:rows=11"), spark).memory > small.memory  # listed by the driver
+
+
 @pytest.mark.parametrize(
     "ruleset",
     [f"sticks:rows={n}" for n in range(1, 9)]

@@ -374,7 +374,9 @@ class SparkEngine:
         from pipeline.engines.spark_enumerate import Enumeration
 
         try:
-            return Enumeration(self, rules.id, search, found).write(
+            size = rules.game.size(rules)
+            bound = None if size is None else size.positions
+            return Enumeration(self, rules.id, search, found, bound).write(
                 files.positions, schema, encodings[0], files.transitions, encodings[1], with_counts
             )
         except Exception as error:  # noqa: BLE001 - a game's own error, raised on an executor

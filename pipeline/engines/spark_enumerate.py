@@ -170,9 +170,17 @@ class MoveNames:
 class Enumeration:
     """One ruleset's enumerate on the executors of `engine` (a SparkEngine)."""
 
-    def __init__(self, engine: Any, ruleset_id: str, search: Any, found: Callable[[int], None] | None = None):
+    def __init__(
+        self,
+        engine: Any,
+        ruleset_id: str,
+        search: Any,
+        found: Callable[[int], None] | None = None,
+        bound: int | None = None,
+    ):
+        """`bound`: the most positions the ruleset can have (Game.size), where known."""
         self.engine, self.spark, self.ruleset_id, self.search = engine, engine.spark, ruleset_id, search
-        self.found = found
+        self.found, self.bound = found, bound
         self.levels: list[Any] = []  # each level's (key, code), checkpointed
         self.counts: list[int] = []
 
@@ -220,6 +228,11 @@ class Enumeration:
             self.levels.append(frame)
             self.engine.frames[f"level_{level}"] = frame  # let go by release()
             self.counts.append(found)
+            if self.bound is not None and sum(self.counts) > self.bound:  # a search that would never end
+                raise DataError(
+                    f"the game's search found {sum(self.counts):,} positions, more than its size's bound of "
+                    f"{self.bound:,}: the game module is wrong"
+                )
             if self.found is not None:
                 self.found(sum(self.counts))
             if not played:

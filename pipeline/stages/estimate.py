@@ -125,7 +125,8 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     process), or None if its game cannot count itself. Where the engine runs the stages outside this
     process (Engine.heap: Spark's executors, which in local mode are a JVM here, whose heap
     is spark.driver.memory, and on a cluster are elsewhere), this machine finds the
-    positions and writes the files, and the engine's heap is added; else the model below
+    positions (unless the executors do: a space that searches) and writes the files, and
+    the engine's heap is added; else the model below
     counts DuckDB's SQL stages and the NumPy passes."""
     bound = rules.game.size(rules)
     if bound is None:
@@ -144,6 +145,9 @@ def estimate(rules: Ruleset, engine: EngineKind | None = None) -> Estimate | Non
     disk = DISK_BASE + int(per_transition * size.transitions + per_position * size.positions)
     heap = engine.heap() if engine is not None else None
     if heap is not None:
+        assert engine is not None
+        if not engine.capabilities.local_moves and rules.game.space(rules).search() is not None:
+            enumerating = BASE  # the engine's executors find the positions (Space.search): none held here
         return Estimate(rules, bound, enumerating + heap, disk)
     duckdb = min(memory_limit(), SQL_PER_TRANSITION * size.transitions + SQL_PER_POSITION * size.positions)
     if size.ranked:
