@@ -104,6 +104,9 @@ class Typed(SimpleGame):
             def rank(self):
                 return np.array([0.5, 1.5, 2.5, 3.5]) if bug == "rank floats" else super().rank()
 
+            def search(self):
+                return "a search" if bug == "search str" else super().search()
+
         return Space(self, rules)
 
 
@@ -139,8 +142,10 @@ WRONG = {
     "transitions int32": "transitions() gave a batch of src: int32",
     "rank floats": "rank() gave array([0.5, 1.5, 2.5, 3.5]) (ndarray), where the game contract asks for None or one",
 }
-#: Wrong answers only the commands after a build (play, draw, probe) and check-game ask for.
+#: Wrong answers only the commands after a build (play, draw, probe), Spark's enumerate (search)
+#: and check-game ask for.
 WRONG_AFTER_BUILD = {
+    "search str": "search() gave 'a search' (str), where the game contract asks for a pipeline.games.Search or None",
     "canonical None": "canonical_position() gave None (NoneType), where the game contract asks for a position's text",
     "draw 42": "draw() gave 42 (int), where the game contract asks for inline SVG (a str)",
     "sides 7": "sides() gave 7 (int), where the game contract asks for None or a pair of str",

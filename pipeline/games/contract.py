@@ -376,6 +376,7 @@ SPACE_RETURNS: dict[str, tuple[Callable[[Any], bool], str]] = {
     # the batches these give are checked as they come (registry.py's `_checked_batches`)
     "transitions": (lambda value: isinstance(value, Iterable), "batches of TRANSITION_SCHEMA"),
     "transitions_part": (lambda value: isinstance(value, Iterable), "batches of TRANSITION_SCHEMA"),
+    "search": (lambda value: value is None or isinstance(value, Search), "a pipeline.games.Search or None"),
     "transitions_from": (
         lambda value: value is None or isinstance(value, Iterable),
         "None or batches of TRANSITION_SCHEMA",

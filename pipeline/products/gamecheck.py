@@ -10,6 +10,8 @@ one (small) ruleset, run on every registered game by the tests:
   - transitions: distinct (src, dst) pairs in ascending order, joining known positions,
     each with a label; none from a finished position, at least one from every other;
   - rank, where given: one integer of 32 bits per position, falling along every transition;
+  - search, where given (Space.search): walked level by level here as the Spark engine's
+    executors walk it, it finds the space's positions, ids and moves;
   - size, where given: its counts bound what was built (equal where it says exact);
   - every member gives back what the contract says (pipeline/games/contract.py's
     GAME_RETURNS, SPACE_RETURNS): `size()` a Size, `sides()` None or two texts, …;
@@ -30,6 +32,7 @@ from pipeline.games import (
     RANKS,
     TRANSITION_SCHEMA,
     Game,
+    Search,
     Size,
     Space,
     broken_plugin,
@@ -169,6 +172,9 @@ def _check_space(game: Game, rules: Ruleset, label: str, size: Size | None) -> l
                 problems.append(f"{label}: transitions_from() is offered without a rank(): enumerate never asks for it")
         else:
             problems.extend(_check_transitions_from(space, label, ids, np.asarray(rank), table))
+    search = space.search()
+    if search is not None:
+        problems.extend(_check_search(search, label, positions, table))
     if size is not None:
         if (size.positions != len(ids)) if size.exact else (size.positions < len(ids)):
             problems.append(f"{label}: size() counts {size.positions:,} positions, the space holds {len(ids):,}")
@@ -177,6 +183,74 @@ def _check_space(game: Game, rules: Ruleset, label: str, size: Size | None) -> l
                 f"{label}: size() bounds the transitions by {size.transitions:,}, the space has {len(table):,}"
             )
     return problems
+
+
+def search_walk(search: Search) -> tuple[pa.Table, list[tuple[int, int, str]]]:
+    """The positions (positions_part's columns) and the moves (src, dst, move name, sorted)
+    a Search finds, walked level by level in this process with Python sets: the Spark
+    engine's walk (pipeline/engines/spark_enumerate.py) on one machine, for small rulesets."""
+    levels: list[tuple[np.ndarray, np.ndarray]] = []
+    seen: set[int] = set()
+    keys = np.unique(np.asarray(search.starts(), dtype=np.int64))
+    while keys.size:
+        level = len(levels)
+        codes = np.asarray(search.codes(keys, level))
+        if codes.shape != keys.shape:
+            raise DataError(f"search.codes() gave {codes.size} codes for {keys.size} keys")
+        levels.append((keys, codes))
+        seen.update(keys.tolist())
+        played = keys[codes == 0]
+        kids = np.unique(np.asarray(search.children(played, level)[2], dtype=np.int64)) if played.size else played
+        if search.rank(level) is None:  # moves may return to any level before
+            kids = np.array([kid for kid in kids.tolist() if kid not in seen], dtype=np.int64)
+        keys = kids
+    ids: dict[int, int] = {}
+    tables = []
+    for level in range(len(levels) - 1, -1, -1) if search.descending else range(len(levels)):
+        keys, codes = levels[level]
+        at = np.lexsort((keys, codes)) if search.by_code else np.argsort(keys)
+        numbered = np.arange(len(ids), len(ids) + keys.size, dtype=np.int64)
+        ids.update(zip(keys[at].tolist(), numbered.tolist(), strict=True))
+        tables.append(search.positions(numbered, keys[at], codes[at], np.full(keys.size, level)))
+    moves = []
+    for level, (keys, codes) in enumerate(levels):
+        played = keys[codes == 0]
+        if not played.size:
+            continue
+        rows, made, kids = (np.asarray(part).tolist() for part in search.children(played, level))
+        if len(set(zip(rows, kids, strict=True))) != len(rows):
+            raise DataError("search.children() gave two moves from one position to one child")
+        for row, move, kid in zip(rows, made, kids, strict=True):
+            if kid not in ids:
+                raise DataError(f"search.children() gave a move to {kid}, a key the search did not find")
+            moves.append((ids[int(played[row])], ids[kid], search.moves[move]))
+    return pa.concat_tables(tables).combine_chunks(), sorted(moves)
+
+
+def _check_search(search: Search, label: str, positions: pa.Table, transitions: pa.Table) -> list[str]:
+    """The positions and moves `search` finds are the space's own, the same ids included."""
+    if not isinstance(search, Search):
+        return [f"{label}: search() gave {type(search).__name__}, not a Search or None"]
+    found, moves = search_walk(search)
+    if found.column_names != positions.column_names:
+        return [f"{label}: search.positions() has columns {found.column_names}, not {positions.column_names}"]
+    for name in found.column_names:
+        ours, theirs = found[name], positions[name]
+        if pa.types.is_dictionary(theirs.type):  # the words, whatever each dictionary holds
+            ours, theirs = ours.cast(pa.string()), theirs.cast(pa.string())
+        if ours.to_pylist() != theirs.to_pylist():
+            return [f"{label}: the search finds other positions than positions() lists ({name} differs)"]
+    listed = sorted(
+        zip(
+            transitions["src"].to_pylist(),
+            transitions["dst"].to_pylist(),
+            transitions["move"].cast(pa.string()).to_pylist(),
+            strict=True,
+        )
+    )
+    if moves != listed:
+        return [f"{label}: the search finds other moves than transitions() gives"]
+    return []
 
 
 def _reachable(starts: set, src: np.ndarray, dst: np.ndarray) -> set:

@@ -12,6 +12,10 @@ asked for each rank's moves in turn; the others generate moves in their own orde
 are spilled to one scratch file per group of ranks and read back group by group (memory
 stays bounded by one group). Numbered by rank, the positions file is written beside the
 transitions: a row group as soon as the moves of its positions are counted.
+
+Where the engine makes the moves away from this process (Spark) and the space searches
+(Space.search: connect, dobutsu), the engine finds, numbers and writes the positions and
+moves there too (Engine.write_searched), and this process holds none of them.
 """
 
 from __future__ import annotations
