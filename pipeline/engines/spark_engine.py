@@ -496,7 +496,9 @@ class SparkEngine:
 
     def reach(self, starts: list[int]) -> Reach:
         held = self.frames.get("children")
-        self.view("children", self.sql("children").localCheckpoint(eager=True))  # once a walk
+        with keeping_partitions(self.spark):  # by id, sorted, as the levels: joined without a shuffle or a sort
+            children = self.sql("children").sortWithinPartitions("id")
+            self.view("children", children.localCheckpoint(eager=True))  # once a walk
         if held is not None:
             held.unpersist()
         return Reach(self, starts)
@@ -712,6 +714,28 @@ def _read_buckets(written: Path, folder: Path) -> Iterator[pa.RecordBatch]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def keeping_partitions(spark: Any) -> Iterator[None]:
+    """Spark's adaptive execution off while a level is planned and checkpointed: the
+    checkpoint then keeps its rows' partitioning by id, and the next level's join with it
+    shuffles only the frontier's side. With it on, a checkpoint's partitioning is forgotten
+    and every level shuffles the whole state and every position's parents again. (The
+    parents are checkpointed sorted by id too, so that no level sorts them.)"""
+    settings = {
+        "spark.sql.adaptive.enabled": "false",
+        # a Bloom filter of the other side, built by a pass over it, is of no use where no side is shuffled
+        "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
+    }
+    held = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in held.items():
+            spark.conf.set(key, value)
+
+
 class Levels:
     """Steps over one of pipeline/sql/spark/'s level statements: the state (a view named
     `state`) is rebuilt by each level from the view `frontier` and checkpointed; `finished`
@@ -747,10 +771,12 @@ class Levels:
         return int(finished.get["finished"] or 0)
 
     def first(self) -> int:
-        return self._advance(self._first(), 0)
+        with keeping_partitions(self.engine.spark):
+            return self._advance(self._first(), 0)
 
     def step(self, level: int) -> int:
-        return self._advance(self.engine.sql(self.sql_name, level=level), level)
+        with keeping_partitions(self.engine.spark):
+            return self._advance(self.engine.sql(self.sql_name, level=level), level)
 
 
 class Reach:
@@ -783,10 +809,12 @@ class Reach:
 
     def first(self) -> int:
         ids = ", ".join(str(int(i)) for i in self.starts) or "NULL"
-        return self._keep(self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})"), 0)
+        with keeping_partitions(self.engine.spark):
+            return self._keep(self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})"), 0)
 
     def step(self, level: int) -> int:
-        return self._keep(self.engine.sql("reachable_level", level=level), level)
+        with keeping_partitions(self.engine.spark):
+            return self._keep(self.engine.sql("reachable_level", level=level), level)
 
 
 class SparkSolver:
@@ -823,7 +851,9 @@ class SparkSolver:
     def _parents(self) -> None:
         """The view `parents` (sql/spark/parents.sql), made and checkpointed once a solve."""
         if "parents" not in self.engine.frames:
-            self.engine.view("parents", self.engine.sql("parents").localCheckpoint(eager=True))
+            with keeping_partitions(self.spark):  # by id, as the levels' states: joined without a shuffle
+                parents = self.engine.sql("parents").sortWithinPartitions("id")
+                self.engine.view("parents", parents.localCheckpoint(eager=True))
 
     def values(self) -> Levels:
         self._parents()
