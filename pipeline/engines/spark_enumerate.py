@@ -270,10 +270,19 @@ class Enumeration:
         firsts = np.concatenate([[0], np.cumsum([held.get(p, 0) for p in range(ordered.rdd.getNumPartitions())])])
         if int(firsts[-1]) != sum(self.counts):
             raise DataError(f"Spark numbered {int(firsts[-1]):,} positions of the {sum(self.counts):,} found")
-        first = F.element_at(F.array(*[F.lit(int(at)) for at in firsts[:-1]]), F.spark_partition_id() + 1)
+        # each partition's first id, joined by broadcast (a frame of a row a partition, where a
+        # literal a partition would make a plan too big for 10^5 partitions)
+        offsets = self.spark.createDataFrame([(p, int(at)) for p, at in enumerate(firsts[:-1])], "part int, first long")
         # monotonically_increasing_id: the partition in its high bits, the place in the low 33
-        place = F.monotonically_increasing_id().bitwiseAND((1 << 33) - 1)
-        return ordered.select((first + place).alias("id"), "key", "code", "level")
+        placed = ordered.select(
+            F.spark_partition_id().alias("part"),
+            F.monotonically_increasing_id().bitwiseAND((1 << 33) - 1).alias("place"),
+            "key",
+            "code",
+            "level",
+        )
+        joined = placed.join(F.broadcast(offsets), "part")  # the partitions and their order kept
+        return joined.select((F.col("first") + F.col("place")).alias("id"), "key", "code", "level")
 
     def write(
         self,
