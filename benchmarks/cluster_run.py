@@ -149,8 +149,9 @@ def main() -> int:
         env = {
             **os.environ,
             "TABLEBASE_SPARK_MASTER": url,
+            # with more settings (an event log, say) from the caller's environment
             "TABLEBASE_SPARK_CONF": f"spark.driver.memory={args.driver_memory} "
-            f"spark.executor.memory={args.worker_memory}",
+            f"spark.executor.memory={args.worker_memory} {os.environ.get('TABLEBASE_SPARK_CONF', '')}",
         }
         began = time.monotonic()
         with open(OUT / "spark-build.log", "wb") as log:
