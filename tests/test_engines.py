@@ -504,11 +504,16 @@ def test_spark_cuts_parts_by_key_ranges_in_order_whatever_bounds_it_is_told(tmp_
     assert [tuple(row.values()) for row in read_table(tmp_path / "index.parquet").to_pylist()] == sorted(rows)
 
 
-def test_spark_finds_a_game_whose_moves_return_as_the_game_does(tmp_path):
+def test_spark_finds_a_game_whose_moves_return_as_the_game_does(tmp_path, monkeypatch):
     """Space.search where moves return to earlier levels (dobutsu: each level's children
     less every level before), numbered by terminal code then key, without ranks: Spark's
-    executors enumerate it into DuckDB's rows (connect, the ranked search, is built above)."""
+    executors enumerate it into DuckDB's rows (connect, the ranked search, is built above,
+    its levels walked by one task). Here one task walks the first 7 levels (1,178
+    positions) and Spark finds the other 9, each less the walked levels and its own before."""
+    from pipeline.engines import spark_enumerate
+
     spark = available("spark")
+    monkeypatch.setattr(spark_enumerate, "WALKED", 1200)
     rules = Ruleset.parse("dobutsu:pieces=g")
     made = []
     for kind in (engine_kind("duckdb"), spark):

@@ -34,6 +34,32 @@ def test_a_searchs_ranks_are_the_spaces(ruleset):
     assert [search.rank(int(ply)) for ply in plies] == np.asarray(rank).tolist()
 
 
+def test_a_walk_stops_before_the_level_that_would_pass_its_bound():
+    """The Spark engine's task walks a search's first levels (spark_enumerate.walk) while
+    they hold at most WALKED positions, and says whether it found every level; the starts
+    are a level whatever their number."""
+    from pipeline.engines.spark_enumerate import walk
+
+    rules = Ruleset.parse("dobutsu:pieces=g")
+    search = rules.game.space(rules).search()
+    every = [keys.size for _, keys, _ in walk(search)]
+    assert every[:7] == [1, 5, 25, 54, 158, 279, 656] and len(every) == 16
+
+    def walked(most):
+        levels = walk(search, most)
+        sizes = []
+        while True:
+            try:
+                sizes.append(next(levels)[1].size)
+            except StopIteration as stop:
+                return sizes, stop.value
+
+    assert walked(1178) == (every[:7], False)
+    assert walked(1177) == (every[:6], False)
+    assert walked(0) == ([1], False)
+    assert walked(sum(every)) == (every, True)
+
+
 class Lying(Search):
     """A search that breaks the contract in the way `lie` names."""
 

@@ -1,10 +1,12 @@
 """Enumerate on Spark's executors, for a game whose space can search (Space.search):
 no position passes through the driver.
 
-1. The levels: each level's positions are coded (terminal or not) by the executors and
-   checkpointed; the children of its positions played on are made by the executors and
-   made distinct by a shuffle (less, where moves can return, those of every level before:
-   an anti-join), which is the next level. The driver holds each level's count.
+1. The levels: the first, while they hold at most WALKED positions, walked by one
+   task (`walk`: a job a level would cost more than the positions); then each level's
+   positions are coded (terminal or not) by the executors and checkpointed; the children
+   of its positions played on are made by the executors and made distinct by a shuffle
+   (less, where moves can return, those of every level before: an anti-join), which is
+   the next level. The driver holds each level's count.
 2. The ids: every position sorted at once by the game's order (level, then terminal code
    where it says, then key), in ranges of it (Spark's range partitioning); a position's id
    is its partition's first (from the partitions' counts) plus its place there.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import functools
 import shutil
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,14 @@ from pipeline.storage.parquet import Encoding
 
 #: What a level holds: each position's key and terminal code (Search.codes).
 LEVEL_SCHEMA = "key long, code byte"
+#: What the walk of the first levels gives: a level's, and the level.
+WALKED_SCHEMA = "key long, code byte, level int"
+#: The first levels are walked by one task while they hold at most this many positions. A
+#: level on Spark is two jobs of 0.3-1 s each whatever its size: connect 4x4's 17 levels
+#: (161 k positions) took 14 s so in local mode, warm, and 2.5 s walked by one task
+#: (BENCHMARKS.md). The task's largest array is one level's moves: a few hundred MB at
+#: most, for dobutsu's forty moves a position.
+WALKED = 1 << 18
 #: The moves before their children are numbered: source id, child key, move code, level.
 MOVES_SCHEMA = "src long, kid long, move int, level int"
 
@@ -51,17 +61,68 @@ def searched(ruleset_id: str) -> Any:
     return search
 
 
+def _codes(search: Any, keys: np.ndarray, level: int) -> np.ndarray:
+    """Search.codes of `keys`, checked: a code a key."""
+    codes = np.asarray(search.codes(keys, level))
+    if codes.shape != keys.shape:
+        raise DataError(
+            f"the game's search gave {codes.size:,} terminal codes for {keys.size:,} keys: the game module is wrong"
+        )
+    return codes.astype(np.int8)
+
+
+def walk(search: Any, most: int | None = None) -> Generator[tuple[int, np.ndarray, np.ndarray], None, bool]:
+    """A search's levels found in this process: (level, keys, codes), a level's keys
+    distinct and sorted; returns whether every level was found. With `most`, the walk
+    stops before a level that would bring the positions found past `most` (its keys are
+    made, not coded); the starts are a level whatever their number."""
+    seen = np.empty(0, dtype=np.int64)
+    keys = np.unique(np.asarray(search.starts(), dtype=np.int64))
+    found = level = 0
+    while keys.size and (most is None or not found or found + keys.size <= most):
+        codes = _codes(search, keys, level)
+        yield level, keys, codes
+        found += keys.size
+        played = keys[codes == 0]
+        if not played.size:
+            return True
+        kids = np.unique(np.asarray(search.children(played, level)[2], dtype=np.int64))
+        if search.rank(level) is None:  # moves may return to any level before
+            seen = np.union1d(seen, keys)
+            kids = kids[~np.isin(kids, seen, assume_unique=True)]
+        keys, level = kids, level + 1
+    return not keys.size
+
+
+def _walked(ruleset_id: str, most: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor (one task, whatever it is given): the search's first levels, while
+    they hold at most `most` positions, and a row at level -1 where they are all of them."""
+    for _ in batches:
+        pass
+    levels = walk(searched(ruleset_id), most)
+    while True:
+        try:
+            level, keys, codes = next(levels)
+        except StopIteration as stop:
+            if stop.value:
+                yield pa.RecordBatch.from_arrays(
+                    [pa.array([0]), pa.array([0], pa.int8()), pa.array([-1], pa.int32())],
+                    names=["key", "code", "level"],
+                )
+            return
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(keys), pa.array(codes), pa.array(np.full(keys.size, level, np.int32))],
+            names=["key", "code", "level"],
+        )
+
+
 def _coded(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """On an executor: keys (one column) with their terminal codes."""
     search = searched(ruleset_id)
     for batch in batches:
         keys = batch.column(0).to_numpy()
-        codes = np.asarray(search.codes(keys, level))
-        if codes.shape != keys.shape:
-            raise DataError(
-                f"the game's search gave {codes.size:,} terminal codes for {keys.size:,} keys: the game module is wrong"
-            )
-        yield pa.RecordBatch.from_arrays([pa.array(keys), pa.array(codes.astype(np.int8))], names=["key", "code"])
+        codes = _codes(search, keys, level)
+        yield pa.RecordBatch.from_arrays([pa.array(keys), pa.array(codes)], names=["key", "code"])
 
 
 def _kids(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -181,8 +242,8 @@ class Enumeration:
         """`bound`: the most positions the ruleset can have (Game.size), where known."""
         self.engine, self.spark, self.ruleset_id, self.search = engine, engine.spark, ruleset_id, search
         self.found, self.bound = found, bound
-        self.levels: list[Any] = []  # each level's (key, code), checkpointed
-        self.counts: list[int] = []
+        self.levels: list[Any] = []  # (key, code, level) of one level or more, checkpointed
+        self.counts: list[int] = []  # each level's positions
 
     def _map(self, frame: Any, function: Callable, schema: str) -> Any:
         with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
@@ -204,39 +265,49 @@ class Enumeration:
             )
         return rank
 
+    def _found(self, level: int, found: int) -> None:
+        """A level's positions counted, its rank and the search's size checked."""
+        self._rank(level)
+        self.counts.append(found)
+        if self.bound is not None and sum(self.counts) > self.bound:  # a search that would never end
+            raise DataError(
+                f"the game's search found {sum(self.counts):,} positions, more than its size's bound of "
+                f"{self.bound:,}: the game module is wrong"
+            )
+
+    def _walk(self, most: int) -> tuple[Any, bool]:
+        """The first levels walked by one task (`walk`) and checkpointed: the last level's
+        (key, code), and whether the search goes on from it."""
+        from pyspark.sql import functions as F
+
+        walked = self._map(
+            self.spark.range(1, numPartitions=1), functools.partial(_walked, self.ruleset_id, most), WALKED_SCHEMA
+        ).localCheckpoint(eager=True)
+        self.engine.frames["walked"] = walked  # let go by release()
+        counted = walked.groupBy("level").agg(F.count(F.lit(1)), F.expr("count_if(code = 0)")).collect()
+        held = sorted((int(level), int(found), int(played)) for level, found, played in counted)
+        whole = bool(held) and held[0][0] == -1  # every level walked
+        held = held[1:] if whole else held
+        if not held:
+            raise DataError("the game's search gave no start: the game module is wrong")
+        for level, found, _ in held:
+            self._found(level, found)
+        self.levels.append(walked.where("level >= 0"))
+        if self.found is not None:
+            self.found(sum(self.counts))
+        last = len(held) - 1
+        return walked.where(f"level = {last}").select("key", "code"), not whole and held[last][2] > 0
+
     def search_levels(self) -> int:
-        """Every level found and checkpointed; the positions."""
+        """Every level found and checkpointed (the first walked by one task: WALKED); the
+        positions."""
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        starts = np.unique(np.asarray(self.search.starts(), dtype=np.int64))
-        if not starts.size:
-            raise DataError("the game's search gave no start: the game module is wrong")
-        first = self.spark.createDataFrame([(int(key),) for key in starts], "key long")
-        frame = self._map(first, functools.partial(_coded, self.ruleset_id, 0), LEVEL_SCHEMA)
         ranked = self._rank(0) is not None
-        while True:
-            level = len(self.levels)
-            counted = Observation(f"level_{level}")
-            frame = frame.observe(
-                counted, F.count(F.lit(1)).alias("found"), F.expr("count_if(code = 0)").alias("open")
-            ).localCheckpoint(eager=True)
-            found, played = int(counted.get["found"] or 0), int(counted.get["open"] or 0)
-            if not found:
-                break
-            self._rank(level)
-            self.levels.append(frame)
-            self.engine.frames[f"level_{level}"] = frame  # let go by release()
-            self.counts.append(found)
-            if self.bound is not None and sum(self.counts) > self.bound:  # a search that would never end
-                raise DataError(
-                    f"the game's search found {sum(self.counts):,} positions, more than its size's bound of "
-                    f"{self.bound:,}: the game module is wrong"
-                )
-            if self.found is not None:
-                self.found(sum(self.counts))
-            if not played:
-                break
+        frame, played = self._walk(WALKED)
+        while played:
+            level = len(self.counts) - 1
             frame = self._map(
                 frame.where("code = 0").select("key"), functools.partial(_kids, self.ruleset_id, level), LEVEL_SCHEMA
             ).distinct()  # a key's code is one: distinct by key
@@ -245,6 +316,20 @@ class Enumeration:
                 for other in self.levels[1:]:
                     seen = seen.unionByName(other.select("key"))
                 frame = frame.join(seen, "key", "left_anti")
+            counted = Observation(f"level_{level + 1}")
+            frame = (
+                frame.select("key", "code", F.lit(level + 1).alias("level"))
+                .observe(counted, F.count(F.lit(1)).alias("found"), F.expr("count_if(code = 0)").alias("open"))
+                .localCheckpoint(eager=True)
+            )
+            found, played = int(counted.get["found"] or 0), int(counted.get["open"] or 0) > 0
+            if not found:
+                break
+            self._found(level + 1, found)
+            self.levels.append(frame)
+            self.engine.frames[f"level_{level + 1}"] = frame  # let go by release()
+            if self.found is not None:
+                self.found(sum(self.counts))
         return sum(self.counts)
 
     def numbered(self) -> Any:
@@ -253,11 +338,9 @@ class Enumeration:
         partition's first id found from the partitions' counts."""
         from pyspark.sql import functions as F
 
-        every = None
-        for level, frame in enumerate(self.levels):
-            held = frame.select("key", "code", F.lit(level).alias("level"))
-            every = held if every is None else every.unionByName(held)
-        assert every is not None
+        every = self.levels[0]
+        for frame in self.levels[1:]:
+            every = every.unionByName(frame)
         order = [F.col("level") * -1 if self.search.descending else F.col("level")]
         order += [F.col("code")] if self.search.by_code else []
         order += [F.col("key")]

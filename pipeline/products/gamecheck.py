@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.core.values import TERMINAL
+from pipeline.engines.spark_enumerate import walk
 from pipeline.games import (
     POSITION_COLUMNS,
     POSITION_KEY,
@@ -187,23 +188,9 @@ def _check_space(game: Game, rules: Ruleset, label: str, size: Size | None) -> l
 
 def search_walk(search: Search) -> tuple[pa.Table, list[tuple[int, int, str]]]:
     """The positions (positions_part's columns) and the moves (src, dst, move name, sorted)
-    a Search finds, walked level by level in this process with Python sets: the Spark
-    engine's walk (pipeline/engines/spark_enumerate.py) on one machine, for small rulesets."""
-    levels: list[tuple[np.ndarray, np.ndarray]] = []
-    seen: set[int] = set()
-    keys = np.unique(np.asarray(search.starts(), dtype=np.int64))
-    while keys.size:
-        level = len(levels)
-        codes = np.asarray(search.codes(keys, level))
-        if codes.shape != keys.shape:
-            raise DataError(f"search.codes() gave {codes.size} codes for {keys.size} keys")
-        levels.append((keys, codes))
-        seen.update(keys.tolist())
-        played = keys[codes == 0]
-        kids = np.unique(np.asarray(search.children(played, level)[2], dtype=np.int64)) if played.size else played
-        if search.rank(level) is None:  # moves may return to any level before
-            kids = np.array([kid for kid in kids.tolist() if kid not in seen], dtype=np.int64)
-        keys = kids
+    a Search finds, walked level by level in this process as the Spark engine's task walks
+    a game's first levels (pipeline/engines/spark_enumerate.py's `walk`), for small rulesets."""
+    levels = [(keys, codes) for _, keys, codes in walk(search)]
     ids: dict[int, int] = {}
     tables = []
     for level in range(len(levels) - 1, -1, -1) if search.descending else range(len(levels)):
