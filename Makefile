@@ -74,9 +74,10 @@ $(DATA)/pages/index.html: $(BUILT) $(DATA)/catalog.parquet $(RULESETS) $(wildcar
 # Two workers, a test file each (a worker's one Spark session serves every test it runs).
 # The package's bytecode is compiled first (only what changed): where PYTHONDONTWRITEBYTECODE
 # is set, each Python process the suite starts compiled it again, about 0.2 s of CPU each.
+# The 30 slowest tests are listed at the end: where the suite's 10 minutes go.
 test: $(VENV)/.installed-dev java chromium duckdb-wasm
 	$(BIN)/python -m compileall -q pipeline examples/takeaway
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=30
 
 # The checks CI runs before the tests: ruff's lint and its formatting (checked, not applied),
 # mypy over pipeline/ and the import layers ([tool.ruff], [tool.mypy], [tool.importlinter] in
