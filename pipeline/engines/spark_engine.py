@@ -49,6 +49,7 @@ from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, declared
+from pipeline.engines.spark_runs import Runs, keeping_partitions
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -714,28 +715,6 @@ def _read_buckets(written: Path, folder: Path) -> Iterator[pa.RecordBatch]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def keeping_partitions(spark: Any) -> Iterator[None]:
-    """Spark's adaptive execution off while a level is planned and checkpointed: the
-    checkpoint then keeps its rows' partitioning by id, and the next level's join with it
-    shuffles only the frontier's side. With it on, a checkpoint's partitioning is forgotten
-    and every level shuffles the whole state and every position's parents again. (The
-    parents are checkpointed sorted by id too, so that no level sorts them.)"""
-    settings = {
-        "spark.sql.adaptive.enabled": "false",
-        # a Bloom filter of the other side, built by a pass over it, is of no use where no side is shuffled
-        "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
-    }
-    held = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in held.items():
-            spark.conf.set(key, value)
-
-
 class Levels:
     """Steps over one of pipeline/sql/spark/'s level statements: the state (a view named
     `state`) is rebuilt by each level from the view `frontier` and checkpointed; `finished`
@@ -781,40 +760,46 @@ class Levels:
 
 class Reach:
     """Reachability level by level, touching the frontier only (sql/spark/reachable_level.sql):
-    each level's new positions are checkpointed alone, and the levels so far are the view
-    `seen`, so a level reads the positions seen but writes only its own, where rewriting
-    the whole state (Levels) wrote a row a position each level. The view `reach` (id,
-    seen, at: reached.sql) is the walk's result, made from the levels when read."""
+    each level's new positions are checkpointed alone, and the levels so far are kept as
+    a few runs partitioned by id (spark_runs.Runs), so a level reads the positions seen
+    but shuffles and writes only its own, where rewriting the whole state (Levels) wrote
+    a row a position each level. The view `reach` (id, seen, at: reached.sql) is the
+    walk's result, made from the levels (the view `seen`) when read."""
 
     def __init__(self, engine: SparkEngine, starts: list[int]):
         self.engine, self.starts = engine, starts
         self.levels: list[Any] = []
+        self.runs = Runs(engine, "id")
 
-    def _keep(self, frame: Any, level: int) -> int:
+    def _keep(self, frame: Any, level: int, partitioned: bool) -> int:
         """The level's positions checkpointed and counted as they are written (one job)."""
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         counted = Observation(f"reach_{level}")
-        frame = frame.observe(counted, F.count(F.lit(1)).alias("found")).localCheckpoint(eager=True)
+        frame = frame.sortWithinPartitions("id").observe(counted, F.count(F.lit(1)).alias("found"))
+        frame = frame.localCheckpoint(eager=True)
+        found = int(counted.get["found"] or 0)
         self.levels.append(frame)
         self.engine.frames[f"reach_{level}"] = frame  # let go by release()
+        self.runs.add(frame, found, partitioned)
         self.engine.view("frontier", frame.select("id"))
         seen = self.levels[0]
         for other in self.levels[1:]:
             seen = seen.unionByName(other)
         self.engine.view("seen", seen)
         self.engine.view("reach", self.engine.sql("reached"))
-        return int(counted.get["found"] or 0)
+        return found
 
     def first(self) -> int:
         ids = ", ".join(str(int(i)) for i in self.starts) or "NULL"
         with keeping_partitions(self.engine.spark):
-            return self._keep(self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})"), 0)
+            starts = self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})")
+            return self._keep(starts, 0, partitioned=False)
 
     def step(self, level: int) -> int:
         with keeping_partitions(self.engine.spark):
-            return self._keep(self.engine.sql("reachable_level", level=level), level)
+            return self._keep(self.runs.unseen(self.engine.sql("reachable_level", level=level)), level, True)
 
 
 class SparkSolver:

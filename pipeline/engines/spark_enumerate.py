@@ -21,6 +21,7 @@ game's space itself (`searched`), once a Python worker.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import warnings
@@ -33,6 +34,7 @@ import pyarrow as pa
 
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError
+from pipeline.engines.spark_runs import Runs, keeping_partitions
 from pipeline.storage.parquet import Encoding
 
 #: What a level holds: each position's key and terminal code (Search.codes).
@@ -296,7 +298,11 @@ class Enumeration:
         if self.found is not None:
             self.found(sum(self.counts))
         last = len(held) - 1
-        return walked.where(f"level = {last}").select("key", "code"), not whole and held[last][2] > 0
+        # the walk is one partition: unspread, every level after it would stay one (a
+        # DISTINCT of one partition needs no shuffle), one task on the whole cluster
+        partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
+        frontier = walked.where(f"level = {last} AND code = 0").select("key", "code").repartition(partitions)
+        return frontier, not whole and held[last][2] > 0
 
     def search_levels(self) -> int:
         """Every level found and checkpointed (the first walked by one task: WALKED); the
@@ -304,28 +310,35 @@ class Enumeration:
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        ranked = self._rank(0) is not None
         frame, played = self._walk(WALKED)
+        # where a move may return to a position of any level before, each level is less
+        # every level before: they are kept as runs partitioned by key, and each level made
+        # under keeping_partitions, partitioned by key as they are, meets them unshuffled
+        seen = None if self._rank(0) is not None else Runs(self.engine, "key")
+        if seen is not None:
+            seen.add(self.levels[0], sum(self.counts), partitioned=False)
         while played:
             level = len(self.counts) - 1
-            frame = self._map(
-                frame.where("code = 0").select("key"), functools.partial(_kids, self.ruleset_id, level), LEVEL_SCHEMA
-            ).distinct()  # a key's code is one: distinct by key
-            if not ranked:  # a move may return to a position of any level before
-                seen = self.levels[0].select("key")
-                for other in self.levels[1:]:
-                    seen = seen.unionByName(other.select("key"))
-                frame = frame.join(seen, "key", "left_anti")
-            counted = Observation(f"level_{level + 1}")
-            frame = (
-                frame.select("key", "code", F.lit(level + 1).alias("level"))
-                .observe(counted, F.count(F.lit(1)).alias("found"), F.expr("count_if(code = 0)").alias("open"))
-                .localCheckpoint(eager=True)
-            )
+            with keeping_partitions(self.spark) if seen is not None else contextlib.nullcontext():
+                frame = self._map(
+                    frame.where("code = 0").select("key"),
+                    functools.partial(_kids, self.ruleset_id, level),
+                    LEVEL_SCHEMA,
+                ).dropDuplicates(["key"])  # a key's code is one: partitioned by key alone
+                if seen is not None:
+                    frame = seen.unseen(frame).sortWithinPartitions("key")
+                counted = Observation(f"level_{level + 1}")
+                frame = (
+                    frame.select("key", "code", F.lit(level + 1).alias("level"))
+                    .observe(counted, F.count(F.lit(1)).alias("found"), F.expr("count_if(code = 0)").alias("open"))
+                    .localCheckpoint(eager=True)
+                )
             found, played = int(counted.get["found"] or 0), int(counted.get["open"] or 0) > 0
             if not found:
                 break
             self._found(level + 1, found)
+            if seen is not None:
+                seen.add(frame, found, partitioned=True)
             self.levels.append(frame)
             self.engine.frames[f"level_{level + 1}"] = frame  # let go by release()
             if self.found is not None:

@@ -1,0 +1,86 @@
+"""Spark's walks that must not meet a key twice (reachability's levels, the levels of a
+game whose moves return): what they have seen kept partitioned, so that a level shuffles
+its own rows only."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def keeping_partitions(spark: Any) -> Iterator[None]:
+    """Spark's adaptive execution off while a level is planned and checkpointed: the
+    checkpoint then keeps its rows' partitioning by id, and the next level's join with it
+    shuffles only the frontier's side. With it on, a checkpoint's partitioning is forgotten
+    and every level shuffles the whole state and every position's parents again. (The
+    parents are checkpointed sorted by id too, so that no level sorts them.)"""
+    settings = {
+        "spark.sql.adaptive.enabled": "false",
+        # a Bloom filter of the other side, built by a pass over it, is of no use where no side is shuffled
+        "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
+    }
+    held = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in held.items():
+            spark.conf.set(key, value)
+
+
+class Runs:
+    """The keys a walk has seen (the column `column`), as a few runs, each hash-partitioned
+    by the key and sorted within its partitions, checkpointed with keeping_partitions. A
+    frame of keys partitioned likewise (a DISTINCT's output, under keeping_partitions) is
+    anti-joined with each run in turn (`unseen`) with no shuffle and no sort of the runs:
+    where the union of every level was shuffled whole at every level, a level now
+    shuffles its own rows.
+
+    A run is merged with the one before while that one holds fewer than twice its keys
+    (a binary counter's carries): at most log2 of the keys' count runs, and each key
+    rewritten about as often, where a chain of a run a level would make a plan that grows
+    with the levels."""
+
+    def __init__(self, engine: Any, column: str):
+        self.engine, self.column = engine, column
+        self.made = 0  # runs made here, for their names
+        self.runs: list[tuple[int, Any, str | None]] = []  # (keys, checkpoint, its name where made here)
+
+    def _partitions(self) -> int:
+        return int(self.engine.spark.conf.get("spark.sql.shuffle.partitions"))
+
+    def add(self, frame: Any, keys: int, partitioned: bool) -> None:
+        """`frame`'s keys kept as a run. `partitioned`: `frame` is a checkpoint made under
+        keeping_partitions, hash-partitioned by the key and sorted within its partitions
+        (a level as `level` leaves it), kept as it is unless it is merged."""
+        merged = []
+        while self.runs and self.runs[-1][0] < 2 * keys:
+            held, run, name = self.runs.pop()
+            merged.append((run, name))
+            keys += held
+        if partitioned and not merged:
+            self.runs.append((keys, frame, None))
+            return
+        union = frame.select(self.column)
+        for run, _ in merged:
+            union = union.unionByName(run.select(self.column))
+        with keeping_partitions(self.engine.spark):
+            made = union.repartition(self._partitions(), self.column).sortWithinPartitions(self.column)
+            made = made.localCheckpoint(eager=True)
+        self.made += 1
+        name = f"run_{id(self)}_{self.made}"
+        self.engine.frames[name] = made  # let go by release()
+        self.runs.append((keys, made, name))
+        for run, owned in merged:  # the walk's own levels are its caller's to keep
+            if owned is not None:
+                run.unpersist()
+                del self.engine.frames[owned]
+
+    def unseen(self, frame: Any) -> Any:
+        """`frame`'s rows whose key no run holds."""
+        for _, run, _ in self.runs:
+            frame = frame.join(run.select(self.column), self.column, "left_anti")
+        return frame
