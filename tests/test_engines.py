@@ -524,3 +524,30 @@ def test_spark_finds_a_game_whose_moves_return_as_the_game_does(tmp_path, monkey
     assert parts.in_parts(made[1].positions)
     for kind in ("positions", "transitions"):
         assert read_table(made[1].path(kind)) == read_table(made[0].path(kind)), f"spark's {kind} differ"
+
+
+def test_spark_spreads_the_levels_after_the_walk_over_its_partitions(tmp_path, monkeypatch):
+    """The levels one task walks are one partition; the levels Spark finds after them are
+    spread over the shuffle's partitions (a DISTINCT of one partition needs no shuffle, so
+    they stayed one: one task on a whole cluster), and their counts are the walk's own.
+    (Adaptive execution, off here, would merge a small level's partitions into one.)"""
+    from pipeline.engines import spark_enumerate
+    from pipeline.engines.spark_engine import SparkEngine
+
+    available("spark")
+    rules = Ruleset.parse("connect:cols=3,k=3,rows=2")
+    search = rules.game.space(rules).search()
+    every = [keys.size for _, keys, _ in spark_enumerate.walk(search)]
+    monkeypatch.setattr(spark_enumerate, "WALKED", sum(every[:3]))
+    engine = SparkEngine(tmp_path)
+    adaptive = engine.spark.conf.get("spark.sql.adaptive.enabled")
+    engine.spark.conf.set("spark.sql.adaptive.enabled", "false")
+    try:
+        enumeration = spark_enumerate.Enumeration(engine, rules.id, search)
+        assert enumeration.search_levels() == sum(every)
+        partitions = int(engine.spark.conf.get("spark.sql.shuffle.partitions"))
+        assert [frame.rdd.getNumPartitions() for frame in enumeration.levels[1:]] == [partitions] * (len(every) - 3)
+    finally:
+        engine.spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        engine.release()
+    assert enumeration.counts == every
