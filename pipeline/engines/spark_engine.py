@@ -50,6 +50,7 @@ from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, declared
 from pipeline.engines.spark_runs import Runs, keeping_partitions
+from pipeline.games.rulesets import space_of
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
 from pipeline.storage.imports import show_pandas
@@ -527,22 +528,13 @@ _CHECKED: EngineKind = SparkEngine
 MOVES_SCHEMA = "bucket int, src long, dst long, game_dst long, move string"
 
 
-@functools.lru_cache(maxsize=2)
-def _space(ruleset_id: str) -> Any:
-    """The ruleset's space in an executor's Python worker, built once per worker."""
-    from pipeline.games.rulesets import Ruleset
-
-    rules = Ruleset.parse(ruleset_id)
-    return rules.game.space(rules)
-
-
 def _generate(
     ruleset_id: str, folder: str, numbered: bool, bound: int, buckets: int, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """On an executor: the moves of the parts named in `batches` (one id column)."""
     from pipeline.graph.numbering import check_rank_falls
 
-    space = _space(ruleset_id)
+    space = space_of(ruleset_id)  # once a Python worker
     new_id = np.load(Path(folder) / "new_id.npy", mmap_mode="r") if numbered else None
     rank = np.load(Path(folder) / "rank.npy", mmap_mode="r") if numbered else None
     for batch in batches:

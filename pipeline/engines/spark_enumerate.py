@@ -51,13 +51,12 @@ WALKED = 1 << 18
 MOVES_SCHEMA = "src long, kid long, move int, level int"
 
 
-@functools.lru_cache(maxsize=2)
 def searched(ruleset_id: str) -> Any:
-    """The ruleset's Search, made where it is asked for (an executor), once a process."""
-    from pipeline.games.rulesets import Ruleset
+    """The ruleset's Search, made where it is asked for (an executor), of the space made
+    once a process."""
+    from pipeline.games.rulesets import space_of
 
-    rules = Ruleset.parse(ruleset_id)
-    search = rules.game.space(rules).search()
+    search = space_of(ruleset_id).search()
     if search is None:
         raise DataError(f"{ruleset_id}'s space offers no search here: the game module is wrong")
     return search

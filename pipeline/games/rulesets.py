@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import os
 import re
@@ -123,6 +124,14 @@ class Ruleset:
 
 #: The ruleset file installed with the package (rulesets.toml at the repository's root links to it).
 PACKAGED_RULESETS = Path(__file__).with_name("rulesets.toml")
+
+
+@functools.lru_cache(maxsize=2)
+def space_of(ruleset_id: str) -> Any:
+    """The space of a ruleset given by its id, made once a process: where only the id
+    travels (Spark's executors, a pickled text maker) and the space is made there."""
+    rules = Ruleset.parse(ruleset_id)
+    return rules.game.space(rules)
 
 
 def default_ruleset_file() -> Path:

@@ -12,7 +12,6 @@ summary.parquet: the ruleset's catalog row, which build then gathers into catalo
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -37,7 +36,7 @@ from pipeline.core.errors import DataError
 from pipeline.core.values import Value
 from pipeline.engines import literal, run_levels
 from pipeline.games import POSITION_KEY, impartial_problem, legal_starts
-from pipeline.games.rulesets import Ruleset
+from pipeline.games.rulesets import Ruleset, space_of
 from pipeline.stages.run import Run
 from pipeline.stages.verify import require_verified
 from pipeline.storage import parts
@@ -277,7 +276,7 @@ class KeyTexts:
 
     def texts(self, keys: np.ndarray) -> pa.Array:
         if self._space is None:
-            self._space = _keyed_space(self.ruleset)
+            self._space = space_of(self.ruleset)
         made = self._space.texts(keys)
         if not isinstance(made, pa.Array) or not pa.types.is_string(made.type) or len(made) != keys.size:
             raise DataError(
@@ -292,13 +291,6 @@ class KeyTexts:
     def __call__(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         keys = batch.column(2).to_numpy(zero_copy_only=False)
         return batch.set_column(2, batch.schema.field(2).with_type(pa.string()), self.texts(keys))
-
-
-@functools.lru_cache(maxsize=2)
-def _keyed_space(ruleset: str) -> Any:
-    """The space of a ruleset given by its id, where a KeyTexts was unpickled."""
-    rules = Ruleset.parse(ruleset)
-    return rules.game.space(rules)
 
 
 def find_texts(
