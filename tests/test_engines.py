@@ -551,3 +551,33 @@ def test_spark_spreads_the_levels_after_the_walk_over_its_partitions(tmp_path, m
         engine.spark.conf.set("spark.sql.adaptive.enabled", adaptive)
         engine.release()
     assert enumeration.counts == every
+
+
+def test_spark_runs_keep_what_a_walk_has_seen_in_few_runs(tmp_path, monkeypatch):
+    """spark_runs.Runs: every key added is unseen no more, whatever the runs were merged
+    into; large runs merge as a binary counter carries, small ones once SMALL_RUNS of
+    them are held (here SMALL is 100 keys and SMALL_RUNS 3)."""
+    from pipeline.engines.spark_engine import SparkEngine
+    from pipeline.engines.spark_runs import Runs, keeping_partitions
+
+    available("spark")
+    monkeypatch.setattr(Runs, "SMALL", 100)
+    monkeypatch.setattr(Runs, "SMALL_RUNS", 3)
+    engine = SparkEngine(tmp_path)
+    spark = engine.spark
+    try:
+        runs = Runs(engine, "id")
+        added = 0
+        held = []
+        for size, partitioned in [(5, False), (7, True), (9, True), (300, False), (120, True), (130, True), (8, True)]:
+            with keeping_partitions(spark):
+                level = spark.range(added, added + size).repartition(4, "id").sortWithinPartitions("id")
+                level = level.localCheckpoint(eager=True)
+            runs.add(level, size, partitioned)
+            added += size
+            held.append([keys for keys, _, _ in runs.runs])
+            probe = spark.range(0, added + 50)
+            assert sorted(row.id for row in runs.unseen(probe).collect()) == list(range(added, added + 50))
+    finally:
+        engine.release()
+    assert held == [[5], [5, 7], [21], [321], [321, 120], [321, 250], [321, 250, 8]]

@@ -39,10 +39,17 @@ class Runs:
     where the union of every level was shuffled whole at every level, a level now
     shuffles its own rows.
 
-    A run is merged with the one before while that one holds fewer than twice its keys
-    (a binary counter's carries): at most log2 of the keys' count runs, and each key
+    A large run is merged with the one before while that one holds fewer than twice its
+    keys (a binary counter's carries): at most log2 of the keys' count runs, and each key
     rewritten about as often, where a chain of a run a level would make a plan that grows
-    with the levels."""
+    with the levels. Small runs (fewer than SMALL keys, which Spark broadcasts to the
+    join) are kept as they come, partitioned or not, until there are SMALL_RUNS of them:
+    a merge is a job, and a game's many small levels would pay one every other level."""
+
+    #: A run this small is broadcast to each join (8 bytes a key: 8 MB, under Spark's 10 MB).
+    SMALL = 1 << 20
+    #: Small runs kept before they are merged into one.
+    SMALL_RUNS = 16
 
     def __init__(self, engine: Any, column: str):
         self.engine, self.column = engine, column
@@ -55,17 +62,20 @@ class Runs:
     def add(self, frame: Any, keys: int, partitioned: bool) -> None:
         """`frame`'s keys kept as a run. `partitioned`: `frame` is a checkpoint made under
         keeping_partitions, hash-partitioned by the key and sorted within its partitions
-        (a level as `level` leaves it), kept as it is unless it is merged."""
+        (a level made so), kept as it is unless it is merged."""
         merged = []
-        while self.runs and self.runs[-1][0] < 2 * keys:
-            held, run, name = self.runs.pop()
-            merged.append((run, name))
-            keys += held
-        if partitioned and not merged:
+        if keys >= self.SMALL:
+            while self.runs and self.runs[-1][0] < 2 * keys:
+                merged.append(self.runs.pop())
+        elif sum(held < self.SMALL for held, _, _ in self.runs) >= self.SMALL_RUNS - 1:
+            while self.runs and self.runs[-1][0] < self.SMALL:
+                merged.append(self.runs.pop())
+        keys += sum(held for held, _, _ in merged)
+        if not merged and (partitioned or keys < self.SMALL):
             self.runs.append((keys, frame, None))
             return
         union = frame.select(self.column)
-        for run, _ in merged:
+        for _, run, _ in merged:
             union = union.unionByName(run.select(self.column))
         with keeping_partitions(self.engine.spark):
             made = union.repartition(self._partitions(), self.column).sortWithinPartitions(self.column)
@@ -74,7 +84,7 @@ class Runs:
         name = f"run_{id(self)}_{self.made}"
         self.engine.frames[name] = made  # let go by release()
         self.runs.append((keys, made, name))
-        for run, owned in merged:  # the walk's own levels are its caller's to keep
+        for _, run, owned in merged:  # the walk's own levels are its caller's to keep
             if owned is not None:
                 run.unpersist()
                 del self.engine.frames[owned]
