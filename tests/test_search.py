@@ -93,6 +93,7 @@ class Lying(Search):
     "lie, step, words",
     [
         ("codes", "coded", "terminal codes for"),
+        ("codes", "walked", "terminal codes for"),
         ("twice", "moves", "two moves from one position to one child"),
         ("rows", "moves", "moves from no position"),
         ("move", "names", "move code out of its 2 names"),
@@ -117,6 +118,7 @@ def test_what_a_search_gives_the_executors_is_checked_there(monkeypatch, lie, st
     )
     steps = {
         "coded": lambda: list(spark_enumerate._coded("lying", 0, iter([keys]))),
+        "walked": lambda: list(spark_enumerate._walked("lying", 100, iter([keys]))),
         "moves": lambda: list(spark_enumerate._moves("lying", iter([numbered.select(["id", "key", "level"])]))),
         "names": lambda: spark_enumerate.MoveNames("lying", ["a", "b"])(
             pa.record_batch(
