@@ -8,7 +8,9 @@ session (its reading of the published files, its own SQL), to share that file's 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -114,3 +116,62 @@ def test_dictionaries_are_written_the_same_however_they_came(tmp_path, monkeypat
         written.append(path.read_bytes())
     assert len(set(written)) == 1
     assert pq.read_table(tmp_path / "whole.parquet")["move"].to_pylist() == labels
+
+
+#: Run in a Python of its own: Ctrl-C raised in its main thread once the JVM it starts is up
+#: (while PySpark waits for the JVM to say its port), then the pids of the processes it had
+#: started when interrupted printed.
+INTERRUPTED_START = """
+import os, signal, sys, threading, time
+from pipeline.engines import spark_engine
+
+started = []
+
+def interrupt():
+    while not started:
+        started.extend(spark_engine._children())
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=interrupt, daemon=True).start()
+try:
+    spark_engine.session()
+except KeyboardInterrupt:
+    print(" ".join(map(str, started)))
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_signal_while_spark_starts_leaves_no_jvm_behind():
+    """Interrupted while PySpark waited for its JVM, the JVM ran on for ever, an orphan (its
+    main thread failed and Py4J's server thread kept it up): spark_engine._end_started ends
+    it."""
+    pytest.importorskip("pyspark")
+    if not Path("/proc").is_dir() or (shutil.which("java") is None and not os.environ.get("JAVA_HOME")):
+        pytest.skip("needs Java and /proc")
+    env = {key: value for key, value in os.environ.items() if key not in ("TABLEBASE_SPARK_MASTER", "SPARK_REMOTE")}
+    result = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "-c", INTERRUPTED_START],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    jvms = [int(pid) for pid in result.stdout.split()]
+    assert jvms, f"the session started before the interrupt landed: {result.stdout!r}"
+    deadline = time.monotonic() + 60
+    while any(_running(pid) for pid in jvms) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in jvms if _running(pid)]
+    for pid in left:
+        os.kill(pid, 9)
+    assert not left, f"the JVM started before the interrupt still runs: {left}"

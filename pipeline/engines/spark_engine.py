@@ -32,6 +32,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import warnings
@@ -137,10 +138,14 @@ def session() -> Any:
     for setting in os.environ.get("TABLEBASE_SPARK_CONF", "").split():
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
+    before = set(_children())
     try:
         with _jvm_output_to(JVM_LOG):
             _SESSION = builder.getOrCreate()
-    except Exception as error:  # noqa: BLE001 - Py4J and Java errors have no common base
+    except BaseException as error:  # Py4J and Java errors have no common base; a signal is not an Exception
+        _end_started(before)
+        if not isinstance(error, Exception):  # Ctrl-C, SIGTERM: the command line says it
+            raise
         first = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise SparkSetupError(f"Spark did not start ({master}): {first} (Java's output: {JVM_LOG})") from None
     if not os.environ.get("SPARK_REMOTE"):
@@ -149,6 +154,28 @@ def session() -> Any:
     atexit.register(_stop)
     log.info("spark: session on %s, Spark %s", master, _SESSION.version)
     return _SESSION
+
+
+def _children() -> list[int]:
+    """This process's child processes, from /proc (none where there is no /proc)."""
+    me, found = os.getpid(), []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == me:
+                        found.append(int(entry))
+    return found
+
+
+def _end_started(before: set[int]) -> None:
+    """End the JVM that a session's start left behind. A signal while PySpark waits for its
+    JVM removes the folder where the JVM was to say its port; the JVM's main thread then
+    fails, and Py4J's server thread keeps it running for ever, an orphan (seen: SIGTERM 6 s
+    into `build --engine spark`). SIGTERM lets it run its shutdown hooks."""
+    for pid in set(_children()) - before:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
 
 
 def failure(error: BaseException) -> str:
