@@ -125,6 +125,7 @@ INTERRUPTED_START = """
 import os, signal, sys, threading, time
 from pipeline.engines import spark_engine
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # pytest-xdist's workers ignore it: so would we
 started = []
 
 def interrupt():
