@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -32,7 +33,7 @@ import pipeline.stages.enumerate as enumerate_stage
 from pipeline.core.dataset import SOLVER_MADE
 from pipeline.core.errors import DataError, TablebaseError, VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
-from pipeline.engines import ENGINES, EngineKind, engine_kind, explain
+from pipeline.engines import ENGINES, EngineKind, engine_kind, explain, spark_reach
 from pipeline.games.connect import ConnectSpace
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
@@ -77,6 +78,10 @@ REFERENCED = [ruleset for ruleset in RULESETS + LOCAL_MOVES if Ruleset.parse(rul
 #: The ruleset the first engine builds a second time, to the same bytes: few levels, moves
 #: made in three parts.
 REBUILT = "tictactoe:cols=3,k=3,rows=1"
+#: The ruleset whose reachability Spark walks in one task for two levels only (spark_reach.WALKED
+#: lowered), then level by level: by the frontier's range of ids, then (levels 5 and 6) from
+#: every position's children. The other rulesets are walked whole in one task.
+REACHED_BY_LEVELS, REACH_WALKED = "connect:cols=3,k=3,rows=2", 5
 
 
 def available(name: str) -> EngineKind:
@@ -105,6 +110,8 @@ class Built:
     sessions: dict[str, int] = field(default_factory=dict)
     #: The rulesets whose moves enumerate made part by part, in this process.
     streamed: set[str] = field(default_factory=set)
+    #: The names of the engine's SQL statements the builds ran (Spark's: pipeline/sql/spark/).
+    statements: set[str] = field(default_factory=set)
 
 
 def spy(function: Callable, seen: Callable) -> Callable:
@@ -141,9 +148,16 @@ def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
                         "_streamed",
                         spy(enumerate_stage._streamed, lambda rules, *_: built.streamed.add(rules.id)),
                     )
+                    if hasattr(kind, "sql"):
+                        patch.setattr(
+                            kind, "sql", spy(kind.sql, lambda _self, name, *_, **__: built.statements.add(name))
+                        )
                     for ruleset in built.rulesets:
                         before = len(opened)
-                        build(Ruleset.parse(ruleset), built.data, engine=kind)
+                        with pytest.MonkeyPatch.context() as walked:
+                            if ruleset == REACHED_BY_LEVELS:
+                                walked.setattr(spark_reach, "WALKED", REACH_WALKED)
+                            build(Ruleset.parse(ruleset), built.data, engine=kind)
                         built.sessions[ruleset] = len(opened) - before
             except Exception as error:
                 made[name] = error
@@ -163,6 +177,49 @@ def built(engine, builds) -> Built:
 
 def test_a_build_opens_one_engine_session_for_all_its_stages(built):
     assert built.sessions == dict.fromkeys(built.rulesets, 1)
+
+
+def test_spark_reaches_by_the_walk_by_range_and_by_every_positions_children(builds):
+    """Reachability's three ways on Spark (pipeline/engines/spark_reach.py): the small
+    rulesets walked whole by one task, REACHED_BY_LEVELS two levels so and then level by
+    level, both by the frontier's range and from every position's children. Each gives
+    DuckDB's tablebase (test_every_engine_builds_the_first_engines_bytes)."""
+    built = builds(available("spark"))
+    assert {"reachable_range", "reachable_level"} <= built.statements
+
+
+@pytest.mark.parametrize("most, read", [(1 << 40, 1 << 40), (REACH_WALKED, 1 << 40), (1 << 40, 10)])
+def test_reachabilitys_walk_finds_a_ply_a_level_and_stops_where_it_is_told(builds, most, read):
+    """spark_reach.walk, in this process, over DuckDB's moves of connect: breadth first from
+    the start, level n is the positions of n stones (connect's rank: the stones still to play), and the levels are every
+    position the tablebase says is reachable. Bounded by the positions it may hold (`most`)
+    or the moves it may read (`read`), it gives the first levels only and says it stopped."""
+    rules = Ruleset.parse(REACHED_BY_LEVELS)
+    files = builds(available("duckdb")).data.published(rules)
+    columns = read_table(files.positions, columns=["id", "rank"]).to_pydict()
+    rank = dict(zip(columns["id"], columns["rank"], strict=True))
+    reached = read_table(files.tablebase, columns=["id", "reachable"]).to_pydict()
+    reachable = {i for i, seen in zip(reached["id"], reached["reachable"], strict=True) if seen}
+    moves = parts.read_metadata(files.transitions).num_rows
+    top = max(rank.values())  # the empty board's: the stones still to play
+    start = [i for i in rank if rank[i] == top]
+    assert len(start) == 1
+    levels = spark_reach.walk(files.transitions, np.array(start), most, read)
+    found = []
+    while True:
+        try:
+            found.append(next(levels))
+        except StopIteration as stop:
+            whole = stop.value
+            break
+    for level, ids in found:
+        assert ids.tolist() == sorted(set(ids.tolist())) and {rank[i] for i in ids.tolist()} == {top - level}
+    got = [i for _, ids in found for i in ids.tolist()]
+    assert len(got) == len(set(got)) and set(got) <= reachable
+    if most >= len(reachable) and read >= moves:
+        assert whole and set(got) == reachable
+    else:
+        assert not whole and len(got) < len(reachable) and (len(got) <= most or len(found) == 1)
 
 
 def test_a_game_listed_part_by_part_is_enumerated_so_where_the_engine_makes_the_moves(engine, built):

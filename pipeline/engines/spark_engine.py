@@ -50,7 +50,8 @@ from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, declared
-from pipeline.engines.spark_runs import Runs, keeping_partitions
+from pipeline.engines.spark_reach import Reach
+from pipeline.engines.spark_runs import keeping_partitions
 from pipeline.games.rulesets import space_of
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
@@ -780,72 +781,6 @@ class Levels:
     def step(self, level: int) -> int:
         with keeping_partitions(self.engine.spark):
             return self._advance(self.engine.sql(self.sql_name, level=level), level)
-
-
-class Reach:
-    """Reachability level by level, touching the frontier only: each level's new
-    positions are checkpointed alone, and the levels so far are kept as a few runs
-    partitioned by id (spark_runs.Runs), so a level shuffles and writes only its own,
-    where rewriting the whole state (Levels) wrote a row a position each level.
-
-    A level's moves are read by the frontier's range of ids where it is narrow
-    (sql/spark/reachable_range.sql: the moves files' row groups outside it skipped, as
-    a game numbered by plies has it), else from every position's children
-    (reachable_level.sql), made once, on the first wide level. The view `reach` (id, seen,
-    at: reached.sql) is the walk's result, made from the levels (the view `seen`) when read."""
-
-    #: A frontier whose ids span at most this share of all ids reads its moves by range.
-    NARROW = 0.25
-
-    def __init__(self, engine: SparkEngine, starts: list[int]):
-        self.engine, self.starts = engine, starts
-        self.levels: list[Any] = []
-        self.runs = Runs(engine, "id")
-        self.span: tuple[int, int] = (0, -1)  # the last level's least and greatest id
-        self.ids = 0  # every position's
-
-    def _keep(self, frame: Any, level: int, partitioned: bool) -> int:
-        """The level's positions checkpointed, counted and their range found as they are
-        written (one job)."""
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        counted = Observation(f"reach_{level}")
-        frame = frame.sortWithinPartitions("id").observe(
-            counted, F.count(F.lit(1)).alias("found"), F.min("id").alias("lo"), F.max("id").alias("hi")
-        )
-        frame = frame.localCheckpoint(eager=True)
-        found = int(counted.get["found"] or 0)
-        if found:
-            self.span = (int(counted.get["lo"]), int(counted.get["hi"]))
-        self.levels.append(frame)
-        self.engine.frames[f"reach_{level}"] = frame  # let go by release()
-        self.runs.add(frame, found, partitioned)
-        self.engine.view("frontier", frame.select("id"))
-        seen = self.levels[0]
-        for other in self.levels[1:]:
-            seen = seen.unionByName(other)
-        self.engine.view("seen", seen)
-        self.engine.view("reach", self.engine.sql("reached"))
-        return found
-
-    def first(self) -> int:
-        ids = ", ".join(str(int(i)) for i in self.starts) or "NULL"
-        self.ids = self.engine.rows("SELECT count(*) FROM positions")[0][0]
-        with keeping_partitions(self.engine.spark):
-            starts = self.engine.spark.sql(f"SELECT id, 0 AS at FROM positions WHERE id IN ({ids})")
-            return self._keep(starts, 0, partitioned=False)
-
-    def step(self, level: int) -> int:
-        lo, hi = self.span
-        with keeping_partitions(self.engine.spark):
-            if hi - lo + 1 <= self.NARROW * self.ids:
-                log.debug("spark: reachable level %d reads the moves from ids %d to %d", level, lo, hi)
-                found = self.engine.sql("reachable_range", level=level, lo=lo, hi=hi)
-            else:
-                self.engine.children()
-                found = self.engine.sql("reachable_level", level=level)
-            return self._keep(self.runs.unseen(found), level, True)
 
 
 class SparkSolver:
