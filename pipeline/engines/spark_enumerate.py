@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import shutil
-import warnings
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ import pyarrow as pa
 
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError
-from pipeline.engines.spark_runs import Runs, keeping_partitions
+from pipeline.engines.spark_runs import Runs, keeping_partitions, map_arrow, walked_batches
 from pipeline.storage.parquet import Encoding
 
 #: What a level holds: each position's key and terminal code (Search.codes).
@@ -100,21 +99,14 @@ def _walked(ruleset_id: str, most: int, batches: Iterator[pa.RecordBatch]) -> It
     they hold at most `most` positions, and a row at level -1 where they are all of them."""
     for _ in batches:
         pass
-    levels = walk(searched(ruleset_id), most)
-    while True:
-        try:
-            level, keys, codes = next(levels)
-        except StopIteration as stop:
-            if stop.value:
-                yield pa.RecordBatch.from_arrays(
-                    [pa.array([0]), pa.array([0], pa.int8()), pa.array([-1], pa.int32())],
-                    names=["key", "code", "level"],
-                )
-            return
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(keys), pa.array(codes), pa.array(np.full(keys.size, level, np.int32))],
-            names=["key", "code", "level"],
-        )
+    names = ["key", "code", "level"]
+    yield from walked_batches(
+        walk(searched(ruleset_id), most),
+        lambda found: pa.RecordBatch.from_arrays(
+            [pa.array(found[1]), pa.array(found[2]), pa.array(np.full(found[1].size, found[0], np.int32))], names=names
+        ),
+        pa.RecordBatch.from_arrays([pa.array([0]), pa.array([0], pa.int8()), pa.array([-1], pa.int32())], names=names),
+    )
 
 
 def _coded(ruleset_id: str, level: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -246,11 +238,6 @@ class Enumeration:
         self.levels: list[Any] = []  # (key, code, level) of one level or more, checkpointed
         self.counts: list[int] = []  # each level's positions
 
-    def _map(self, frame: Any, function: Callable, schema: str) -> Any:
-        with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
-            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-            return frame.mapInArrow(function, schema)
-
     def _rank(self, level: int) -> int | None:
         from pipeline.games import RANKS
 
@@ -281,7 +268,7 @@ class Enumeration:
         (key, code), and whether the search goes on from it."""
         from pyspark.sql import functions as F
 
-        walked = self._map(
+        walked = map_arrow(
             self.spark.range(1, numPartitions=1), functools.partial(_walked, self.ruleset_id, most), WALKED_SCHEMA
         ).localCheckpoint(eager=True)
         self.engine.frames["walked"] = walked  # let go by release()
@@ -319,7 +306,7 @@ class Enumeration:
         while played:
             level = len(self.counts) - 1
             with keeping_partitions(self.spark) if seen is not None else contextlib.nullcontext():
-                frame = self._map(
+                frame = map_arrow(
                     frame.where("code = 0").select("key"),
                     functools.partial(_kids, self.ruleset_id, level),
                     LEVEL_SCHEMA,
@@ -410,7 +397,7 @@ class Enumeration:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         generated, checked = Observation("generated"), Observation("moves")
-        made = self._map(
+        made = map_arrow(
             numbered.where("code = 0").select("id", "key", "level"),
             functools.partial(_moves, self.ruleset_id),
             MOVES_SCHEMA,

@@ -11,7 +11,6 @@ starts over the moves files, no position passing through the driver.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.engines.spark_runs import Runs, keeping_partitions
+from pipeline.engines.spark_runs import Runs, keeping_partitions, map_arrow, walked_batches
 from pipeline.storage import parts
 from pipeline.storage.progress import log
 
@@ -92,17 +91,13 @@ def _walked(
     -1 where they are every level."""
     for _ in batches:
         pass
-    levels = walk(Path(transitions), np.asarray(starts, dtype=np.int64), most, read)
-    while True:
-        try:
-            level, ids = next(levels)
-        except StopIteration as stop:
-            if stop.value:
-                yield pa.RecordBatch.from_arrays([pa.array([0]), pa.array([-1], pa.int32())], names=["id", "at"])
-            return
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(ids), pa.array(np.full(ids.size, level, np.int32))], names=["id", "at"]
-        )
+    yield from walked_batches(
+        walk(Path(transitions), np.asarray(starts, dtype=np.int64), most, read),
+        lambda found: pa.RecordBatch.from_arrays(
+            [pa.array(found[1]), pa.array(np.full(found[1].size, found[0], np.int32))], names=["id", "at"]
+        ),
+        pa.RecordBatch.from_arrays([pa.array([0]), pa.array([-1], pa.int32())], names=["id", "at"]),
+    )
 
 
 class Reach:
@@ -167,9 +162,7 @@ class Reach:
         walking = functools.partial(
             _walked, str(self.engine.paths["transitions"]), [int(i) for i in self.starts], WALKED, READ
         )
-        with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
-            warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-            walked = spark.range(1, numPartitions=1).mapInArrow(walking, WALKED_SCHEMA).localCheckpoint(eager=True)
+        walked = map_arrow(spark.range(1, numPartitions=1), walking, WALKED_SCHEMA).localCheckpoint(eager=True)
         self.engine.frames["reach_walked"] = walked  # let go by release()
         counted = walked.groupBy("at").agg(F.count(F.lit(1)), F.min("id"), F.max("id")).collect()
         held = sorted((int(at), int(found), int(lo), int(hi)) for at, found, lo, hi in counted)

@@ -5,8 +5,36 @@ its own rows only."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Any
+import warnings
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+T = TypeVar("T")
+
+
+def map_arrow(frame: Any, function: Callable, schema: str) -> Any:
+    """frame.mapInArrow(function, schema), without PySpark's warning about pandas (which
+    mapInArrow checks for and does not use)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        return frame.mapInArrow(function, schema)
+
+
+def walked_batches(
+    levels: Generator[T, None, bool], batch: Callable[[T], pa.RecordBatch], whole: pa.RecordBatch
+) -> Iterator[pa.RecordBatch]:
+    """A walk's levels as batches (`batch` of each), then `whole` where the walk says it
+    found every level: what the one task of a walk (spark_enumerate's, spark_reach's) gives."""
+    while True:
+        try:
+            level = next(levels)
+        except StopIteration as stop:
+            if stop.value:
+                yield whole
+            return
+        yield batch(level)
 
 
 @contextlib.contextmanager
