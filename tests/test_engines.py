@@ -33,7 +33,7 @@ import pipeline.stages.enumerate as enumerate_stage
 from pipeline.core.dataset import SOLVER_MADE
 from pipeline.core.errors import DataError, TablebaseError, VerificationError
 from pipeline.datadir.layout import DataDir, RulesetFiles
-from pipeline.engines import ENGINES, EngineKind, engine_kind, explain, spark_reach
+from pipeline.engines import ENGINES, EngineKind, engine_kind, explain, spark_alone, spark_reach
 from pipeline.games.connect import ConnectSpace
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.build import build
@@ -82,6 +82,9 @@ REBUILT = "tictactoe:cols=3,k=3,rows=1"
 #: lowered), then level by level: by the frontier's range of ids, then (levels 5 and 6) from
 #: every position's children. The other rulesets are walked whole in one task.
 REACHED_BY_LEVELS, REACH_WALKED = "connect:cols=3,k=3,rows=2", 5
+#: The ruleset Spark solves by its levels, rank by rank (spark_alone.POSITIONS lowered to 0);
+#: the others are solved by one task. The cyclic graph (`graphs`) is solved by the levels too.
+SOLVED_BY_LEVELS = "nim:start=1-2-2,variant=arrow"
 
 
 def available(name: str) -> EngineKind:
@@ -110,8 +113,8 @@ class Built:
     sessions: dict[str, int] = field(default_factory=dict)
     #: The rulesets whose moves enumerate made part by part, in this process.
     streamed: set[str] = field(default_factory=set)
-    #: The names of the engine's SQL statements the builds ran (Spark's: pipeline/sql/spark/).
-    statements: set[str] = field(default_factory=set)
+    #: The names of the engine's SQL statements each build ran (Spark's: pipeline/sql/spark/).
+    statements: dict[str, set[str]] = field(default_factory=dict)
 
 
 def spy(function: Callable, seen: Callable) -> Callable:
@@ -138,6 +141,7 @@ def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
         if name not in made:
             made[name] = built = Built(DataDir(tmp_path_factory.mktemp(name)), rulesets_of(kind))
             opened: list[Path] = []
+            building = [""]  # the ruleset being built
             try:
                 with pytest.MonkeyPatch.context() as patch:
                     patch.setattr(kind, "__init__", spy(kind.__init__, lambda self, scratch: opened.append(scratch)))
@@ -150,13 +154,17 @@ def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
                     )
                     if hasattr(kind, "sql"):
                         patch.setattr(
-                            kind, "sql", spy(kind.sql, lambda _self, name, *_, **__: built.statements.add(name))
+                            kind, "sql", spy(kind.sql, lambda _self, name, *_, **__: built.statements[building[0]].add(name))
                         )
                     for ruleset in built.rulesets:
                         before = len(opened)
+                        building[0] = ruleset
+                        built.statements[ruleset] = set()
                         with pytest.MonkeyPatch.context() as walked:
                             if ruleset == REACHED_BY_LEVELS:
                                 walked.setattr(spark_reach, "WALKED", REACH_WALKED)
+                            if ruleset == SOLVED_BY_LEVELS:
+                                walked.setattr(spark_alone, "POSITIONS", 0)
                             build(Ruleset.parse(ruleset), built.data, engine=kind)
                         built.sessions[ruleset] = len(opened) - before
             except Exception as error:
@@ -185,7 +193,22 @@ def test_spark_reaches_by_the_walk_by_range_and_by_every_positions_children(buil
     level, both by the frontier's range and from every position's children. Each gives
     DuckDB's tablebase (test_every_engine_builds_the_first_engines_bytes)."""
     built = builds(available("spark"))
-    assert {"reachable_range", "reachable_level"} <= built.statements
+    assert {"reachable_range", "reachable_level"} <= built.statements[REACHED_BY_LEVELS]
+
+
+def test_spark_solves_a_small_ruleset_by_one_task_and_a_larger_by_its_levels(builds):
+    """pipeline/engines/spark_alone.py: the small rulesets solved by one task run none of
+    Spark's solve statements; SOLVED_BY_LEVELS, its threshold lowered, runs them rank by
+    rank. Both give DuckDB's tablebase (test_every_engine_builds_the_first_engines_bytes)."""
+    built = builds(available("spark"))
+    levels = {"parents", "solve_setup", "solve_level", "solve_tie_level", "grundy_setup", "grundy_level"}
+    levels |= {"rank_level", "rank_solution", "solve_solution"}
+    for ruleset in built.rulesets:
+        ran = built.statements[ruleset] & levels
+        if ruleset == SOLVED_BY_LEVELS:
+            assert {"rank_level", "rank_solution"} <= ran
+        else:
+            assert not ran, f"{ruleset} was solved by Spark's levels"
 
 
 @pytest.mark.parametrize("most, read", [(1 << 40, 1 << 40), (REACH_WALKED, 1 << 40), (1 << 40, 10)])
@@ -324,7 +347,9 @@ def graphs(tmp_path_factory) -> Callable[[EngineKind], Graph]:
             folder = tmp_path_factory.mktemp(f"graph-{name}")
             files = RulesetFiles(folder / "graph")
             write_graph(files, terminal, children, ranked=False)
-            staged(solve, files, folder / "tmp", impartial=True, engine=name)
+            with pytest.MonkeyPatch.context() as levels:  # Spark's levels, not one task (spark_alone.py)
+                levels.setattr(spark_alone, "POSITIONS", 0)
+                staged(solve, files, folder / "tmp", impartial=True, engine=name)
             staged(verify, files, folder / "tmp", impartial=True, engine=name)
             made[name] = Graph(files, terminal, children)
         return made[name]
@@ -351,6 +376,47 @@ def test_every_engine_solves_a_cyclic_graph_to_the_first_engines_bytes(graphs, o
     assert read_table(theirs.solution) == read_table(first.solution)
     checks = [read_table(files.verification).drop(["solution_sha256"]) for files in (theirs, first)]
     assert checks[0] == checks[1]
+
+
+@pytest.mark.parametrize("ranked", [False, True])
+def test_one_tasks_solve_is_the_duckdb_engines_with_its_levels_counted(tmp_path, ranked):
+    """spark_alone.solve, run here as Spark's one task runs it, on a random graph (with
+    cycles, or ranked): the solution file the DuckDB engine's solve writes, and its counts
+    of each level's positions those of the solution (the values' levels its remoteness, the
+    Grundy values' their heights; a rank's its positions)."""
+    terminal, children = random_graph(7, 60, acyclic=ranked, most=3)
+    files = RulesetFiles(tmp_path / "graph")
+    write_graph(files, terminal, children, ranked=ranked)
+    counts = spark_alone.solve(files.positions, files.transitions, tmp_path / "alone", True, ranked)
+    staged(solve, files, tmp_path / "tmp", impartial=True, engine="duckdb")
+    solved = tmp_path / "alone" / spark_alone.SOLUTION_FILE
+    assert read_table(solved) == read_table(files.solution)
+    rows = read_table(files.solution).to_pylist()
+    if ranked:
+        assert counts == {"ranks": [1] * len(rows)}
+        return
+
+    def by_level(column: str, which: Callable[[dict], bool]) -> list[int]:
+        levels = [row[column] for row in rows if which(row)]
+        return [levels.count(level) for level in range(max(levels) + 1)] if levels else []
+
+    assert counts == {
+        "values": by_level("remoteness", lambda row: row["value"] in ("win", "loss")),
+        "ties": by_level("remoteness", lambda row: row["value"] == "tie"),
+        "grundy": by_level("grundy_height", lambda row: row["grundy"] is not None),
+    }
+
+
+def test_a_files_error_in_spark_s_one_task_is_its_one_line(graphs, tmp_path):
+    """A fault the DuckDB engine's solver finds in the files, met on the executor that
+    solves a small ruleset (spark_alone.py), reaches the command as its own one line."""
+    files = RulesetFiles(tmp_path / "graph")
+    shutil.copytree(graphs(available("duckdb")).files.dir, files.dir)
+    positions = read_table(files.positions)
+    ids = positions["id"].to_pylist()
+    pq.write_table(positions.set_column(0, "id", pa.array([-1] + ids[1:], pa.int64())), files.positions)
+    with pytest.raises(DataError, match=r"^a position has the negative id -1$"):
+        staged(solve, files, tmp_path / "tmp", impartial=True, engine=available("spark").capabilities.name)
 
 
 def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):

@@ -48,10 +48,11 @@ import pyarrow.parquet as pq
 from pipeline.core import values
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError, TablebaseError
+from pipeline.engines import spark_alone
 from pipeline.engines.arrays import child_floors, floor_above
-from pipeline.engines.base import Capabilities, EngineKind, Tally, WrittenMoves, by_id_join, declared
+from pipeline.engines.base import Capabilities, EngineKind, Steps, Tally, WrittenMoves, by_id_join, declared
 from pipeline.engines.spark_reach import Reach
-from pipeline.engines.spark_runs import keeping_partitions
+from pipeline.engines.spark_runs import keeping_partitions, map_arrow
 from pipeline.games.rulesets import space_of
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
@@ -784,12 +785,43 @@ class Levels:
 
 
 class SparkSolver:
-    """pipeline/sql/spark/: rank_level.sql rank by rank, else solve_*.sql and grundy_*.sql."""
+    """pipeline/sql/spark/: rank_level.sql rank by rank, else solve_*.sql and grundy_*.sql;
+    a small ruleset by one task (spark_alone.py)."""
 
     def __init__(self, engine: SparkEngine, impartial: bool):
         self.engine, self.spark, self.impartial = engine, engine.spark, impartial
         self.results: list[tuple[int, Any]] = []  # (last id, checkpointed frame) a rank solved
         self.floors: tuple[np.ndarray, np.ndarray] | None = None  # the moves' (child_floors)
+        # a small ruleset's solve by one task: each analysis's positions finished a level
+        self.by_task: dict[str, list[int]] | None = None
+        self.alone = self.engine.temp_dir / "spark-alone"
+
+    def _by_one_task(self, ranked: bool) -> bool:
+        """Whether the ruleset is solved by one task (spark_alone.small), the task run at the
+        first step asked for: the solve's counts kept, its solution the view `alone`."""
+        paths = self.engine.paths
+        if self.by_task is None and spark_alone.small(paths["positions"], paths["transitions"]):
+            shutil.rmtree(self.alone, ignore_errors=True)
+            self.alone.mkdir(parents=True)
+            solving = functools.partial(
+                spark_alone.solved_batches,
+                str(paths["positions"]),
+                str(paths["transitions"]),
+                str(self.alone),
+                self.impartial,
+                ranked,
+            )
+            try:
+                rows = map_arrow(self.spark.range(1, numPartitions=1), solving, spark_alone.COUNTS_SCHEMA).collect()
+            except Exception as error:  # noqa: BLE001 - a DataError of the files', raised on an executor
+                raise _executor_error(error) from None
+            counts: dict[str, list[int]] = {name: [] for name in spark_alone.ANALYSES}
+            for analysis, _, finished in sorted(rows, key=lambda row: (row["analysis"], row["level"])):
+                counts.setdefault(analysis, []).append(int(finished))
+            self.by_task = counts
+            self.engine.view("alone", self.spark.read.parquet(str(self.alone / spark_alone.SOLUTION_FILE)))
+            log.debug("spark: solved by one task (%s positions or fewer)", f"{spark_alone.POSITIONS:,}")
+        return self.by_task is not None
 
     def ranks(self) -> list[tuple[int, int, int, int]]:
         return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
@@ -807,6 +839,8 @@ class SparkSolver:
         meet only the ranks they may lead into (from the moves file's statistics, as the
         DuckDB engine keeps its ranks): a rank's plan and reads do not grow with the ranks
         before it."""
+        if self._by_one_task(True):
+            return iter(())  # every rank solved by the task, at the first
         if self.floors is None:
             self.floors = child_floors(self.engine.paths["transitions"])
         self._solved(floor_above(self.floors, lo - 1))
@@ -821,7 +855,9 @@ class SparkSolver:
                 parents = self.engine.sql("parents").sortWithinPartitions("id")
                 self.engine.view("parents", parents.localCheckpoint(eager=True))
 
-    def values(self) -> Levels:
+    def values(self) -> Steps:
+        if self._by_one_task(False):
+            return spark_alone.Recorded(self.by_task["values"] if self.by_task else [])
         self._parents()
         return Levels(
             self.engine,
@@ -832,7 +868,9 @@ class SparkSolver:
             "id, val",
         )
 
-    def ties(self) -> Levels:
+    def ties(self) -> Steps:
+        if self._by_one_task(False):
+            return spark_alone.Recorded(self.by_task["ties"] if self.by_task else [])
         self._parents()
         return Levels(
             self.engine,
@@ -843,7 +881,9 @@ class SparkSolver:
             "id, val",
         )
 
-    def grundy(self) -> Levels:
+    def grundy(self) -> Steps:
+        if self._by_one_task(False):
+            return spark_alone.Recorded(self.by_task["grundy"] if self.by_task else [])
         self._parents()
         return Levels(
             self.engine,
@@ -856,7 +896,9 @@ class SparkSolver:
 
     def _solution(self, ranked: bool) -> Any:
         """The whole solution, in id order, decoded by sql/spark/rank_solution.sql or
-        solve_solution.sql."""
+        solve_solution.sql, or the one task's."""
+        if self.by_task is not None:
+            return self.engine.frames["alone"]
         if ranked:
             self._solved()
             return self.engine.sql("rank_solution")
@@ -876,4 +918,7 @@ class SparkSolver:
             if batch.num_rows:
                 raise AssertionError("Spark's ranks give their rows at the end")
         ids = parts.read_metadata(self.engine.paths["positions"]).num_rows
-        return self.engine.write_parts(self._solution(ranked), path, schema, encoding, keys=(0, ids - 1))
+        try:
+            return self.engine.write_parts(self._solution(ranked), path, schema, encoding, keys=(0, ids - 1))
+        finally:
+            shutil.rmtree(self.alone, ignore_errors=True)

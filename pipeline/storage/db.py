@@ -45,6 +45,13 @@ def connect(temp_dir: Path | None = None, memory_limit: str = DEFAULT_MEMORY_LIM
     return _databases[key].cursor()
 
 
+def forget(temp_dir: Path) -> None:
+    """Close this process's databases for `temp_dir` (connect's): where a process lives on
+    past the folder (a Spark executor's Python), what they hold goes with it."""
+    for key in [key for key in _databases if key[1] == str(temp_dir)]:
+        _databases.pop(key).close()
+
+
 def sql_text(name: str, folder: str) -> str:
     """The text of pipeline/sql/<folder>/<name>.sql (each engine's folder: Engine.sql_folder)."""
     return resources.files("pipeline").joinpath("sql", folder, f"{name}.sql").read_text()
