@@ -154,7 +154,9 @@ def builds(tmp_path_factory) -> Callable[[EngineKind], Built]:
                     )
                     if hasattr(kind, "sql"):
                         patch.setattr(
-                            kind, "sql", spy(kind.sql, lambda _self, name, *_, **__: built.statements[building[0]].add(name))
+                            kind,
+                            "sql",
+                            spy(kind.sql, lambda _self, name, *_, **__: built.statements[building[0]].add(name)),
                         )
                     for ruleset in built.rulesets:
                         before = len(opened)
