@@ -795,12 +795,15 @@ class SparkSolver:
         # a small ruleset's solve by one task: each analysis's positions finished a level
         self.by_task: dict[str, list[int]] | None = None
         self.alone = self.engine.temp_dir / "spark-alone"
+        self.small: bool | None = None  # whether it is (spark_alone.small), once asked
 
     def _by_one_task(self, ranked: bool) -> bool:
         """Whether the ruleset is solved by one task (spark_alone.small), the task run at the
         first step asked for: the solve's counts kept, its solution the view `alone`."""
         paths = self.engine.paths
-        if self.by_task is None and spark_alone.small(paths["positions"], paths["transitions"]):
+        if self.small is None:  # asked once: a rank or level does not read every part's footer again
+            self.small = spark_alone.small(paths["positions"], paths["transitions"])
+        if self.by_task is None and self.small:
             shutil.rmtree(self.alone, ignore_errors=True)
             self.alone.mkdir(parents=True)
             solving = functools.partial(
