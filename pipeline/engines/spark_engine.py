@@ -826,6 +826,10 @@ class SparkSolver:
             log.debug("spark: solved by one task (%s positions or fewer)", f"{spark_alone.POSITIONS:,}")
         return self.by_task is not None
 
+    def _recorded(self, analysis: str) -> Steps:
+        """The one task's levels of `analysis`, replayed."""
+        return spark_alone.Recorded((self.by_task or {}).get(analysis, []))
+
     def ranks(self) -> list[tuple[int, int, int, int]]:
         return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
 
@@ -860,7 +864,7 @@ class SparkSolver:
 
     def values(self) -> Steps:
         if self._by_one_task(False):
-            return spark_alone.Recorded(self.by_task["values"] if self.by_task else [])
+            return self._recorded("values")
         self._parents()
         return Levels(
             self.engine,
@@ -873,7 +877,7 @@ class SparkSolver:
 
     def ties(self) -> Steps:
         if self._by_one_task(False):
-            return spark_alone.Recorded(self.by_task["ties"] if self.by_task else [])
+            return self._recorded("ties")
         self._parents()
         return Levels(
             self.engine,
@@ -886,7 +890,7 @@ class SparkSolver:
 
     def grundy(self) -> Steps:
         if self._by_one_task(False):
-            return spark_alone.Recorded(self.by_task["grundy"] if self.by_task else [])
+            return self._recorded("grundy")
         self._parents()
         return Levels(
             self.engine,
