@@ -651,31 +651,71 @@ def test_spark_finds_a_game_whose_moves_return_as_the_game_does(tmp_path, monkey
         assert read_table(made[1].path(kind)) == read_table(made[0].path(kind)), f"spark's {kind} differ"
 
 
-def test_spark_spreads_the_levels_after_the_walk_over_its_partitions(tmp_path, monkeypatch):
-    """The levels one task walks are one partition; the levels Spark finds after them are
-    spread over the shuffle's partitions (a DISTINCT of one partition needs no shuffle, so
-    they stayed one: one task on a whole cluster), and their counts are the walk's own.
-    (Adaptive execution, off here, would merge a small level's partitions into one.)"""
-    from pipeline.engines import spark_enumerate
+def test_spark_spreads_the_levels_after_the_walk_over_partitions_cut_for_their_positions(tmp_path, monkeypatch):
+    """The levels one task walks are one partition; each level Spark finds after them is
+    spread over partitions cut for the positions it likely holds (its parents played on,
+    each making as many new positions as the level before's did), PARTITION_ROWS a
+    partition (2 here), spark.sql.shuffle.partitions the fewest; the numbering's ranges
+    likewise for every position. (A DISTINCT of one partition needs no shuffle, so the levels
+    stayed one: one task on a whole cluster; and one setting for every level would leave a
+    board's widest level a few partitions of 10^7 positions each.) The counts are the walk's
+    own. (Adaptive execution, off here, would merge a small level's partitions into one.)"""
+    from pipeline.engines import spark_enumerate, spark_runs
     from pipeline.engines.spark_engine import SparkEngine
 
     available("spark")
     rules = Ruleset.parse("connect:cols=3,k=3,rows=2")
     search = rules.game.space(rules).search()
-    every = [keys.size for _, keys, _ in spark_enumerate.walk(search)]
+    walked = list(spark_enumerate.walk(search))
+    every = [keys.size for _, keys, _ in walked]
+    played = [int((codes == 0).sum()) for _, _, codes in walked]
     monkeypatch.setattr(spark_enumerate, "WALKED", sum(every[:3]))
+    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 2)
     engine = SparkEngine(tmp_path)
     adaptive = engine.spark.conf.get("spark.sql.adaptive.enabled")
     engine.spark.conf.set("spark.sql.adaptive.enabled", "false")
+    partitions = int(engine.spark.conf.get("spark.sql.shuffle.partitions"))
     try:
         enumeration = spark_enumerate.Enumeration(engine, rules.id, search)
         assert enumeration.search_levels() == sum(every)
-        partitions = int(engine.spark.conf.get("spark.sql.shuffle.partitions"))
-        assert [frame.rdd.getNumPartitions() for frame in enumeration.levels[1:]] == [partitions] * (len(every) - 3)
+        likely = [played[level] * every[level] // played[level - 1] for level in range(2, len(every) - 1)]
+        cut = [max(partitions, -(-positions // 2)) for positions in likely]
+        assert [frame.rdd.getNumPartitions() for frame in enumeration.levels[1:]] == cut
+        assert max(cut) > partitions
+        assert enumeration.numbered().rdd.getNumPartitions() == -(-sum(every) // 2)
+        assert engine.spark.conf.get("spark.sql.shuffle.partitions") == str(partitions)  # as it was
     finally:
         engine.spark.conf.set("spark.sql.adaptive.enabled", adaptive)
         engine.release()
-    assert enumeration.counts == every
+    assert enumeration.counts == every and enumeration.played == played
+
+
+def test_spark_cuts_a_rulesets_stages_for_its_positions_and_gives_the_same_rows(builds, tmp_path, monkeypatch):
+    """Enumerate's writes are cut for the positions found, and a later stage's shuffles for
+    the positions it registers, until the engine closes (spark.sql.shuffle.partitions then
+    as it was): the files hold the rows they held cut by the setting."""
+    from pipeline.engines import spark_runs
+    from pipeline.engines.spark_engine import SparkEngine
+
+    spark = available("spark")
+    done = builds(spark)
+    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 2)
+    rules = Ruleset.parse(REACHED_BY_LEVELS)
+    files = DataDir(tmp_path).ruleset(rules)
+    with open_run(files, tmp_path / "tmp", rules, spark) as run:
+        enumerate_ruleset(run)
+    before = done.data.ruleset(rules)
+    for kind in ("positions", "transitions"):
+        assert read_table(files.path(kind)) == read_table(before.path(kind)), f"spark's {kind} differ"
+    positions = parts.read_metadata(files.positions).num_rows
+    engine = SparkEngine(tmp_path)
+    setting = engine.spark.conf.get("spark.sql.shuffle.partitions")
+    # a part a bucket: the setting's, or one for each PARTITION_ROWS positions
+    assert len(parts.parts(files.transitions)) > int(setting) >= len(parts.parts(before.transitions))
+    engine.register("positions", files.positions)
+    assert engine.spark.conf.get("spark.sql.shuffle.partitions") == str(max(int(setting), -(-positions // 2)))
+    engine.close()
+    assert engine.spark.conf.get("spark.sql.shuffle.partitions") == setting
 
 
 def test_spark_runs_keep_what_a_walk_has_seen_in_few_runs(tmp_path, monkeypatch):

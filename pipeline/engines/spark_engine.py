@@ -52,7 +52,7 @@ from pipeline.engines import spark_alone
 from pipeline.engines.arrays import child_floors, floor_above
 from pipeline.engines.base import Capabilities, EngineKind, Steps, Tally, WrittenMoves, by_id_join, declared
 from pipeline.engines.spark_reach import Reach
-from pipeline.engines.spark_runs import keeping_partitions, map_arrow
+from pipeline.engines.spark_runs import keeping_partitions, map_arrow, partitions_for
 from pipeline.games.rulesets import space_of
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
@@ -257,10 +257,22 @@ class SparkEngine:
         self.temp_dir = temp_dir
         self.frames: dict[str, Any] = {}  # every view this engine made, by name
         self.paths: dict[str, Path] = {}  # the views read from a file, their files
+        self.configured: str | None = None  # spark.sql.shuffle.partitions, where changed here
 
     def register(self, view: str, path: Path) -> None:
         self.paths[view] = path
+        if view == "positions":  # what a stage reads and writes is as large as its positions
+            self._cut_for(parts.read_metadata(path).num_rows)
         self.view(view, self.spark.read.parquet(str(parts.located(path))))  # a file, or its folder of parts
+
+    def _cut_for(self, rows: int) -> None:
+        """Spark's shuffles cut for a ruleset of `rows` positions (spark_runs.partitions_for)
+        until the engine closes: Spark's one setting, spark.sql.shuffle.partitions, would
+        be every ruleset's, from a few positions to 10^11."""
+        if self.configured is None:
+            self.configured = self.spark.conf.get("spark.sql.shuffle.partitions")
+        self.spark.conf.set("spark.sql.shuffle.partitions", self.configured)
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions_for(self.spark, rows)))
 
     def view(self, name: str, frame: Any) -> Any:
         """`frame` as the view `name` (replacing the one before)."""
@@ -505,7 +517,7 @@ class SparkEngine:
             np.save(folder / "new_id.npy", numbering.new_id)
             np.save(folder / "rank.npy", numbering.rank)
         count = space.parts()
-        buckets = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
+        buckets = partitions_for(self.spark, bound)
         slices = max(1, min(count, self.spark.sparkContext.defaultParallelism * 4))
         generate = functools.partial(_generate, rules.id, str(folder), numbering is not None, max(1, bound), buckets)
         with warnings.catch_warnings():  # mapInArrow checks pandas, which it does not use here
@@ -549,8 +561,12 @@ class SparkEngine:
         self.frames = {}
 
     def close(self) -> None:
-        """The process's Spark session stays up for the next (it stops at exit)."""
+        """The process's Spark session stays up for the next (it stops at exit), its
+        shuffles cut as they were."""
         self.release()
+        if self.configured is not None:
+            self.spark.conf.set("spark.sql.shuffle.partitions", self.configured)
+            self.configured = None
 
 
 #: mypy checks here that the class is an Engine (pipeline/engines/base.py).

@@ -21,7 +21,6 @@ game's space itself (`searched`), once a Python worker.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import shutil
 from collections.abc import Callable, Generator, Iterator
@@ -33,7 +32,14 @@ import pyarrow as pa
 
 from pipeline.core.dataset import PUBLISHED_TRANSITIONS
 from pipeline.core.errors import DataError
-from pipeline.engines.spark_runs import Runs, keeping_partitions, map_arrow, walked_batches
+from pipeline.engines.spark_runs import (
+    Runs,
+    keeping_partitions,
+    map_arrow,
+    partitions_for,
+    shuffling_into,
+    walked_batches,
+)
 from pipeline.storage.parquet import Encoding
 
 #: What a level holds: each position's key and terminal code (Search.codes).
@@ -237,6 +243,7 @@ class Enumeration:
         self.found, self.bound = found, bound
         self.levels: list[Any] = []  # (key, code, level) of one level or more, checkpointed
         self.counts: list[int] = []  # each level's positions
+        self.played: list[int] = []  # each level's positions played on (not terminal)
 
     def _rank(self, level: int) -> int | None:
         from pipeline.games import RANKS
@@ -278,8 +285,9 @@ class Enumeration:
         held = held[1:] if whole else held
         if not held:
             raise DataError("the game's search gave no start: the game module is wrong")
-        for level, found, _ in held:
+        for level, found, played in held:
             self._found(level, found)
+            self.played.append(played)
         self.levels.append(walked.where("level >= 0"))
         if self.found is not None:
             self.found(sum(self.counts))
@@ -289,6 +297,14 @@ class Enumeration:
         partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions"))
         frontier = walked.where(f"level = {last} AND code = 0").select("key", "code").repartition(partitions)
         return frontier, not whole and held[last][2] > 0
+
+    def _cut(self, level: int) -> int:
+        """The partitions the level after `level` is cut into: for the positions it likely
+        holds, its positions played on each making as many new positions as those of the
+        level before did (the first level's: one each)."""
+        played = self.played[level]
+        likely = played * self.counts[level] // self.played[level - 1] if level and self.played[level - 1] else played
+        return partitions_for(self.spark, likely)
 
     def search_levels(self) -> int:
         """Every level found and checkpointed (the first walked by one task: WALKED); the
@@ -305,7 +321,10 @@ class Enumeration:
             seen.add(self.levels[0], sum(self.counts), partitioned=False)
         while played:
             level = len(self.counts) - 1
-            with keeping_partitions(self.spark) if seen is not None else contextlib.nullcontext():
+            # a walk that meets what it has seen keeps its levels in the runs' partitions;
+            # else a level is cut for the positions it likely holds
+            cut = keeping_partitions(self.spark) if seen is not None else shuffling_into(self.spark, self._cut(level))
+            with cut:
                 frame = map_arrow(
                     frame.where("code = 0").select("key"),
                     functools.partial(_kids, self.ruleset_id, level),
@@ -323,6 +342,7 @@ class Enumeration:
             if not found:
                 break
             self._found(level + 1, found)
+            self.played.append(int(counted.get["open"] or 0))
             if seen is not None:
                 seen.add(frame, found, partitioned=True)
             self.levels.append(frame)
@@ -343,7 +363,7 @@ class Enumeration:
         order = [F.col("level") * -1 if self.search.descending else F.col("level")]
         order += [F.col("code")] if self.search.by_code else []
         order += [F.col("key")]
-        ranges = max(int(self.spark.conf.get("spark.sql.shuffle.partitions")), 1)
+        ranges = partitions_for(self.spark, sum(self.counts))
         ordered = every.repartitionByRange(ranges, *order).sortWithinPartitions(*order).localCheckpoint(eager=True)
         self.engine.frames["numbered"] = ordered
         for frame in self.levels:
@@ -381,47 +401,50 @@ class Enumeration:
 
         total = self.search_levels()
         numbered = self.numbered()
-        folder = self.engine.temp_dir / "spark-positions"
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        try:
-            self.engine._write_parts(
-                numbered.select(F.spark_partition_id().alias("bucket"), "*"),
-                positions,
-                schema,
-                positions_encoding,
-                None,
-                folder,
-                convert=PositionRows(self.ruleset_id, schema, with_counts),
-            )
-        finally:
+        # the writes' shuffles (the moves met with their children's ids, the parts' buckets)
+        # cut for the positions, as the numbering is: Spark's one setting would be every size's
+        with shuffling_into(self.spark, partitions_for(self.spark, total)):
+            folder = self.engine.temp_dir / "spark-positions"
             shutil.rmtree(folder, ignore_errors=True)
-        generated, checked = Observation("generated"), Observation("moves")
-        made = map_arrow(
-            numbered.where("code = 0").select("id", "key", "level"),
-            functools.partial(_moves, self.ruleset_id),
-            MOVES_SCHEMA,
-        ).observe(generated, F.count(F.lit(1)).alias("moves"))
-        children = numbered.select(F.col("key").alias("kid"), F.col("id").alias("dst"), F.col("level").alias("at"))
-        joined = made.join(children, "kid").observe(checked, F.expr("count_if(at != level + 1)").alias("unranked"))
-        rows = self.engine.write_parts(
-            joined.select(F.lit(None).cast("string").alias("ruleset"), "src", "dst", "move"),
-            transitions,
-            PUBLISHED_TRANSITIONS,
-            transitions_encoding,
-            order=("src", "dst"),
-            convert=MoveNames(self.ruleset_id, list(self.search.moves)),
-            keys=(0, total - 1),
-        )
-        moves = int(generated.get["moves"] or 0)
-        if rows != moves:  # fewer: a child not found; more: a child found at two levels
-            raise DataError(
-                f"the game's search gave {moves:,} moves, of which {rows:,} lead to a position it found once: "
-                "the game module is wrong"
+            folder.mkdir(parents=True)
+            try:
+                self.engine._write_parts(
+                    numbered.select(F.spark_partition_id().alias("bucket"), "*"),
+                    positions,
+                    schema,
+                    positions_encoding,
+                    None,
+                    folder,
+                    convert=PositionRows(self.ruleset_id, schema, with_counts),
+                )
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            generated, checked = Observation("generated"), Observation("moves")
+            made = map_arrow(
+                numbered.where("code = 0").select("id", "key", "level"),
+                functools.partial(_moves, self.ruleset_id),
+                MOVES_SCHEMA,
+            ).observe(generated, F.count(F.lit(1)).alias("moves"))
+            children = numbered.select(F.col("key").alias("kid"), F.col("id").alias("dst"), F.col("level").alias("at"))
+            joined = made.join(children, "kid").observe(checked, F.expr("count_if(at != level + 1)").alias("unranked"))
+            rows = self.engine.write_parts(
+                joined.select(F.lit(None).cast("string").alias("ruleset"), "src", "dst", "move"),
+                transitions,
+                PUBLISHED_TRANSITIONS,
+                transitions_encoding,
+                order=("src", "dst"),
+                convert=MoveNames(self.ruleset_id, list(self.search.moves)),
+                keys=(0, total - 1),
             )
-        if self.search.rank(0) is not None and int(checked.get["unranked"] or 0):
-            raise DataError(
-                "the game's search gave ranks, but a move leads elsewhere than to the next level: "
-                "the game module is wrong"
-            )
-        return total, rows
+            moves = int(generated.get["moves"] or 0)
+            if rows != moves:  # fewer: a child not found; more: a child found at two levels
+                raise DataError(
+                    f"the game's search gave {moves:,} moves, of which {rows:,} lead to a position it found once: "
+                    "the game module is wrong"
+                )
+            if self.search.rank(0) is not None and int(checked.get["unranked"] or 0):
+                raise DataError(
+                    "the game's search gave ranks, but a move leads elsewhere than to the next level: "
+                    "the game module is wrong"
+                )
+            return total, rows

@@ -37,6 +37,32 @@ def walked_batches(
         yield batch(level)
 
 
+#: The rows a shuffle's partition is cut for where they are known ahead (a level's likely
+#: positions, the positions numbered): about Spark's advisory partition (64 MB) in rows of a
+#: key and a code. 7x5's widest level (about 10^10 positions) in the 200 partitions a cluster
+#: shuffles into unless told would be 5 x 10^7 rows a task; cut so, it is 5,000 tasks.
+PARTITION_ROWS = 1 << 21
+
+
+def partitions_for(spark: Any, rows: int) -> int:
+    """The partitions a shuffle of about `rows` rows is cut into: spark.sql.shuffle.partitions
+    (the session's, as a user sets it), or more where each would hold over PARTITION_ROWS."""
+    return max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-rows // PARTITION_ROWS), 1)
+
+
+@contextlib.contextmanager
+def shuffling_into(spark: Any, partitions: int) -> Iterator[None]:
+    """spark.sql.shuffle.partitions set to `partitions` while a plan is made and run (a
+    level's), and as it was after. Adaptive execution, where it is on, still merges the
+    partitions of a level smaller than they were cut for."""
+    held = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", held)
+
+
 @contextlib.contextmanager
 def keeping_partitions(spark: Any) -> Iterator[None]:
     """Spark's adaptive execution off while a level is planned and checkpointed: the
