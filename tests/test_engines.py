@@ -199,18 +199,19 @@ def test_spark_reaches_by_the_walk_by_range_and_by_every_positions_children(buil
 
 
 def test_spark_solves_a_small_ruleset_by_one_task_and_a_larger_by_its_levels(builds):
-    """pipeline/engines/spark_alone.py: the small rulesets solved by one task run none of
-    Spark's solve statements; SOLVED_BY_LEVELS, its threshold lowered, runs them rank by
-    rank. Both give DuckDB's tablebase (test_every_engine_builds_the_first_engines_bytes)."""
+    """pipeline/engines/spark_alone.py: the small rulesets solved and verified by one task
+    run none of Spark's solve statements nor its verify; SOLVED_BY_LEVELS, its threshold
+    lowered, runs them rank by rank, and Spark's verify. Both give DuckDB's tablebase
+    (test_every_engine_builds_the_first_engines_bytes)."""
     built = builds(available("spark"))
     levels = {"parents", "solve_setup", "solve_level", "solve_tie_level", "grundy_setup", "grundy_level"}
-    levels |= {"rank_level", "rank_solution", "solve_solution"}
+    levels |= {"rank_level", "rank_solution", "solve_solution", "verify"}
     for ruleset in built.rulesets:
         ran = built.statements[ruleset] & levels
         if ruleset == SOLVED_BY_LEVELS:
-            assert {"rank_level", "rank_solution"} <= ran
+            assert {"rank_level", "rank_solution", "verify"} <= ran
         else:
-            assert not ran, f"{ruleset} was solved by Spark's levels"
+            assert not ran, f"{ruleset} was solved or verified by Spark's own SQL"
 
 
 @pytest.mark.parametrize("most, read", [(1 << 40, 1 << 40), (REACH_WALKED, 1 << 40), (1 << 40, 10)])
@@ -349,10 +350,10 @@ def graphs(tmp_path_factory) -> Callable[[EngineKind], Graph]:
             folder = tmp_path_factory.mktemp(f"graph-{name}")
             files = RulesetFiles(folder / "graph")
             write_graph(files, terminal, children, ranked=False)
-            with pytest.MonkeyPatch.context() as levels:  # Spark's levels, not one task (spark_alone.py)
+            with pytest.MonkeyPatch.context() as levels:  # Spark's levels and verify, not one task (spark_alone.py)
                 levels.setattr(spark_alone, "POSITIONS", 0)
                 staged(solve, files, folder / "tmp", impartial=True, engine=name)
-            staged(verify, files, folder / "tmp", impartial=True, engine=name)
+                staged(verify, files, folder / "tmp", impartial=True, engine=name)
             made[name] = Graph(files, terminal, children)
         return made[name]
 
@@ -422,6 +423,8 @@ def test_a_files_error_in_spark_s_one_task_is_its_one_line(graphs, tmp_path):
 
 
 def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):
+    """Spark verifies the small graph by one task (spark_alone.checked): its refusal reaches
+    the stage as Spark's own would (its SQL refuses each wrong column below)."""
     files = RulesetFiles(tmp_path / "graph")
     shutil.copytree(graphs(engine).files.dir, files.dir)
     table = read_table(files.solution)
@@ -434,10 +437,11 @@ def test_the_verifier_refuses_a_wrong_value(engine, graphs, tmp_path):
 
 
 @pytest.mark.parametrize("column", [column.name for column in SOLVER_MADE])
-def test_the_verifier_refuses_a_wrong_solver_made_column(engine, graphs, tmp_path, column):
+def test_the_verifier_refuses_a_wrong_solver_made_column(engine, graphs, tmp_path, monkeypatch, column):
     """Every solver-made column (SOLVER_MADE) is re-derived by each engine's verifier, not
     trusted: one changed on a won position fails the check of its name. A column declared
-    later is tested here without an edit."""
+    later is tested here without an edit. (Spark's own SQL: not the one task of a small ruleset.)"""
+    monkeypatch.setattr(spark_alone, "POSITIONS", 0)
     files = RulesetFiles(tmp_path / "graph")
     shutil.copytree(graphs(engine).files.dir, files.dir)
     table = read_table(files.solution)
@@ -655,11 +659,11 @@ def test_spark_spreads_the_levels_after_the_walk_over_partitions_cut_for_their_p
     """The levels one task walks are one partition; each level Spark finds after them is
     spread over partitions cut for the positions it likely holds (its parents played on,
     each making as many new positions as the level before's did), PARTITION_ROWS a
-    partition (2 here), spark.sql.shuffle.partitions the fewest; the numbering's ranges
-    likewise for every position. (A DISTINCT of one partition needs no shuffle, so the levels
-    stayed one: one task on a whole cluster; and one setting for every level would leave a
-    board's widest level a few partitions of 10^7 positions each.) The counts are the walk's
-    own. (Adaptive execution, off here, would merge a small level's partitions into one.)"""
+    partition (8 here), spark.sql.shuffle.partitions (2 here) the fewest; the numbering's
+    ranges likewise for every position. (A DISTINCT of one partition needs no shuffle, so the
+    levels stayed one: one task on a whole cluster; and one setting for every level would
+    leave a board's widest level a few partitions of 10^7 positions each.) The counts are the
+    walk's own. (Adaptive execution, off here, would merge a small level's partitions into one.)"""
     from pipeline.engines import spark_enumerate, spark_runs
     from pipeline.engines.spark_engine import SparkEngine
 
@@ -670,52 +674,58 @@ def test_spark_spreads_the_levels_after_the_walk_over_partitions_cut_for_their_p
     every = [keys.size for _, keys, _ in walked]
     played = [int((codes == 0).sum()) for _, _, codes in walked]
     monkeypatch.setattr(spark_enumerate, "WALKED", sum(every[:3]))
-    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 2)
+    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 8)
     engine = SparkEngine(tmp_path)
-    adaptive = engine.spark.conf.get("spark.sql.adaptive.enabled")
+    held = {key: engine.spark.conf.get(key) for key in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")}
     engine.spark.conf.set("spark.sql.adaptive.enabled", "false")
-    partitions = int(engine.spark.conf.get("spark.sql.shuffle.partitions"))
+    engine.spark.conf.set("spark.sql.shuffle.partitions", "2")
     try:
         enumeration = spark_enumerate.Enumeration(engine, rules.id, search)
         assert enumeration.search_levels() == sum(every)
         likely = [played[level] * every[level] // played[level - 1] for level in range(2, len(every) - 1)]
-        cut = [max(partitions, -(-positions // 2)) for positions in likely]
+        cut = [max(2, -(-positions // 8)) for positions in likely]
         assert [frame.rdd.getNumPartitions() for frame in enumeration.levels[1:]] == cut
-        assert max(cut) > partitions
-        assert enumeration.numbered().rdd.getNumPartitions() == -(-sum(every) // 2)
-        assert engine.spark.conf.get("spark.sql.shuffle.partitions") == str(partitions)  # as it was
+        assert max(cut) > 2
+        assert enumeration.numbered().rdd.getNumPartitions() == -(-sum(every) // 8)
+        assert engine.spark.conf.get("spark.sql.shuffle.partitions") == "2"  # as it was
     finally:
-        engine.spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        for key, value in held.items():
+            engine.spark.conf.set(key, value)
         engine.release()
     assert enumeration.counts == every and enumeration.played == played
 
 
 def test_spark_cuts_a_rulesets_stages_for_its_positions_and_gives_the_same_rows(builds, tmp_path, monkeypatch):
-    """Enumerate's writes are cut for the positions found, and a later stage's shuffles for
-    the positions it registers, until the engine closes (spark.sql.shuffle.partitions then
-    as it was): the files hold the rows they held cut by the setting."""
+    """Enumerate's writes are cut for the positions found (PARTITION_ROWS a partition: 16
+    here), and a later stage's shuffles for the positions it registers, until the engine
+    closes (spark.sql.shuffle.partitions, 2 here, then as it was): the files hold the rows
+    they held cut by the setting."""
     from pipeline.engines import spark_runs
-    from pipeline.engines.spark_engine import SparkEngine
+    from pipeline.engines.spark_engine import SparkEngine, session
 
     spark = available("spark")
     done = builds(spark)
-    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 2)
+    monkeypatch.setattr(spark_runs, "PARTITION_ROWS", 16)
     rules = Ruleset.parse(REACHED_BY_LEVELS)
     files = DataDir(tmp_path).ruleset(rules)
-    with open_run(files, tmp_path / "tmp", rules, spark) as run:
-        enumerate_ruleset(run)
+    setting = session().conf.get("spark.sql.shuffle.partitions")
+    session().conf.set("spark.sql.shuffle.partitions", "2")
+    try:
+        with open_run(files, tmp_path / "tmp", rules, spark) as run:
+            enumerate_ruleset(run)
+        positions = parts.read_metadata(files.positions).num_rows
+        # a part a bucket with a move: the setting's 2, or one for each PARTITION_ROWS positions
+        assert 2 < len(parts.parts(files.transitions)) <= -(-positions // 16)
+        engine = SparkEngine(tmp_path)
+        engine.register("positions", files.positions)
+        assert engine.spark.conf.get("spark.sql.shuffle.partitions") == str(-(-positions // 16))
+        engine.close()
+        assert engine.spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    finally:
+        session().conf.set("spark.sql.shuffle.partitions", setting)
     before = done.data.ruleset(rules)
     for kind in ("positions", "transitions"):
         assert read_table(files.path(kind)) == read_table(before.path(kind)), f"spark's {kind} differ"
-    positions = parts.read_metadata(files.positions).num_rows
-    engine = SparkEngine(tmp_path)
-    setting = engine.spark.conf.get("spark.sql.shuffle.partitions")
-    # a part a bucket: the setting's, or one for each PARTITION_ROWS positions
-    assert len(parts.parts(files.transitions)) > int(setting) >= len(parts.parts(before.transitions))
-    engine.register("positions", files.positions)
-    assert engine.spark.conf.get("spark.sql.shuffle.partitions") == str(max(int(setting), -(-positions // 2)))
-    engine.close()
-    assert engine.spark.conf.get("spark.sql.shuffle.partitions") == setting
 
 
 def test_spark_runs_keep_what_a_walk_has_seen_in_few_runs(tmp_path, monkeypatch):

@@ -1,18 +1,21 @@
-"""A small solve on Spark in one task: the DuckDB engine's solver (ranks, or the retrograde
-analysis of pipeline/engines/retrograde.py) run by one executor over the positions and moves
-files, where Spark's own levels would cost a job or more a level or rank for a few
-thousand positions (chopsticks' 35 positions took 25 s of levels, nim's six ranks 7 s).
+"""A small solve and verify on Spark in one task: the DuckDB engine's solver (ranks, or the
+retrograde analysis of pipeline/engines/retrograde.py) run by one executor over the positions
+and moves files, where Spark's own levels would cost a job or more a level or rank for a few
+thousand positions (chopsticks' 35 positions took 25 s of levels, nim's six ranks 7 s); and
+its verifier's facts (check_facts), where Spark's took two jobs.
 
 The task writes the solution to a scratch file every node sees and gives back each
 analysis's positions finished level by level; the driver replays those counts as the
 levels' steps (`Recorded`: the solve stage's progress and log lines are a solve's own) and
 writes the solution as Spark writes any (SparkEngine.write_parts), so the files are the
-same bytes either way. Larger rulesets are solved by Spark's levels (spark_engine.py).
+same bytes either way. The verify's task gives back the verify query's row of each part of
+the positions. Larger rulesets are solved and verified by Spark's own SQL (spark_engine.py).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,11 +29,14 @@ from pipeline.storage.parquet import Encoding, with_dictionaries
 
 #: A ruleset of at most this many positions ...
 POSITIONS = 1 << 20
-#: ... and this many moves is solved by one task. The task's memory is the DuckDB engine's for
+#: ... and this many moves is solved, and verified, by one task. The task's memory is the DuckDB engine's for
 #: that much (its reverse moves in memory below retrograde.ON_DISK; 2^20 positions and 2^23
 #: moves take ~0.3 GB), its time a few seconds where Spark's levels took a second or more each.
 MOVES = 1 << 23
-#: What the task gives: each analysis's positions finished at each level (a rank's at its
+#: What the verify's task gives: each part's positions and the verify query's row of
+#: it, as JSON (a count and a least id a check, however many checks there are).
+FACTS_SCHEMA = "held long, row string"
+#: What the solve's task gives: each analysis's positions finished at each level (a rank's at its
 #: level, for a solve by rank: `analysis` "ranks").
 COUNTS_SCHEMA = "analysis string, level int, finished long"
 #: The analyses the task runs, in order, and what each records.
@@ -94,6 +100,37 @@ def solved_batches(
             pa.array([found for _, _, found in rows], pa.int64()),
         ],
         names=["analysis", "level", "finished"],
+    )
+
+
+def checked(
+    positions: Path, transitions: Path, solution: Path, folder: Path, impartial: bool, query: str
+) -> list[tuple[int, tuple]]:
+    """In this process, the DuckDB engine's check_facts of the files (its scratch in `folder`)."""
+    engine = DuckDBEngine(folder)
+    try:
+        for view, path in (("positions", positions), ("transitions", transitions), ("solution", solution)):
+            engine.register(view, path)
+        return list(engine.check_facts(impartial, query))
+    finally:
+        engine.close()
+        db.forget(folder)
+
+
+def checked_batches(
+    paths: tuple[str, str, str], folder: str, impartial: bool, query: str, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """On an executor (one task, whatever it is given): `checked`, as rows."""
+    for _ in batches:
+        pass
+    positions, transitions, solution = (Path(path) for path in paths)
+    found = checked(positions, transitions, solution, Path(folder), impartial, query)
+    yield pa.RecordBatch.from_arrays(
+        [
+            pa.array([held for held, _ in found], pa.int64()),
+            pa.array([json.dumps(list(row)) for _, row in found], pa.string()),
+        ],
+        names=["held", "row"],
     )
 
 

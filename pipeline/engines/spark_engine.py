@@ -27,6 +27,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import json
 import logging
 import os
 import pickle
@@ -529,9 +530,30 @@ class SparkEngine:
         return SparkSolver(self, impartial)
 
     def check_facts(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
-        """Every position's facts at once: Spark spreads the work itself."""
+        """Every position's facts at once: Spark spreads the work itself; a small ruleset's
+        (spark_alone.small) by one task, the DuckDB engine's."""
+        if spark_alone.small(self.paths["positions"], self.paths["transitions"]):
+            yield from self._checked_by_one_task(impartial, query)
+            return
         self.view("facts", self.sql("verify", impartial=impartial))
         yield self.rows("SELECT count(*) FROM positions")[0][0], self.rows(query)[0]
+
+    def _checked_by_one_task(self, impartial: bool, query: str) -> Iterator[tuple[int, tuple]]:
+        """check_facts run by one task (spark_alone.checked_batches): each part's row."""
+        folder = self.temp_dir / "spark-alone-verify"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        paths = (str(self.paths["positions"]), str(self.paths["transitions"]), str(self.paths["solution"]))
+        checking = functools.partial(spark_alone.checked_batches, paths, str(folder), impartial, query)
+        try:
+            rows = map_arrow(self.spark.range(1, numPartitions=1), checking, spark_alone.FACTS_SCHEMA).collect()
+        except Exception as error:  # noqa: BLE001 - a DataError of the files', raised on an executor
+            raise _executor_error(error) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        log.debug("spark: verified by one task (%s positions or fewer)", f"{spark_alone.POSITIONS:,}")
+        for row in rows:
+            yield int(row["held"]), tuple(json.loads(row["row"]))
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """Joined on id, with no ORDER BY: `write` sorts each part itself."""
