@@ -2,7 +2,7 @@
 retrograde analysis of pipeline/engines/retrograde.py) run by one executor over the positions
 and moves files, where Spark's own levels would cost a job or more a level or rank for a few
 thousand positions (chopsticks' 35 positions took 25 s of levels, nim's six ranks 7 s); and
-its verifier's facts (check_facts), where Spark's took two jobs.
+its verifier's facts (check_facts), where Spark's took ten jobs a build.
 
 The task writes the solution to a scratch file every node sees and gives back each
 analysis's positions finished level by level; the driver replays those counts as the
@@ -29,8 +29,8 @@ from pipeline.storage.parquet import Encoding, with_dictionaries
 
 #: A ruleset of at most this many positions ...
 POSITIONS = 1 << 20
-#: ... and this many moves is solved, and verified, by one task. The task's memory is the DuckDB engine's for
-#: that much (its reverse moves in memory below retrograde.ON_DISK; 2^20 positions and 2^23
+#: ... and this many moves is solved, and verified, by one task. The task's memory is the
+#: DuckDB engine's for that much (its reverse moves in memory below retrograde.ON_DISK; 2^20 positions and 2^23
 #: moves take ~0.3 GB), its time a few seconds where Spark's levels took a second or more each.
 MOVES = 1 << 23
 #: What the verify's task gives: each part's positions and the verify query's row of
