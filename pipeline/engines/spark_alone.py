@@ -30,8 +30,9 @@ from pipeline.storage.parquet import Encoding, with_dictionaries
 #: A ruleset of at most this many positions ...
 POSITIONS = 1 << 20
 #: ... and this many moves is solved, and verified, by one task. The task's memory is the
-#: DuckDB engine's for that much (its reverse moves in memory below retrograde.ON_DISK; 2^20 positions and 2^23
-#: moves take ~0.3 GB), its time a few seconds where Spark's levels took a second or more each.
+#: DuckDB engine's for that much (its reverse moves in memory below retrograde.ON_DISK;
+#: 2^20 positions and 2^23 moves take ~0.3 GB), its time a few seconds where Spark's levels
+#: took a second or more each.
 MOVES = 1 << 23
 #: What the verify's task gives: each part's positions and the verify query's row of
 #: it, as JSON (a count and a least id a check, however many checks there are).
