@@ -14,6 +14,7 @@ the positions. Larger rulesets are solved and verified by Spark's own SQL (spark
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import Iterator
@@ -55,10 +56,7 @@ def solve(positions: Path, transitions: Path, folder: Path, impartial: bool, ran
     """In this process, the DuckDB engine's solve of the files, its solution written to
     `folder`/SOLUTION_FILE; each analysis's positions finished at each level (level 0 first,
     as run_levels sees them: up to the first level that finishes none)."""
-    engine = DuckDBEngine(folder)
-    try:
-        engine.register("positions", positions)
-        engine.register("transitions", transitions)
+    with _duckdb(folder, positions=positions, transitions=transitions) as engine:
         solver = engine.solver(impartial)
         counts: dict[str, list[int]] = {}
         schema = with_dictionaries(dataset.SOLUTION.schema(), ("value",))
@@ -72,9 +70,20 @@ def solve(positions: Path, transitions: Path, folder: Path, impartial: bool, ran
                 counts[name] = _levels(getattr(solver, name)())
             solver.write(False, folder / SOLUTION_FILE, schema, Encoding(), iter(()))
         return counts
+
+
+@contextlib.contextmanager
+def _duckdb(folder: Path, **views: Path) -> Iterator[DuckDBEngine]:
+    """The DuckDB engine over the files `views` (by view), its scratch in `folder`; closed
+    after, its database for the folder forgotten (the executor's Python lives on)."""
+    engine = DuckDBEngine(folder)
+    try:
+        for view, path in views.items():
+            engine.register(view, path)
+        yield engine
     finally:
         engine.close()
-        db.forget(folder)  # the executor's Python lives on: no database kept for a folder gone
+        db.forget(folder)
 
 
 def _levels(steps: Steps) -> list[int]:
@@ -108,14 +117,8 @@ def checked(
     positions: Path, transitions: Path, solution: Path, folder: Path, impartial: bool, query: str
 ) -> list[tuple[int, tuple]]:
     """In this process, the DuckDB engine's check_facts of the files (its scratch in `folder`)."""
-    engine = DuckDBEngine(folder)
-    try:
-        for view, path in (("positions", positions), ("transitions", transitions), ("solution", solution)):
-            engine.register(view, path)
+    with _duckdb(folder, positions=positions, transitions=transitions, solution=solution) as engine:
         return list(engine.check_facts(impartial, query))
-    finally:
-        engine.close()
-        db.forget(folder)
 
 
 def checked_batches(

@@ -272,8 +272,7 @@ class SparkEngine:
         be every ruleset's, from a few positions to 10^11."""
         if self.configured is None:
             self.configured = self.spark.conf.get("spark.sql.shuffle.partitions")
-        self.spark.conf.set("spark.sql.shuffle.partitions", self.configured)
-        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions_for(self.spark, rows)))
+        self.spark.conf.set("spark.sql.shuffle.partitions", str(partitions_for(self.spark, rows, self.configured)))
 
     def view(self, name: str, frame: Any) -> Any:
         """`frame` as the view `name` (replacing the one before)."""
@@ -546,14 +545,20 @@ class SparkEngine:
         paths = (str(self.paths["positions"]), str(self.paths["transitions"]), str(self.paths["solution"]))
         checking = functools.partial(spark_alone.checked_batches, paths, str(folder), impartial, query)
         try:
-            rows = map_arrow(self.spark.range(1, numPartitions=1), checking, spark_alone.FACTS_SCHEMA).collect()
-        except Exception as error:  # noqa: BLE001 - a DataError of the files', raised on an executor
-            raise _executor_error(error) from None
+            rows = self.one_task(checking, spark_alone.FACTS_SCHEMA)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         log.debug("spark: verified by one task (%s positions or fewer)", f"{spark_alone.POSITIONS:,}")
         for row in rows:
             yield int(row["held"]), tuple(json.loads(row["row"]))
+
+    def one_task(self, function: Callable, schema: str) -> list[Any]:
+        """The rows `function` (batches in, batches of `schema` out) gives, run by one task
+        (spark_alone.py's work); its error on the executor as its own one line."""
+        try:
+            return map_arrow(self.spark.range(1, numPartitions=1), function, schema).collect()
+        except Exception as error:  # noqa: BLE001 - a DataError of the files', raised on an executor
+            raise _executor_error(error) from None
 
     def by_id(self, views: dict[str, str]) -> tuple[str, str]:
         """Joined on id, with no ORDER BY: `write` sorts each part itself."""
@@ -852,10 +857,7 @@ class SparkSolver:
                 self.impartial,
                 ranked,
             )
-            try:
-                rows = map_arrow(self.spark.range(1, numPartitions=1), solving, spark_alone.COUNTS_SCHEMA).collect()
-            except Exception as error:  # noqa: BLE001 - a DataError of the files', raised on an executor
-                raise _executor_error(error) from None
+            rows = self.engine.one_task(solving, spark_alone.COUNTS_SCHEMA)
             counts: dict[str, list[int]] = {name: [] for name in spark_alone.ANALYSES}
             for analysis, _, finished in sorted(rows, key=lambda row: (row["analysis"], row["level"])):
                 counts.setdefault(analysis, []).append(int(finished))

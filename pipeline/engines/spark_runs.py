@@ -44,10 +44,12 @@ def walked_batches(
 PARTITION_ROWS = 1 << 21
 
 
-def partitions_for(spark: Any, rows: int) -> int:
-    """The partitions a shuffle of about `rows` rows is cut into: spark.sql.shuffle.partitions
-    (the session's, as a user sets it), or more where each would hold over PARTITION_ROWS."""
-    return max(int(spark.conf.get("spark.sql.shuffle.partitions")), -(-rows // PARTITION_ROWS), 1)
+def partitions_for(spark: Any, rows: int, fewest: str | None = None) -> int:
+    """The partitions a shuffle of about `rows` rows is cut into: `fewest` (by default
+    spark.sql.shuffle.partitions, the session's, as a user sets it), or more where each
+    would hold over PARTITION_ROWS."""
+    fewest = fewest or spark.conf.get("spark.sql.shuffle.partitions")
+    return max(int(fewest), -(-rows // PARTITION_ROWS), 1)
 
 
 @contextlib.contextmanager
