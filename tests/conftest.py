@@ -19,8 +19,14 @@ os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSeri
 # Likewise Spark's generated Java (whole-stage code generation, compiled by Janino for each new
 # plan) costs more than it saves on rows counted in tens: the eight small rulesets
 # tests/test_engines.py then built took 105 s interpreted, 126 s compiled (2026-11-27, one JVM each).
+# And two partitions a shuffle rather than local mode's eight (the CPUs the suite has): every
+# stage of a ruleset of tens of rows ran eight tasks of nothing; the engine's Spark tests took
+# 104 s with two, 129 s with eight (2026-11-29, alone). The tests that cut partitions set the
+# setting they need themselves; the rows are the same whatever it is.
 os.environ.setdefault(
-    "TABLEBASE_SPARK_CONF", "spark.sql.codegen.wholeStage=false spark.sql.codegen.factoryMode=NO_CODEGEN"
+    "TABLEBASE_SPARK_CONF",
+    "spark.sql.codegen.wholeStage=false spark.sql.codegen.factoryMode=NO_CODEGEN"
+    " spark.sql.shuffle.partitions=2 spark.default.parallelism=2",
 )
 
 #: Rulesets the query and seed tests read; the cross-check builds its own.
