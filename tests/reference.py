@@ -457,9 +457,6 @@ def _connect(p):
     if k > max(rows, cols):
         raise ValueError(f"k={k} does not fit on a {cols}x{rows} board")
 
-    def cell(pos, c, h):
-        return pos[c][h] if 0 <= c < cols and 0 <= h < len(pos[c]) else None
-
     # every line of k cells on the board: from each cell in each direction, kept where it
     # stays on the board (a line leaving it holds no k discs); listed once, not per position
     lines = [
@@ -471,7 +468,8 @@ def _connect(p):
     ]
 
     def has_line(pos, mark):
-        return any(all(cell(pos, c, h) == mark for c, h in line) for line in lines)
+        held = {(c, h) for c, column in enumerate(pos) for h, disc in enumerate(column) if disc == mark}
+        return any(held.issuperset(line) for line in lines)
 
     def discs(pos):
         return sum(len(column) for column in pos)
@@ -489,7 +487,8 @@ def _connect(p):
         return "loss" if discs(pos) and has_line(pos, last_mover(pos)) else "tie"
 
     def text(pos):
-        return "/".join("".join(cell(pos, c, h) or "." for c in range(cols)) for h in reversed(range(rows)))
+        columns = [column.ljust(rows, ".") for column in pos]  # each from the bottom up
+        return "/".join("".join(column[h] for column in columns) for h in reversed(range(rows)))
 
     start = ("",) * cols
     return _Game([start], children, no_move, text, start, impartial=False)
