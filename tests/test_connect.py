@@ -243,6 +243,7 @@ def test_the_solver_holds_only_the_ranks_moves_lead_into(tmp_path, monkeypatch):
         assert all(rank.path is not None and rank.path.exists() for rank in self.held)  # scratch files
 
     monkeypatch.setattr(duckdb_engine.DuckDBSolver, "rank", rank)
+    monkeypatch.setattr(duckdb_engine, "LEVELS_UP_TO", -1)  # rank by rank, small as it is (kept: by levels)
     monkeypatch.setattr(duckdb_engine, "LOAD_ROWS", 0)
     monkeypatch.setattr(duckdb_engine, "HELD_IN_MEMORY", 0)
     monkeypatch.setattr(parquet, "ROW_GROUP_ROWS", 4096)  # many row groups: floors by statistics

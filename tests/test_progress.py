@@ -19,6 +19,16 @@ RULESET = "sticks:rows=4"  # ranked: its solve has a line per rank with -v
 STAMP = r"\d\d:\d\d:\d\d"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def rank_by_rank():
+    """RULESET solved rank by rank, small as it is (the DuckDB engine's LEVELS_UP_TO)."""
+    from pipeline.engines import duckdb_engine
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(duckdb_engine, "LEVELS_UP_TO", -1)
+        yield
+
+
 @pytest.fixture(scope="module")
 def build_log(tmp_path_factory) -> tuple[Path, list[str]]:
     data = tmp_path_factory.mktemp("data")

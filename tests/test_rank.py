@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.core.errors import DataError
 from pipeline.datadir.layout import DataDir
+from pipeline.engines import duckdb_engine
 from pipeline.games import chopsticks
 from pipeline.games.rulesets import Ruleset
 from pipeline.stages.enumerate import enumerate_ruleset
@@ -32,6 +33,13 @@ RANKED = [
     "hackenbush:fib=4",
 ]
 CYCLIC = ["chopsticks:split=any", "chopsticks:overflow=rollover", "chopsticks:split=dead,self_attack=true"]
+
+
+@pytest.fixture(autouse=True)
+def rank_by_rank(monkeypatch):
+    """Every ranked ruleset here solved rank by rank, however small: the DuckDB engine
+    solves those below LEVELS_UP_TO by levels (Solver.by_rank)."""
+    monkeypatch.setattr(duckdb_engine, "LEVELS_UP_TO", -1)
 
 
 def enumerated(tmp_path, ruleset):
@@ -81,6 +89,30 @@ def test_rank_solver_agrees_with_retrograde_analysis(tmp_path, ruleset):
     retrograde = pq.read_table(files.solution)
     assert by_rank.schema == retrograde.schema
     assert by_rank.equals(retrograde)
+
+
+@pytest.mark.parametrize("ruleset", ["sticks:rows=6", "connect:cols=4,k=3,rows=3", "hackenbush:fib=4"])
+def test_a_small_ranked_ruleset_is_solved_by_levels_to_the_rank_solvers_bytes(tmp_path, monkeypatch, ruleset):
+    """Below LEVELS_UP_TO positions and moves a rank's few statements cost more than its
+    positions: the DuckDB engine solves the ruleset by levels, to the same bytes; above it,
+    rank by rank."""
+    data, files = enumerated(tmp_path, ruleset)
+    staged(solve, files, data.temp)
+    by_rank = files.solution.read_bytes()
+    solved: list[int] = []
+    rank = duckdb_engine.DuckDBSolver.rank
+    monkeypatch.setattr(
+        duckdb_engine.DuckDBSolver, "rank", lambda self, lo, hi: solved.append(lo) or rank(self, lo, hi)
+    )
+    size = max(pq.read_metadata(path).num_rows for path in (files.positions, files.transitions))
+    monkeypatch.setattr(duckdb_engine, "LEVELS_UP_TO", size)
+    staged(solve, files, data.temp)
+    assert not solved
+    assert files.solution.read_bytes() == by_rank
+    monkeypatch.setattr(duckdb_engine, "LEVELS_UP_TO", size - 1)
+    staged(solve, files, data.temp)
+    assert solved
+    assert files.solution.read_bytes() == by_rank
 
 
 def test_a_rank_that_does_not_fall_is_refused(tmp_path, monkeypatch):
@@ -143,8 +175,6 @@ def test_rank_by_rank_generation_writes_what_reordering_does(tmp_path, monkeypat
 def test_moves_read_rank_by_rank_from_the_file_solve_as_loaded_ones(tmp_path, monkeypatch):
     """Small positions and transitions files are loaded once (LOAD_ROWS); larger ones are
     read a rank at a time. Both give the same solution."""
-    from pipeline.engines import duckdb_engine
-
     data, files = enumerated(tmp_path, "sticks:rows=5")
     staged(solve, files, data.temp)
     loaded = files.solution.read_bytes()
@@ -251,8 +281,6 @@ def test_a_rank_solved_in_parts_gives_the_same_solution(tmp_path, monkeypatch, r
     """A wide rank is solved in parts of PART positions (a billion positions' widest ranks
     ran out of memory whole): parts of 100 positions give the same bytes, also where the
     ranks' results are kept in scratch files (HELD_IN_MEMORY 0)."""
-    from pipeline.engines import duckdb_engine
-
     data, files = enumerated(tmp_path, ruleset)
     staged(solve, files, data.temp)
     whole = files.solution.read_bytes()

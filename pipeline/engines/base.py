@@ -35,6 +35,10 @@ class Steps(Protocol):
 class Solver(Protocol):
     """The solve stage's steps (pipeline/stages/solve.py runs them in order)."""
 
+    def by_rank(self, positions: int, moves: int) -> bool:
+        """Whether a ranked ruleset of `positions` and `moves` is solved rank by rank (else
+        by levels, as one whose moves may cycle: the same solution)."""
+
     def ranks(self) -> list[tuple[int, int, int, int]]:
         """(rank, first id, last id, positions) of every rank, lowest first."""
 

@@ -870,6 +870,11 @@ class SparkSolver:
         """The one task's levels of `analysis`, replayed."""
         return spark_alone.Recorded((self.by_task or {}).get(analysis, []))
 
+    def by_rank(self, positions: int, moves: int) -> bool:
+        """Always: a small ruleset's solve is one task already (`_by_one_task`), and a rank
+        a job costs no more than a level a job."""
+        return True
+
     def ranks(self) -> list[tuple[int, int, int, int]]:
         return self.engine.rows("SELECT rank, min(id), max(id), count(*) FROM positions GROUP BY rank ORDER BY rank")
 

@@ -11,6 +11,9 @@ lowest (DuckDB's pipeline/sql/duckdb/rank_*.sql, Spark's rank_level.sql): every 
 rank's positions is solved already, so one INSERT per rank computes value, remoteness,
 Grundy value and height from the children, reading each transition once.
 
+A rank costs an engine a few statements whatever its size (DuckDB's, about 20 ms), so a small
+ranked ruleset is solved as one without ranks (Solver.by_rank), to the same solution.
+
 Otherwise moves can cycle, and retrograde analysis runs level by level. Level 0 is the
 positions where the game is over. Each level passes the positions won or lost at the level
 before to their parents, so every transition is looked at a constant number of times in
@@ -38,6 +41,7 @@ from pipeline.core.errors import DataError
 from pipeline.datadir.layout import RulesetFiles
 from pipeline.engines import Solver, Steps, run_levels
 from pipeline.stages.run import Run
+from pipeline.storage import parts
 from pipeline.storage.parquet import Encoding, require, with_dictionaries
 from pipeline.storage.progress import Stage, log
 
@@ -76,6 +80,9 @@ def solve(run: Run) -> Solved:
                     f"{files.positions} has {dead_ends:,} positions without moves and without a terminal value"
                 )
             solver = db.solver(impartial)
+            if ranked and not solver.by_rank(total, parts.read_metadata(files.transitions).num_rows):
+                log.debug("solve %s: a small ruleset: by levels, not rank by rank", label)
+                ranked = False
             if ranked:
                 ranks = _ranks(solver, files)
                 # each rank's rows are written as soon as it is solved
