@@ -95,32 +95,42 @@ def layered(seed: int, n: int, levels: int) -> tuple[dict[int, str], dict[int, l
     return terminal, children
 
 
+@pytest.fixture(params=["held", "duckdb"])
+def rev(request, monkeypatch) -> type:
+    """rev as a small graph's NumPy arrays (HeldReverse), or in DuckDB as a larger graph's
+    (Reverse, HELD lowered): the tests of what rev does run with both."""
+    if request.param == "duckdb":
+        monkeypatch.setattr(retrograde, "HELD", -1)
+        return retrograde.Reverse
+    return retrograde.HeldReverse
+
+
 @pytest.fixture
 def small_rev(monkeypatch):
     """rev rewritten whenever half its rows are dead, however few."""
     monkeypatch.setattr(retrograde, "COMPACT_ROWS", 0)
 
 
-def test_rev_rewritten_mid_solve_changes_nothing(tmp_path, monkeypatch, small_rev):
+def test_rev_rewritten_mid_solve_changes_nothing(tmp_path, monkeypatch, small_rev, rev):
     terminal, children = layered(1, 3000, 150)
     files = RulesetFiles(tmp_path / "layered")
     write(files, terminal, children)
     rewrites = []
-    compact = retrograde.Reverse.compact
+    compact = rev.compact
 
     def counted(self, live):
         dropped = compact(self, live)
         rewrites.append(dropped)
         return dropped
 
-    monkeypatch.setattr(retrograde.Reverse, "compact", counted)
+    monkeypatch.setattr(rev, "compact", counted)
     result = solved(files, False, tmp_path)
     assert result == expected(terminal, children, False)
     assert sum(1 for dropped in rewrites if dropped) >= 3, rewrites
     assert max(remoteness or 0 for _, remoteness, _, _ in result.values()) > 40
 
 
-def test_levels_switch_between_a_pass_over_every_move_and_rev(tmp_path, monkeypatch):
+def test_levels_switch_between_a_pass_over_every_move_and_rev(tmp_path, monkeypatch, rev):
     """A level whose frontier's rows hold more than FORWARD_SHARE of the moves reads every
     move; the others join rev; both give the definitions' values."""
     terminal, children = layered(2, 2000, 60)
@@ -128,9 +138,9 @@ def test_levels_switch_between_a_pass_over_every_move_and_rev(tmp_path, monkeypa
     write(files, terminal, children)
     monkeypatch.setattr(retrograde, "FORWARD_SHARE", 0.01)
     paths = []
-    forward, parents = retrograde.Retrograde.forward, retrograde.Reverse.parents
+    forward, parents = retrograde.Retrograde.forward, rev.parents
     monkeypatch.setattr(retrograde.Retrograde, "forward", lambda *args: paths.append("forward") or forward(*args))
-    monkeypatch.setattr(retrograde.Reverse, "parents", lambda *args: paths.append("rev") or parents(*args))
+    monkeypatch.setattr(rev, "parents", lambda *args: paths.append("rev") or parents(*args))
     assert solved(files, False, tmp_path) == expected(terminal, children, False)
     switches = sum(1 for before, after in zip(paths, paths[1:]) if before != after)
     assert switches >= 2, paths
@@ -139,12 +149,15 @@ def test_levels_switch_between_a_pass_over_every_move_and_rev(tmp_path, monkeypa
 def test_rev_in_scratch_files_and_a_database_file_and_frontiers_in_ranges_change_nothing(tmp_path, monkeypatch):
     """rev's moves in buckets of scratch files, rev in a database file, each frontier
     joined a few positions at a time and its parents applied a few at a time: the same
-    bytes as in memory, and no scratch left."""
+    bytes as held in NumPy's arrays and in DuckDB's memory, and no scratch left."""
     terminal, children = layered(3, 2000, 80)
     files = RulesetFiles(tmp_path / "layered")
     write(files, terminal, children)
     solved(files, True, tmp_path)
     in_memory = files.solution.read_bytes()
+    monkeypatch.setattr(retrograde, "HELD", -1)
+    solved(files, True, tmp_path)
+    assert files.solution.read_bytes() == in_memory
     monkeypatch.setattr(retrograde, "BUCKET", 300)  # some 20 buckets
     monkeypatch.setattr(retrograde, "ON_DISK", 0)
     monkeypatch.setattr(retrograde, "FRONTIER", 7)

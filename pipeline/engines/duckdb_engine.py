@@ -280,11 +280,12 @@ LOAD_ROWS = 1 << 24
 #: A ranked ruleset of at most this many positions and moves is solved by levels (NumPy's
 #: retrograde analysis, as one whose moves may cycle), to the same solution: each rank
 #: costs about 20 ms of statements whatever its size. Solve's seconds by rank and by levels
-#: (2 cores, 2026-11-29): sticks:rows=6 (10,897 moves) 0.62 and 0.34, connect:cols=4,rows=4
-#: (304,574) 0.66 and 0.47, chopsticks:fingers=12,hands=3 (568,854) 2.41 and 0.95;
-#: connect:cols=4,rows=5 (3.2 M) 1.43 and 1.40, connect:cols=5,rows=4 (8.8 M) 2.29 and 3.04,
-#: sticks:rows=10 (14.5 M) 2.76 and 3.93; and rank by rank holds two ranks, not every move.
-LEVELS_UP_TO = 1 << 20
+#: (2 cores, 2026-11-29, rev held in NumPy's arrays: retrograde.HELD): sticks:rows=6 (10,897
+#: moves) 0.59 and 0.06, connect:cols=4,rows=4 (304,574) 0.51 and 0.15,
+#: chopsticks:fingers=12,hands=3 (568,854) 2.02 and 0.30, connect:cols=4,rows=5 (3.2 M) 1.24
+#: and 0.95; connect:cols=5,rows=4 (8.8 M) 2.13 and 2.18, sticks:rows=10 (14.5 M) 2.55 and
+#: 2.61: even, and rank by rank holds two ranks, not every move.
+LEVELS_UP_TO = 1 << 22
 
 
 class Held(NamedTuple):

@@ -24,8 +24,10 @@ to parents still open, in one of two ways:
   (pipeline/sql/duckdb/retrograde_*.sql). DuckDB scans the ids and decodes only the lists
   of the rows that match; NumPy then counts the parents and applies them to the state.
 
-`rev` lives in a DuckDB database of the solver's own: in memory for a small graph, a file
-in the scratch folder for a large one (compressed, paged within DuckDB's memory limit). Its
+`rev` lives in a DuckDB database of the solver's own: in memory for a graph of up to 16 M
+moves, a file in the scratch folder for a larger one (compressed, paged within DuckDB's
+memory limit); a graph of up to 4 M moves holds it in NumPy arrays instead
+(HeldReverse: the join a gather, without a DuckDB statement a level). Its
 moves are bucketed by child range as the first pass finds them (in scratch files for a
 large graph), and each bucket sorted as one int64 key a move. Once half its rows belong to
 positions finished and passed to their parents in every analysis still to run, it is
@@ -64,6 +66,11 @@ WORDS = pa.array(values.WORDS)
 #: Graphs of more transitions than this keep `rev` in a database file in the scratch
 #: folder (compressed, paged out within DuckDB's memory limit); smaller ones in memory.
 ON_DISK = 1 << 24
+#: Graphs of at most this many transitions hold `rev` as NumPy arrays (HeldReverse, 4 bytes
+#: a move): a level's join is then a gather, not DuckDB statements, which cost a few
+#: milliseconds a level whatever its size: most of a small solve (sticks:rows=4's 0.23 s
+#: became 0.07, chopsticks:fingers=12,hands=3's 0.95 s 0.30).
+HELD = 1 << 22
 #: Moves of `rev` sorted at a time: the first pass buckets them by child range, in
 #: scratch files (8 bytes a move) where there is more than one bucket.
 BUCKET = 1 << 25
@@ -322,6 +329,65 @@ class Reverse:
             self.con.unregister("live")
         self.rows, self.passed = self.rows - dead, 0
         (self.entries,) = self.con.execute("SELECT coalesce(sum(len(parents)), 0)::BIGINT FROM rev").fetchall()[0]
+        return dead
+
+
+class HeldReverse:
+    """`rev` as Reverse holds it, but in NumPy arrays, for a small graph (HELD): the ids in
+    order, where each one's parents start, how many, and the parents."""
+
+    def __init__(self, buckets: Buckets):
+        tables = [table for table in buckets.tables() if table.num_rows]
+        ids, counts, parents = [], [], []
+        for table in tables:
+            lists = table["parents"].combine_chunks()
+            ids.append(table["id"].to_numpy())
+            counts.append(np.diff(lists.offsets.to_numpy()))
+            parents.append(lists.flatten().to_numpy())
+        self._hold(
+            np.concatenate(ids) if ids else np.zeros(0, np.int32),
+            np.concatenate(counts) if counts else np.zeros(0, np.int32),
+            np.concatenate(parents) if parents else np.zeros(0, np.int32),
+        )
+        self.passed = 0
+
+    def _hold(self, ids: np.ndarray, counts: np.ndarray, parents: np.ndarray) -> None:
+        if ids.size and np.any(np.diff(ids) <= 0):
+            raise AssertionError("rev's buckets are not in ascending order of id")
+        self.ids, self.counts, self.parents_of = ids, counts, parents
+        self.starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if counts.size else counts
+        self.rows, self.entries = int(ids.size), int(parents.size)
+
+    def parents(self, frontier: pa.Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """As Reverse.parents: (parent, the child's value) of every move into `frontier`."""
+        ids, value = frontier["id"].to_numpy(), frontier["value"].to_numpy()
+        at = np.searchsorted(self.ids, ids)
+        at[at == self.ids.size] = 0
+        found = self.ids.size > 0
+        hit = (self.ids[at] == ids) if found else np.zeros(ids.size, dtype=bool)
+        at, value = at[hit], value[hit]
+        counts = self.counts[at].astype(np.int64)
+        total = int(counts.sum())
+        if not total:
+            return
+        # each entry's place: its row's start, plus its place within the row
+        before = np.cumsum(counts) - counts
+        entry = np.repeat(self.starts[at] - before, counts) + np.arange(total)
+        yield self.parents_of[entry], np.repeat(value, counts)
+
+    def moves_into(self, frontier: int) -> float:
+        return frontier * self.entries / max(self.rows, 1)
+
+    def compact(self, live: Callable[[np.ndarray], np.ndarray]) -> int:
+        """As Reverse.compact."""
+        keep = live(self.ids)
+        dead = int(keep.size - keep.sum())
+        self.passed = dead
+        if dead < COMPACT_SHARE * self.rows:
+            return 0
+        entries = np.repeat(keep, self.counts)
+        self._hold(self.ids[keep], self.counts[keep], self.parents_of[entries])
+        self.passed = 0
         return dead
 
 
@@ -613,7 +679,7 @@ class Retrograde:
         # Grundy values' level 1 comes from the first pass, with the values': set up now
         self.grundy = Grundy(self, Levels(self.n), moves) if moves is not None else None
         self.con: duckdb.DuckDBPyConnection | None = None
-        self.reverse: Reverse | None = None
+        self.reverse: Reverse | HeldReverse | None = None
 
     def _read_positions(self, path: Path, impartial: bool) -> np.ndarray | None:
         """The value code of each finished game (0 elsewhere) and each position's moves, a
@@ -740,10 +806,13 @@ class Retrograde:
 
     def _build(self, buckets: Buckets) -> None:
         began = time.perf_counter()
-        if self.con is None:
-            self.con = self._database()
-        self.reverse = Reverse(self.con, buckets)
-        self.con.execute(f"SET memory_limit = '{self._duckdb_memory(building=False) >> 20}MiB'")
+        if self.moves <= HELD:
+            self.reverse = HeldReverse(buckets)
+        else:
+            if self.con is None:
+                self.con = self._database()
+            self.reverse = Reverse(self.con, buckets)
+            self.con.execute(f"SET memory_limit = '{self._duckdb_memory(building=False) >> 20}MiB'")
         log.debug(
             "retrograde: rev built, %s rows holding %s moves (%.2f s)",
             f"{self.reverse.rows:,}",
