@@ -21,6 +21,7 @@ come from here (`sql_variables`) and reach the SQL as variables.
 from __future__ import annotations
 
 import enum
+import functools
 from typing import Any
 
 
@@ -98,6 +99,7 @@ def sql_variables() -> dict[str, object]:
     return {"value_names": WORDS, **{v.value: v.code for v in Value}, "band": BAND, "lost_weight": LOST_WEIGHT}
 
 
+@functools.cache  # a few values and remotenesses, asked for every move a page or answer lists
 def best_move_first(value: str, remoteness: int | None) -> tuple[int, int]:
     """Sort key of a move by the value and remoteness of the position it leads to (the new
     mover's): best first for the player making it; a win or tie fastest, a loss slowest."""

@@ -31,14 +31,13 @@ import graphviz
 
 from pipeline.core.dataset import CatalogRow
 from pipeline.core.errors import DataError, TablebaseError
-from pipeline.core.values import COLOUR_NAMES, WORDS, Value, in_plies, in_words
+from pipeline.core.values import COLOUR_NAMES, WORDS, Value, best_move_first, in_plies, in_words
 from pipeline.datadir.catalog import read_catalog, read_summary_row
 from pipeline.datadir.check import trusted, trusted_catalog, trusted_summary
 from pipeline.datadir.layout import DataDir
 from pipeline.games import all_games
 from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
-from pipeline.products.probe import Move, best_first
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
 from pipeline.storage import parts
 from pipeline.storage.parquet import atomic_folder, atomic_path, require
@@ -137,17 +136,15 @@ def load_graph(rules: Ruleset, data: Path, summary: CatalogRow, reachable_only: 
         if dst not in positions:
             raise DataError(f"{rules.id}: a move from position {src} leads to {dst}, which is not in the tablebase")
         moves[src].append(Edge(src, dst, move))
+    # best first as probe.best_first orders a position's moves: its key is the child's, so
+    # made once a position, not once a move (sticks:rows=8's 403,214 moves took 4.9 s)
+    child_first = {pid: best_move_first(p.value, p.remoteness) for pid, p in positions.items()}
     for edges_of in moves.values():
-        edges_of.sort(key=lambda e: best_first(_as_move(e, positions)))
+        edges_of.sort(key=lambda e: (*child_first[e.dst], e.move))
     start = next((p.id for p in positions.values() if p.text == summary.start), None)
     if start is None:
         raise DataError(f"{rules.id}: the start {summary.start!r} is not in the tablebase")
     return RulesetGraph(rules, summary, positions, moves, start)
-
-
-def _as_move(edge: Edge, positions: dict[int, Position]) -> Move:
-    child = positions[edge.dst]
-    return Move(edge.move, child.text, child.value, child.remoteness)
 
 
 def strategy(graph: RulesetGraph) -> Strategy:
