@@ -361,10 +361,10 @@ class HeldReverse:
     def parents(self, frontier: pa.Table) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """As Reverse.parents: (parent, the child's value) of every move into `frontier`."""
         ids, value = frontier["id"].to_numpy(), frontier["value"].to_numpy()
-        at = np.searchsorted(self.ids, ids)
-        at[at == self.ids.size] = 0
-        found = self.ids.size > 0
-        hit = (self.ids[at] == ids) if found else np.zeros(ids.size, dtype=bool)
+        if not self.ids.size:
+            return
+        at = np.minimum(np.searchsorted(self.ids, ids), self.ids.size - 1)
+        hit = self.ids[at] == ids
         at, value = at[hit], value[hit]
         counts = self.counts[at].astype(np.int64)
         total = int(counts.sum())
