@@ -57,8 +57,9 @@ from pipeline.engines.spark_runs import keeping_partitions, map_arrow, partition
 from pipeline.games.rulesets import space_of
 from pipeline.storage import parts
 from pipeline.storage.db import parse_size, sql_text
+from pipeline.storage.files import atomic_folder
 from pipeline.storage.imports import show_pandas
-from pipeline.storage.parquet import AS_TYPED, Encoding, atomic_folder, write_batches
+from pipeline.storage.parquet import AS_TYPED, Encoding, write_batches
 from pipeline.storage.progress import log
 
 show_pandas()  # the command line hides it (pipeline/storage/imports.py); pyspark's driver checks it is there

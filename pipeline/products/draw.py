@@ -40,7 +40,8 @@ from pipeline.games.rulesets import Ruleset, read_comments
 from pipeline.products.pages import COLOURS, index_page, natural_key, positions_csv, ruleset_page
 from pipeline.products.ruleset_graph import Edge, Position, RulesetGraph
 from pipeline.storage import parts
-from pipeline.storage.parquet import atomic_folder, atomic_path, require
+from pipeline.storage.files import atomic_folder, atomic_path
+from pipeline.storage.parquet import require
 from pipeline.storage.progress import log
 
 GRAPH_LIMIT = 2_000

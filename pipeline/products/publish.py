@@ -47,7 +47,8 @@ from pipeline.products import metadata
 from pipeline.products.datacard import data_card, data_licence
 from pipeline.products.explorer import require_wasm, write_explorer
 from pipeline.storage import parts
-from pipeline.storage.parquet import atomic_path, sha256
+from pipeline.storage.files import atomic_path
+from pipeline.storage.parquet import sha256
 from pipeline.storage.progress import Stage, log
 
 #: Files that zip would not make smaller.

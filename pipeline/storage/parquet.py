@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import queue
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -19,6 +18,7 @@ import pyarrow.parquet as pq
 
 from pipeline.core.errors import DataError, OutputError
 from pipeline.storage import parts
+from pipeline.storage.files import atomic_folder, atomic_path
 from pipeline.storage.parts import folder_of, part_name, regular
 from pipeline.storage.threads import in_order
 
@@ -27,77 +27,6 @@ if TYPE_CHECKING:
 
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 1 << 20
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside `path`; renamed onto it only if the block completes.
-
-    The file is flushed to the disk before the rename and the rename after it, so a crash
-    or power cut leaves the old file or the new one, never a truncated one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        sync(tmp)
-        os.replace(tmp, path)
-        sync(path.parent)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-@contextmanager
-def atomic_folder(path: Path) -> Iterator[Path]:
-    """A temporary folder beside `path`, put in its place (the old folder removed) only if
-    the block completes: a failure part-way (a full disk, a refused picture) leaves the old
-    folder whole, or none, never one with some files new and some missing.
-
-    A kill between the two renames leaves the old folder hidden beside (`.NAME.old-PID`);
-    the next run for `path` removes such leftovers."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for left in path.parent.glob(f".{path.name}.*-*"):  # a killed run's, hidden: never published
-        pid = left.name.rpartition("-")[2]
-        if left.is_dir() and not left.is_symlink() and pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(left, ignore_errors=True)
-    tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
-    old = path.with_name(f".{path.name}.old-{os.getpid()}")
-    tmp.mkdir()
-    try:
-        yield tmp
-        for child in tmp.iterdir():
-            sync(child)
-        if path.is_symlink() or path.exists():
-            os.rename(path, old)
-        os.rename(tmp, path)
-        sync(path.parent)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if old.is_symlink():
-            old.unlink()
-        elif old.exists():
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process `pid` runs (on this machine): its leftovers are not yet leftovers."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def sync(path: Path) -> None:
-    """fsync a file or a folder (a folder's entries: a rename is durable once it is synced)."""
-    if path.is_dir() and os.name == "nt":
-        return  # Windows cannot open a folder to sync it
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def with_dictionaries(schema: pa.Schema, names: tuple[str, ...]) -> pa.Schema:
