@@ -27,6 +27,15 @@ def test_a_rulesets_paths_are_the_declared_kinds_of_file():
     assert typed == {kind.name for kind in RULESET_FILES}
 
 
+def test_the_kinds_named_without_pyarrow_are_the_datasets():
+    """pipeline/core/kinds.py names the kinds of file for the reading commands, which load no
+    pyarrow; dataset.py defines them with their columns: the two must name the same kinds."""
+    from pipeline.core import dataset, kinds
+
+    assert tuple(kind.name for kind in RULESET_FILES) == kinds.RULESET_KINDS
+    assert kinds.QUERIED == dataset.QUERIED
+
+
 def test_a_build_returns_the_row_its_summary_holds(tmp_path):
     rules = Ruleset.parse("chopsticks:split=any")
     data = DataDir(tmp_path)

@@ -96,7 +96,8 @@ CATALOG = FileKind(
 
 
 #: The kinds of file whose path every catalog row records (`<kind>_path`, and `<kind>_sha256`):
-#: those the data folder's views, `tablebase sql` and `tablebase query` read.
+#: those the data folder's views, `tablebase sql` and `tablebase query` read (named in
+#: pipeline.core.kinds, which loads without pyarrow).
 QUERIED = tuple(column.name.removesuffix("_path") for column in CATALOG.head if column.name.endswith("_path"))
 
 

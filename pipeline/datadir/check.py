@@ -32,27 +32,32 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path, PurePosixPath
-from typing import TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
-from filelock import FileLock
 
 from pipeline import __version__
-from pipeline.core.dataset import CATALOG, QUERIED, RULESET_FILES, TABLEBASE, CatalogRow, documented_schema
 from pipeline.core.errors import DataError, NotBuiltError
+from pipeline.core.kinds import QUERIED, RULESET_KINDS
 from pipeline.core.values import WORDS
 from pipeline.datadir.layout import RESERVED, DataDir, Layout, RulesetPaths, is_bundle
-from pipeline.games.rulesets import Ruleset
 from pipeline.storage import parts
-from pipeline.storage.parquet import atomic_path, read_table, regular, require, sha256
+from pipeline.storage.files import atomic_path
+from pipeline.storage.parts import regular
+
+# pyarrow, the dataset's schemas and the games are imported where a check needs them: the
+# reading commands trust the catalog (trusted_catalog, through DuckDB) without them
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from pipeline.core.dataset import CatalogRow
+    from pipeline.games.rulesets import Ruleset
 
 SUMS = "SHA256SUMS"
 #: One line of SHA256SUMS: the digest, a space, a space or `*` (binary mode), the name.
 SUMS_LINE = re.compile(r"([0-9a-fA-F]{64}) [ *](.+)")
 #: The files of a ruleset's folder whose checksums the catalog records (`<kind>_sha256`).
-CATALOGUED = tuple(kind.name for kind in RULESET_FILES if kind.name != "summary")
+CATALOGUED = tuple(kind for kind in RULESET_KINDS if kind != "summary")
 #: What a data folder holds beside the dataset: `draw`'s pages, `claims`' report, an old
 #: bundle. A bundle's SHA256SUMS lists them; a data folder's does not.
 PRODUCTS = (*RESERVED, "claims.md")
@@ -179,6 +184,10 @@ def check(folder: Path, rulesets: set[str] | None = None) -> list[str]:
 def published_solutions(store: DataDir, rules: Ruleset) -> set[str] | None:
     """The digests of the solutions the catalog publishes `rules` from (none: not exported);
     None where the catalog cannot be read (check says what is wrong with it)."""
+    import pyarrow as pa
+
+    from pipeline.storage.parquet import read_table
+
     try:
         regular = stat.S_ISREG(os.lstat(store.catalog).st_mode)
         rows = read_table(store.catalog, columns=["ruleset", "solution_sha256"]).to_pylist() if regular else None
@@ -248,6 +257,11 @@ def _walk(folder: Path, bundle: bool, report: _Report) -> set[str]:
 def _catalog_rows(store: DataDir, files: set[str], report: _Report) -> list[CatalogRow] | None:
     """The catalog's rows, each ruleset once; None (and the problem reported) if it is
     missing, unreadable or not of the documented schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.core.dataset import CATALOG, CatalogRow
+
     if "catalog.parquet" not in files:
         if not store.catalog.exists():
             report.add(store.catalog, "missing")
@@ -285,19 +299,23 @@ def parse_sums(raw: bytes, sums: Path) -> tuple[dict[str, str], list[str]]:
             problems.append(f"{sums}: line {number} is not '<sha256>  <file>'")
             continue
         digest, name = match.group(1).lower(), match.group(2)
-        if (
-            name.startswith("/")
-            or "\\" in name
-            or "\0" in name
-            or ".." in PurePosixPath(name).parts
-            or PurePosixPath(name).as_posix() != name
-        ):
+        if _outside(name):
             problems.append(f"{sums}: line {number} names {name!r}, outside the folder")
         elif name in listed:
             problems.append(f"{sums}: line {number} lists {name} a second time")
         else:
             listed[name] = digest
     return listed, problems
+
+
+def _outside(name: str) -> bool:
+    """Whether a name SHA256SUMS lists is no file inside the folder: absolute, with a
+    backslash, a NUL or a `..`, or not in the form it names (`a//b`, `a/./b`, `a/`)."""
+    if name.startswith("/") or "\\" in name or "\0" in name:
+        return True
+    if "//" not in name and not name.endswith("/") and "/." not in f"/{name}":
+        return False  # no part empty or starting with a dot: as PurePosixPath writes it (a line each, 1,300 a catalog)
+    return ".." in PurePosixPath(name).parts or PurePosixPath(name).as_posix() != name
 
 
 def listed_sums(folder: Path) -> dict[str, str]:
@@ -417,6 +435,8 @@ def _absent(store: DataDir, path: Path, what: str, fix: str) -> DataError:
 
 def check_database(store: DataDir, report: _Report) -> None:
     """tablebases.duckdb is there and was written with this catalog."""
+    import pyarrow.parquet as pq
+
     path = store.database
     if not path.exists():
         report.add(path, "missing (tablebase export rewrites it)")
@@ -441,6 +461,11 @@ def check_ruleset(
     store: DataDir, row: CatalogRow, schemas: dict, files: set[str], digests: _Digests, report: _Report
 ) -> None:
     """One catalog row against its files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.core.dataset import RULESET_FILES, TABLEBASE, documented_schema
+
     mine = store.layout.files(store.root, row["folder"])
     ok = True
     for kind in RULESET_FILES:
@@ -572,6 +597,8 @@ def write_sums(store: DataDir, fresh: Iterable[str] = ()) -> None:
     (names relative to the folder) says this process has just written them, or where the
     old SHA256SUMS does not list them; otherwise they keep the checksum listed, so damage
     done since is not taken in."""
+    from pipeline.storage.parquet import read_table, sha256
+
     old = listed_sums(store.root)
     fresh = set(fresh)
 
@@ -693,6 +720,8 @@ def _trusted_stamps(store: DataDir, files: RulesetPaths) -> list[tuple[int, ...]
 def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
     """The ruleset's summary.parquet, once it is the file SHA256SUMS records (where there
     is one), and the catalog too (draw reads it); DataError naming the file if not."""
+    from pipeline.storage.parquet import require
+
     require_built(store, rules.id)
     path = require(
         store.published(rules).summary, f"summary of {rules.id} (build it with `tablebase build {rules.id}`)"
@@ -701,10 +730,13 @@ def trusted_summary(store: DataDir, rules: Ruleset) -> Path:
     return path
 
 
-def trusted_catalog(store: DataDir) -> list[dict]:
+def trusted_catalog(store: DataDir, con: duckdb.DuckDBPyConnection | None = None) -> list[dict]:
     """The catalog's rows, once catalog.parquet, and every tablebase and transitions file
     it names, have their recorded checksums (sql and query read nothing else); DataError
-    naming the file if not, or if a row's paths lead out of the folder."""
+    naming the file if not, or if a row's paths lead out of the folder.
+
+    `con`: the catalog is read through this DuckDB connection, not pyarrow (the reading
+    commands load no pyarrow); its rows then hold `params` as a dict, not a list of pairs."""
     require_built(store)
 
     def files_of(catalog: list[dict]) -> list[tuple[Path, str, str]]:
@@ -728,7 +760,7 @@ def trusted_catalog(store: DataDir) -> list[dict]:
                 checked.append((path, row[f"{kind}_sha256"], fix))
         return checked
 
-    return _verified(store, files_of)
+    return _verified(store, files_of, con=con)
 
 
 class _Differs(Exception):
@@ -739,27 +771,37 @@ def _verified(
     store: DataDir,
     files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
     listed: Sequence[tuple[Path, str]] = (),
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> list[dict]:
     """The catalog's rows, once catalog.parquet and the files `listed` (with what to do if
     not) match SHA256SUMS (where there is one: a data folder of an earlier version has
     none) and each (file, checksum, what to do) that `files_of(rows)` names has its
     checksum. A difference is looked at once more under the publish lock, where no build
-    is between writing its files and their checksums, before it is refused."""
+    is between writing its files and their checksums, before it is refused. `con`: the
+    catalog read through DuckDB (trusted_catalog)."""
     try:
-        return _verify(store, files_of, listed)
+        return _verify(store, files_of, listed, con)
     except _Differs:
         pass
     with _settled(store):
         try:
-            return _verify(store, files_of, listed)
+            return _verify(store, files_of, listed, con)
         except _Differs as differs:
             raise DataError(str(differs)) from None
 
 
 def _verify(
-    store: DataDir, files_of: Callable[[list[dict]], list[tuple[Path, str, str]]], listed: Sequence[tuple[Path, str]]
+    store: DataDir,
+    files_of: Callable[[list[dict]], list[tuple[Path, str, str]]],
+    listed: Sequence[tuple[Path, str]],
+    con: duckdb.DuckDBPyConnection | None,
 ) -> list[dict]:
-    require(store.catalog, "catalog")
+    if con is None:
+        from pipeline.storage.parquet import require
+
+        require(store.catalog, "catalog")
+    elif not regular(store.catalog, "catalog").exists():  # its Parquet is read below, by DuckDB
+        raise DataError(f"catalog {store.catalog} is missing")
     sums = store.root / SUMS
     raw = _read_small(sums)
     cache = _read_cache(store)  # once: a catalog of hundreds of rulesets names twice as many files
@@ -772,10 +814,26 @@ def _verify(
             if _rel(store, path) not in recorded:
                 raise DataError(f"{sums} does not list {_rel(store, path)}: see `tablebase check`")
             _require_recorded(store, path, recorded[_rel(store, path)], SUMS, remedy, cache)
-    catalog = read_table(store.catalog).to_pylist()
+    catalog = _read_catalog(store.catalog) if con is None else _catalog_through(con, store.catalog)
     for path, digest, remedy in files_of(catalog):
         _require_recorded(store, path, digest, "the catalog", remedy, cache)
     return catalog
+
+
+def _read_catalog(path: Path) -> list[dict]:
+    from pipeline.storage.parquet import read_table
+
+    return read_table(path).to_pylist()
+
+
+def _catalog_through(con: duckdb.DuckDBPyConnection, path: Path) -> list[dict]:
+    """The catalog's rows as DuckDB reads them (a map as a dict); DataError if it cannot."""
+    try:
+        result = con.execute("SELECT * FROM read_parquet(?)", [str(path)])
+        names = [column[0] for column in result.description]
+        return [dict(zip(names, row)) for row in result.fetchall()]
+    except duckdb.Error as error:
+        raise DataError(f"catalog {path} is not a readable Parquet file ({str(error).splitlines()[0]})") from None
 
 
 def _require_recorded(store: DataDir, path: Path, recorded: str, where: str, fix: str, cache: dict) -> None:
@@ -915,6 +973,8 @@ def update_record(store: DataDir, name: str, change: Callable[[dict], object], m
     """Read, change and write the record `name` under its own lock, so that no other
     process's entry is lost. Where it cannot be written: nothing if the folder is read-only;
     otherwise nothing, or the OSError (a full disk) where the record `must` be kept."""
+    from filelock import FileLock  # 40 ms to import: not for a reading command that writes no record
+
     path = record_file(store, name)
     try:
         path.parent.mkdir(exist_ok=True)

@@ -37,19 +37,23 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core import signals
-from pipeline.core.dataset import QUERIED, RULESET_FILES
 from pipeline.core.errors import DataError
-from pipeline.games.rulesets import Ruleset
-from pipeline.storage.parquet import sync
+from pipeline.core.kinds import QUERIED, RULESET_KINDS
+from pipeline.storage.files import sync
 from pipeline.storage.parts import PART
 
+# filelock (40 ms to import) and the games are loaded where a lock is taken or a ruleset
+# parsed: `tablebase sql` takes neither
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+    from pipeline.games.rulesets import Ruleset
+
 #: The files of a ruleset's folder, in the order `build` writes them (the catalog row last).
-KINDS = tuple(kind.name for kind in RULESET_FILES)
+KINDS = RULESET_KINDS
 #: The kinds that may be a folder of parts in the file's place (pipeline/storage/parts.py):
 #: `build --part-rows` writes these so, Spark's executors all but the positions. The rest
 #: are a few rows.
@@ -416,6 +420,8 @@ class DataDir:
     def remove_old_layout(self, ruleset: str) -> Path | None:
         """Delete the earlier layout's folder of `ruleset` (just built in this layout): its
         files of the kinds that version wrote, and the folder once empty; the folder."""
+        from pipeline.games.rulesets import Ruleset
+
         for folder in self.old_layout():
             if Ruleset.parse(old_layout_id(folder)).id == ruleset:
                 for kind in KINDS:  # what that version wrote there, and nothing else
@@ -481,6 +487,8 @@ class DataDir:
             return
         path = self.root / ".locks" / f"{name}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
+        from filelock import FileLock, Timeout
+
         # the process's lock, whichever thread takes it, as `_held` counts it
         lock = FileLock(path, thread_local=False)
         try:
@@ -520,6 +528,8 @@ class DataDir:
         """Hold this process's lock in the data directory (data/.locks/process.<pid>.lock)
         until the process ends: `sweep` leaves the scratch named by its PID alone while the
         lock is held, and takes it once the process is gone, whoever has its PID by then."""
+        from filelock import FileLock, Timeout
+
         path = self._process_lock(os.getpid())
         key = (os.getpid(), self.root.resolve())
         held = _claimed.pop(key, None)
@@ -548,6 +558,8 @@ class DataDir:
         path = self._process_lock(int(owner))
         if not path.exists():
             return False  # a PID alone proves nothing: it may be another process's by now
+        from filelock import FileLock, Timeout
+
         lock = FileLock(path, thread_local=False)
         try:
             lock.acquire(timeout=0)
@@ -635,6 +647,8 @@ def old_layout_id(folder: Path) -> str:
 
 
 def _names_a_ruleset(name: str) -> bool:
+    from pipeline.games.rulesets import Ruleset
+
     try:
         Ruleset.parse(name.replace("%2F", "/").replace("%25", "%"))
     except Exception:  # noqa: BLE001 - any refusal means: not a ruleset's folder

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.dataset import QUERIED
 from pipeline.core.errors import DataError
+from pipeline.core.kinds import QUERIED
 from pipeline.datadir.check import trusted_catalog
 from pipeline.datadir.layout import DataDir
 from pipeline.storage import parts
 from pipeline.storage.db import DEFAULT_MEMORY_LIMIT, quote_path
-from pipeline.storage.parquet import atomic_path, read_table, require
+from pipeline.storage.files import atomic_path
 
 #: The views every connection of ours and data/tablebases.duckdb define.
 VIEWS = frozenset({"catalog", "tablebase", "transitions"})
@@ -60,6 +60,8 @@ def published_paths(data: Path, trusted: list[dict] | None = None) -> dict[str, 
     store = DataDir(data)
     rows = trusted
     if rows is None:
+        from pipeline.storage.parquet import read_table, require
+
         require(store.catalog, "catalog")
         rows = read_table(
             store.catalog, columns=["ruleset", "game", "folder", *(f"{kind}_path" for kind in QUERIED)]
@@ -242,9 +244,15 @@ def _check_database_in(path: Path, data: Path) -> None:
         raise DataError(f"{path.name} could not be written whole (its log {wal.name} was left behind)")
 
 
-def connect_views(data: Path, read_only: bool = False, views: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+def connect_views(
+    data: Path,
+    read_only: bool = False,
+    views: set[str] | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with the views defined (those in `views`, if given), once the
-    catalog and every file it names have their recorded checksums (`trusted_catalog`).
+    catalog and every file it names have their recorded checksums (`trusted_catalog`, read
+    through the connection); `con`, the caller's in-memory connection, or a new one.
 
     `read_only`: the connection may open the files the views read and no other (DuckDB's
     allowed_paths, with enable_external_access off: no other file read or written, no
@@ -258,11 +266,17 @@ def connect_views(data: Path, read_only: bool = False, views: set[str] | None = 
     with no folder to spill to)."""
     store = DataDir(data)
     store.check_layout()
-    rows = trusted_catalog(store)  # what the views read has its recorded checksums
-    con = duckdb.connect()
-    # the views' query reads the footers of every file again, as binding them did
-    con.execute("SET parquet_metadata_cache = true")
-    paths = define_views(con, data, trusted=rows, views=views, each_part=read_only)
+    made = con is None
+    con = duckdb.connect() if con is None else con  # a connection costs tens of milliseconds: one
+    try:
+        rows = trusted_catalog(store, con)  # what the views read has its recorded checksums
+        # the views' query reads the footers of every file again, as binding them did
+        con.execute("SET parquet_metadata_cache = true")
+        paths = define_views(con, data, trusted=rows, views=views, each_part=read_only)
+    except BaseException:
+        if made:
+            con.close()
+        raise
     if not read_only:
         return con
     files = [store.catalog, *(data / file for listed in paths.values() for file in listed)]

@@ -26,12 +26,13 @@ import re
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core.errors import DataError
+
+if TYPE_CHECKING:  # imported where a file is opened: the reading commands name parts without pyarrow
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 #: A part's name: its number, five digits at least.
 PART = re.compile(r"part-(\d{5,})\.parquet")
@@ -155,6 +156,8 @@ _KINDS = (
 
 def open_file(path: Path, read_dictionary: Sequence[str] | None = None) -> pq.ParquetFile | Parts:
     """`path`'s rows to read: the Parquet file, or its folder of parts opened as one."""
+    import pyarrow.parquet as pq
+
     files = parts(path)
     if len(files) == 1 and files[0] == path:
         return pq.ParquetFile(regular(path), read_dictionary=read_dictionary)
@@ -163,6 +166,8 @@ def open_file(path: Path, read_dictionary: Sequence[str] | None = None) -> pq.Pa
 
 def read_metadata(path: Path) -> pq.FileMetaData | PartsMetadata:
     """`path`'s footer: the file's, or its parts' as one."""
+    import pyarrow.parquet as pq
+
     files = parts(path)
     if len(files) == 1 and files[0] == path:
         return pq.read_metadata(path)
@@ -171,6 +176,8 @@ def read_metadata(path: Path) -> pq.FileMetaData | PartsMetadata:
 
 def read_schema(path: Path) -> pa.Schema:
     """`path`'s columns, as pq.read_schema gives them (a folder's: its first part's)."""
+    import pyarrow.parquet as pq
+
     return pq.read_schema(parts(path)[0])
 
 
@@ -238,6 +245,8 @@ class Parts:
 
     def read_row_groups(self, indices: Sequence[int], columns: Sequence[str] | None = None, **options: Any) -> pa.Table:
         tables = [self.read_row_group(index, columns, **options) for index in indices]
+        import pyarrow as pa
+
         return pa.concat_tables(tables) if tables else self.files[0].read_row_groups([], columns=columns, **options)
 
     def iter_batches(
@@ -258,6 +267,8 @@ class Parts:
             )
 
     def read(self, columns: Sequence[str] | None = None, **options: Any) -> pa.Table:
+        import pyarrow as pa
+
         return pa.concat_tables([file.read(columns=columns, **options) for file in self.files])
 
     def close(self) -> None:
