@@ -36,19 +36,20 @@ import functools
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeAlias, TypeVar, overload
 
 from pipeline.core.errors import DataError, OutputError, RulesetError, UnfinishedError
 from pipeline.core.explain import as_error
 from pipeline.datadir.layout import DataDir
-from pipeline.games.rulesets import Ruleset
 from pipeline.storage.progress import log
 
+# the games are loaded by the methods that take a ruleset: `sql` and `query` load none
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from pipeline.core.dataset import CatalogRow
     from pipeline.engines import EngineKind
+    from pipeline.games.rulesets import Ruleset
     from pipeline.products.probe import Probe
     from pipeline.products.query import QueryFile
     from pipeline.stages.estimate import Estimate
@@ -58,7 +59,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 #: A ruleset as the methods take it: its id (`chopsticks:split=any`) or a parsed Ruleset.
-RulesetLike = str | Ruleset
+RulesetLike: TypeAlias = "str | Ruleset"
 
 
 def _explained(method: Callable[P, T]) -> Callable[P, T]:
@@ -80,6 +81,8 @@ def _explained(method: Callable[P, T]) -> Callable[P, T]:
 
 def _parsed(rulesets: Iterable[RulesetLike]) -> list[Ruleset]:
     """Every ruleset parsed before any work: a misspelt third id fails before the first builds."""
+    from pipeline.games.rulesets import Ruleset
+
     return [rules if isinstance(rules, Ruleset) else Ruleset.parse(rules) for rules in rulesets]
 
 
@@ -269,6 +272,28 @@ class Tablebases:
 
         return probe(ruleset, position, self.data)
 
+    @overload
+    def sql(
+        self,
+        statement: str,
+        params: dict[str, str] | None = None,
+        *,
+        read_files: bool = False,
+        allow_writes: bool = False,
+        form: None = None,
+    ) -> pa.Table: ...
+
+    @overload
+    def sql(
+        self,
+        statement: str,
+        params: dict[str, str] | None = None,
+        *,
+        read_files: bool = False,
+        allow_writes: bool = False,
+        form: str,
+    ) -> str: ...
+
     @_explained
     def sql(
         self,
@@ -277,14 +302,49 @@ class Tablebases:
         *,
         read_files: bool = False,
         allow_writes: bool = False,
-    ) -> pa.Table:
+        form: str | None = None,
+    ) -> pa.Table | str:
         """The result of one SQL statement over the views catalog, tablebase and
         transitions, as an Arrow table; `$name` parameters bound from `params`. Only
         reading statements run, on the data folder's views alone; `read_files` lets a
-        SELECT read other files, `allow_writes` lets any statement do anything."""
-        from pipeline.products.query import run_sql
+        SELECT read other files, `allow_writes` lets any statement do anything.
 
-        return run_sql(self.data, statement, params, allow_writes, read_files)
+        `form` (table, csv, json or jsonl): the result as that text instead, as
+        `tablebase sql --format` prints it; a result of plain columns (numbers, text,
+        booleans) is written from DuckDB's rows, without loading pyarrow."""
+        from pipeline.products.query import run_sql, run_statement
+        from pipeline.storage.output import rendered, text_format
+
+        if form is None:
+            return run_sql(self.data, statement, params, allow_writes, read_files)
+        chosen = text_format(form)
+        return run_statement(
+            self.data, statement, lambda relation: rendered(relation, chosen), params, allow_writes, read_files
+        )
+
+    @overload
+    def query(
+        self,
+        name: str,
+        params: dict[str, str] | None = None,
+        *,
+        queries: str | os.PathLike[str] | None = None,
+        read_files: bool = False,
+        allow_writes: bool = False,
+        form: None = None,
+    ) -> pa.Table: ...
+
+    @overload
+    def query(
+        self,
+        name: str,
+        params: dict[str, str] | None = None,
+        *,
+        queries: str | os.PathLike[str] | None = None,
+        read_files: bool = False,
+        allow_writes: bool = False,
+        form: str,
+    ) -> str: ...
 
     @_explained
     def query(
@@ -295,13 +355,17 @@ class Tablebases:
         queries: str | os.PathLike[str] | None = None,
         read_files: bool = False,
         allow_writes: bool = False,
-    ) -> pa.Table:
+        form: str | None = None,
+    ) -> pa.Table | str:
         """The result of a query of the library (`queries()` lists them), or of an .sql
-        file, as sql() runs it; `queries` names a folder of your own that is searched first."""
+        file, as sql() runs it (`form` too); `queries` names a folder of your own that is
+        searched first."""
         from pipeline.products.query import find_query, read_sql
 
         text = read_sql(find_query(name, None if queries is None else Path(queries)))
-        return self.sql(text, params, read_files=read_files, allow_writes=allow_writes)
+        if form is None:
+            return self.sql(text, params, read_files=read_files, allow_writes=allow_writes)
+        return self.sql(text, params, read_files=read_files, allow_writes=allow_writes, form=form)
 
     @staticmethod
     @_explained
@@ -353,7 +417,7 @@ class Tablebases:
         """Draw each ruleset's page (and its state graph and strategy with `graphs`), or
         every built one small enough with `every`, then the index; the files written. Pages
         go to DATA/pages unless `out` names a folder outside the data folder."""
-        from pipeline.games.rulesets import default_ruleset_file
+        from pipeline.games.rulesets import Ruleset, default_ruleset_file
         from pipeline.products.draw import draw
 
         target = None if out is None else _out_folder(out)

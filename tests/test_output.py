@@ -62,6 +62,56 @@ def test_unknown_and_binary_formats_are_refused(form):
         render(TABLE, form)
 
 
+# --- plain results, written from DuckDB's rows without Arrow --------------------------------
+
+#: Every plain type (output.PLAIN_TYPES) with the values that could tell two writers apart.
+PLAIN = """
+    SELECT * FROM (VALUES
+        (true, 1::TINYINT, -2::SMALLINT, 3::INTEGER, '-9223372036854775808'::BIGINT, 255::UTINYINT,
+         65535::USMALLINT, 4294967295::UINTEGER, 18446744073709551615::UBIGINT, 0.1::FLOAT, 0.1::DOUBLE,
+         'plain'),
+        (false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'nan'::FLOAT, 'inf'::DOUBLE,
+         'quote " comma , line
+break
+	tab'),
+        (NULL, 0, 0, 0, 0, 0, 0, 0, 0, '-inf'::FLOAT, -0.0::DOUBLE, ''),
+        (true, 1, 1, 1, 1, 1, 1, 1, 1, 1e30::FLOAT, 'nan'::DOUBLE, NULL),
+        (false, 2, 2, 2, 2, 2, 2, 2, 2, 3.5::FLOAT, 1e300, 'ünï "cödé" ✓ \x01')
+    ) AS v("bool", "tiny", "small", "int", "big", "utiny", "usmall", "uint", "ubig", "float", "double", "text")
+"""
+
+
+@pytest.mark.parametrize("form", ["table", "csv", "json", "jsonl"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        PLAIN,
+        f"SELECT text, int FROM ({PLAIN})",  # CSV without floats: from DuckDB's rows too
+        "SELECT 1 AS x, 2 AS X, 3 AS x_1, 4 AS x",  # names DuckDB's CSV and Parquet would rename
+        f"SELECT * FROM ({PLAIN}) WHERE false",  # no row
+        "SELECT [1, 2] AS list, 'a' AS text, [['x', NULL], NULL] AS lists, [0.1::DOUBLE, 'nan'::DOUBLE, 1e300] AS floats, NULL::INT[] AS none",
+        "SELECT {'a': 1} AS struct, MAP {'k': 2} AS map, [1, 2]::INT[2] AS array",  # not plain: through Arrow
+        "SELECT 170141183460469231731687303715884105727::HUGEINT AS huge",  # Arrow gives a Decimal
+    ],
+)
+def test_a_result_written_from_duckdbs_rows_is_what_arrow_writes(sql, form):
+    """`rendered` writes a result of plain columns from DuckDB's rows, without loading pyarrow:
+    every format must be byte for byte what `render` writes from the Arrow table."""
+    from pipeline.storage.output import rendered
+
+    con = duckdb.connect()
+    assert rendered(con.sql(sql), form) == render(con.sql(sql).to_arrow_table(), form)
+
+
+def test_plain_types_are_the_types_duckdb_names():
+    """A type name misspelt in PLAIN_TYPES would send every such result through Arrow unseen."""
+    from pipeline.storage.output import PLAIN_TYPES
+
+    con = duckdb.connect()
+    assert {str(t) for t in con.sql(PLAIN).types} == PLAIN_TYPES
+    assert [str(t) for t in con.sql("SELECT ['a'] AS a, [[1.5]] AS b").types] == ["VARCHAR[]", "DECIMAL(2,1)[][]"]
+
+
 # --- values JSON and CSV have no word for -------------------------------------------------
 
 

@@ -304,8 +304,8 @@ def test_a_statement_binds_only_the_views_it_names(built, monkeypatch, sql, boun
     seen = []
     real = query.connect_views
 
-    def spy(data, read_only=False, views=None):
-        con = real(data, read_only, views)
+    def spy(data, read_only=False, views=None, con=None):
+        con = real(data, read_only, views, con)
         seen.append({name for (name,) in con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()})
         return con
 

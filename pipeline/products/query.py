@@ -15,26 +15,30 @@ import json
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
-import pyarrow as pa
 
 from pipeline.core import signals
-from pipeline.core.errors import PositionError, TablebaseError
+from pipeline.core.errors import DataError, PositionError, TablebaseError
 from pipeline.core.params import quoted
 from pipeline.datadir.check import require_built, trusted
 from pipeline.datadir.layout import DataDir
 from pipeline.datadir.views import VIEWS, connect_views
-from pipeline.games import read_position
-from pipeline.games.rulesets import Ruleset
-from pipeline.products.probe import find
-from pipeline.storage.parquet import read_table, require
+from pipeline.storage.parts import regular
+
+# pyarrow, the games and the lookups are imported where a statement needs them: a statement
+# over the views with no ruleset or position to check, its result plain, loads none of them
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+T = TypeVar("T")
 
 #: A source checkout, recognised by the pyproject.toml beside the package.
 _CHECKOUT = Path(__file__).resolve().parents[2]
@@ -140,8 +144,11 @@ def parameters(sql: str) -> list[str]:
     return list(dict.fromkeys(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", code)))
 
 
-def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dict[str, str]:
-    """`params` checked against what the SQL uses, ruleset ids and positions canonicalised."""
+def checked_params(
+    data: Path, needed: list[str], params: dict[str, str], con: duckdb.DuckDBPyConnection
+) -> dict[str, str]:
+    """`params` checked against what the SQL uses, ruleset ids and positions canonicalised
+    (the catalog read through `con`, where it can be)."""
     missing = [name for name in needed if name not in params]
     if missing:
         raise QueryError(f"missing parameter(s): {', '.join(missing)} (give them as --param name=value)")
@@ -149,27 +156,47 @@ def checked_params(data: Path, needed: list[str], params: dict[str, str]) -> dic
     if unused:
         raise QueryError(f"the query takes no parameter(s) {', '.join(unused)}")
     result = dict(params)
-    built = None
+    built = _built(data, con) if any(name.startswith("ruleset") for name in params) else None
     for name, value in params.items():
-        if name.startswith("ruleset"):
-            rules = Ruleset.parse(value)
-            if built is None:
-                require_built(DataDir(data), rules.id)
-                catalog = require(DataDir(data).catalog, "catalog")
-                built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
-            if rules.id not in built:
-                raise QueryError(
-                    f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
-                    "or name the folder it was built in with --data"
-                )
-            result[name] = rules.id
+        if not name.startswith("ruleset") or (built is not None and value in built):
+            continue  # a catalog's id is canonical already: no game is loaded to parse it
+        from pipeline.games.rulesets import Ruleset
+        from pipeline.storage.parquet import read_table, require
+
+        rules = Ruleset.parse(value)
+        require_built(DataDir(data), rules.id)
+        if built is None:
+            catalog = require(DataDir(data).catalog, "catalog")
+            built = set(read_table(catalog, columns=["ruleset"])["ruleset"].to_pylist())
+        if rules.id not in built:
+            raise QueryError(
+                f"ruleset {rules.id} is not built in {data}: build it with `tablebase build {rules.id}`, "
+                "or name the folder it was built in with --data"
+            )
+        result[name] = rules.id
     if "position" in params and "ruleset" in params:
+        from pipeline.games import read_position
+        from pipeline.games.rulesets import Ruleset
+        from pipeline.products.probe import find
+
         rules = Ruleset.parse(result["ruleset"])
         result["position"] = text = read_position(rules, params["position"])
         files = trusted(DataDir(data), rules)  # as probe reads it, by the index
         if find(str(files.index), str(files.lookup), text) is None:
             raise PositionError(f"{quoted(text)} is not a position of {rules.id}")
     return result
+
+
+def _built(data: Path, con: duckdb.DuckDBPyConnection) -> set[str] | None:
+    """The ruleset ids of the catalog, read through `con`; None where it cannot be read so
+    (what is wrong with it is said where it is read with pyarrow, as before)."""
+    catalog = DataDir(data).catalog
+    try:
+        if not regular(catalog).is_file():
+            return None
+        return {ruleset for (ruleset,) in con.execute("SELECT ruleset FROM read_parquet(?)", [str(catalog)]).fetchall()}
+    except (DataError, duckdb.Error):
+        return None
 
 
 #: What runs without --allow-writes: statements that only read (PIVOT is several SELECTs).
@@ -232,15 +259,16 @@ _WRITES = "add --allow-writes to run it with DuckDB's full power (it lets DuckDB
 _NETWORK = "add --allow-writes to let DuckDB reach the network (it lets DuckDB write files too)"
 
 
-def reads_files_only(sql: str) -> dict:
+def reads_files_only(sql: str, con: duckdb.DuckDBPyConnection | None = None) -> dict:
     """Refuse (QueryError) a SELECT that could do more than read files: it holds another
     statement (a CTE's COPY), calls a table function outside READING_FUNCTIONS, names a
     remote file or a database file (which DuckDB reads by read_duckdb()).
 
     DuckDB cannot let a statement read files and not write them (enable_external_access,
     allowed_directories and allowed_paths grant both), so --read-files reads the statement
-    itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only); the parse tree."""
-    tree = _parsed(sql)
+    itself, as DuckDB's parser gives it (json_serialize_sql: SELECTs only); the parse tree.
+    `con`: a connection of the caller's to parse it with."""
+    tree = _parsed(sql, con)
     if tree["error"]:
         raise QueryError(f"--read-files reads the statement to run it: {tree['error_message']}; {_WRITES}")
     for node, inside_function in _nodes(tree["statements"], False):
@@ -272,17 +300,17 @@ def reads_files_only(sql: str) -> dict:
     return tree
 
 
-def writes_nothing(sql: str, kind: str) -> dict | None:
+def writes_nothing(sql: str, kind: str, con: duckdb.DuckDBPyConnection | None = None) -> dict | None:
     """Refuse (QueryError) a reading statement that holds one that writes: a CTE's COPY,
     INSERT, UPDATE or DELETE, or EXPLAIN ANALYZE of anything but a SELECT. The SELECT's
     parse tree (the one an EXPLAIN explains), None for other statements.
 
     The views read the published files by name through DuckDB's allowed_paths, which would
     let a COPY (USE_TMP_FILE false) write over them: no such statement may reach that
-    connection."""
+    connection. `con`: a connection of the caller's to parse it with."""
     if kind == "EXPLAIN":
         sql = explained(sql)
-        inner = duckdb.extract_statements(sql)
+        inner = duckdb.extract_statements(sql) if con is None else con.extract_statements(sql)
         kind = inner[0].type.name if len(inner) == 1 else "MULTI"
         if kind != "SELECT":
             raise QueryError(
@@ -291,7 +319,7 @@ def writes_nothing(sql: str, kind: str) -> dict | None:
             )
     if kind != "SELECT":
         return None
-    tree = _parsed(sql)
+    tree = _parsed(sql, con)
     if tree["error"]:
         raise QueryError(f"the statement could not be read to see that it only reads: {tree['error_message']}")
     for node, _ in _nodes(tree["statements"], False):
@@ -342,13 +370,14 @@ def explained(sql: str) -> str:
     return sql[starts[index] :]
 
 
-def _parsed(sql: str) -> dict:
-    """A SELECT's parse tree as DuckDB gives it (json_serialize_sql)."""
-    con = duckdb.connect()
+def _parsed(sql: str, con: duckdb.DuckDBPyConnection | None = None) -> dict:
+    """A SELECT's parse tree as DuckDB gives it (json_serialize_sql), through `con` or a connection of its own."""
+    parser = duckdb.connect() if con is None else con
     try:
-        text = con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0]
+        text = parser.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()[0][0]
     finally:
-        con.close()
+        if parser is not con:
+            parser.close()
     try:
         return json.loads(text)
     except RecursionError:  # nested deeper than Python's stack: DuckDB's parser takes a thousand levels
@@ -473,31 +502,67 @@ def run_sql(
     change no setting (`connect_views`).
     `read_files`: a SELECT may also read files anywhere the user can, and nothing more
     (`reads_files_only`, on a connection that can load no extension and change no setting)."""
+    return run_statement(data, sql, _as_arrow, params, allow_writes, read_files)
+
+
+def _as_arrow(relation: duckdb.DuckDBPyRelation) -> pa.Table:
+    return relation.to_arrow_table()
+
+
+def run_statement(
+    data: Path,
+    sql: str,
+    fetch: Callable[[duckdb.DuckDBPyRelation], T],
+    params: dict[str, str] | None = None,
+    allow_writes: bool = False,
+    read_files: bool = False,
+) -> T:
+    """`run_sql`, the result being what `fetch` makes of the statement's relation (Arrow,
+    or the command line's text: pipeline.storage.output.rendered). One DuckDB connection
+    reads the statement, the catalog and the views: each costs tens of milliseconds."""
+    con = duckdb.connect()
     try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as error:
-        raise QueryError(one_line(str(error))) from None
-    if len(statements) != 1:
-        raise QueryError(f"one SQL statement at a time, not {len(statements)}")
-    kind = statements[0].type.name
-    if not allow_writes and kind not in READ_ONLY:
-        raise QueryError(
-            f"{kind} statements can change things: only reading statements run "
-            "(SELECT, EXPLAIN, …) unless you add --allow-writes"
-        )
-    reading = read_files and not allow_writes and kind == "SELECT"
-    tree = None
-    if reading:
-        tree = reads_files_only(sql)
-    elif not allow_writes:
-        tree = writes_nothing(sql, kind)
-    params = checked_params(data, parameters(sql), dict(params or {}))
-    con = connect_views(data, read_only=not allow_writes and not reading, views=views_named(tree))
+        try:
+            statements = con.extract_statements(sql)
+        except duckdb.Error as error:
+            raise QueryError(one_line(str(error))) from None
+        if len(statements) != 1:
+            raise QueryError(f"one SQL statement at a time, not {len(statements)}")
+        kind = statements[0].type.name
+        if not allow_writes and kind not in READ_ONLY:
+            raise QueryError(
+                f"{kind} statements can change things: only reading statements run "
+                "(SELECT, EXPLAIN, …) unless you add --allow-writes"
+            )
+        reading = read_files and not allow_writes and kind == "SELECT"
+        tree = None
+        if reading:
+            tree = reads_files_only(sql, con)
+        elif not allow_writes:
+            tree = writes_nothing(sql, kind, con)
+        params = checked_params(data, parameters(sql), dict(params or {}), con)
+        connect_views(data, read_only=not allow_writes and not reading, views=views_named(tree), con=con)
+        return _fetched(con, sql, params, fetch, kind, allow_writes, read_files, reading)
+    finally:
+        con.close()
+
+
+def _fetched(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, str],
+    fetch: Callable[[duckdb.DuckDBPyRelation], T],
+    kind: str,
+    allow_writes: bool,
+    read_files: bool,
+    reading: bool,
+) -> T:
+    """The statement run over the views of `con`; DuckDB's refusals in the sandbox's words."""
     try:
         if reading:
             _read_files_only(con)
         with interruptible(con):
-            return con.sql(sql, params=params or None).to_arrow_table()
+            return fetch(con.sql(sql, params=params or None))
     except duckdb.InterruptException:
         raise  # Ctrl-C: the command line's one line and status 130
     except duckdb.PermissionException as error:
@@ -519,8 +584,6 @@ def run_sql(
         if reading and remote:  # a remote file named by a parameter or an expression
             raise QueryError(f"--read-files reads local files only, not {remote[1]}: {_NETWORK}") from None
         raise QueryError(one_line(str(error))) from None
-    finally:
-        con.close()
 
 
 def _read_files_only(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,7 +1,11 @@
 """Query results as text (an aligned table, CSV, a JSON array, or JSON Lines), the other
 commands' results written the same way (render_rows, render_item), and output written
 where a user asks for it: a file, a device, a FIFO or standard output, every write
-checked."""
+checked.
+
+pyarrow is imported where a result needs it, not with this module: a result of plain
+columns (`rendered`) is written from DuckDB's rows, so that `tablebase sql` over the catalog
+starts about as fast as DuckDB's own Python does (BENCHMARKS.md, "Start-up, round three")."""
 
 from __future__ import annotations
 
@@ -11,16 +15,17 @@ import math
 import os
 import stat
 import string
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
-
-import pyarrow as pa
-import pyarrow.csv as pacsv
+from typing import TYPE_CHECKING, TextIO, cast
 
 from pipeline.core.errors import OutputError, ReaderGone, TablebaseError
+from pipeline.core.explain import loaded
 
 if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
     from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 
@@ -53,11 +58,15 @@ class ItemFormat(str, Enum):
 def render_rows(rows: list[dict[str, object]], form: ListFormat) -> str:
     """A command's rows of plain values (lists and dicts of them too) as text in `form`
     (csv, json or jsonl), written as `render` writes a query's result."""
+    import pyarrow as pa
+
     return render(pa.Table.from_pylist(rows), form.value)
 
 
 def render_item(item: dict[str, object]) -> str:
     """A command's one result as one JSON object on a line, written as `render` writes a row."""
+    import pyarrow as pa
+
     return render(pa.Table.from_pylist([item]), Format.jsonl)
 
 
@@ -94,28 +103,121 @@ def with_unique_names(table: pa.Table) -> pa.Table:
     return table.rename_columns(unique_names(names))
 
 
-def render(table: pa.Table, form: Format | str) -> str:
-    """`table` as text in `form`: table, csv, json (an array of objects) or jsonl; columns
-    of one name named apart (`with_unique_names`)."""
-    table = with_unique_names(table)
+#: DuckDB's types whose values DuckDB's Python rows and Arrow's `to_pylist` give alike
+#: (bool, int, float, str): a result of such columns is rendered without Arrow. HUGEINT is
+#: not one (Arrow gives a Decimal), nor anything nested, temporal or binary.
+PLAIN_TYPES = frozenset(
+    {
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "VARCHAR",
+    }
+)
+#: The plain types CSV writes as Arrow's CSV writer does (a float's text is that writer's own).
+CSV_PLAIN_TYPES = PLAIN_TYPES - {"FLOAT", "DOUBLE"}
+
+
+def plain(type_name: str, form: Format) -> bool:
+    """Whether a column of DuckDB's type `type_name` is written in `form` from DuckDB's rows
+    as Arrow's would be: a plain type, or a list of them (`VARCHAR[]`: in CSV as JSON text)."""
+    if type_name.endswith("[]"):
+        return plain(type_name[:-2], Format.json)
+    return type_name in (CSV_PLAIN_TYPES if form is Format.csv else PLAIN_TYPES)
+
+
+def rendered(relation: duckdb.DuckDBPyRelation, form: Format | str) -> str:
+    """A DuckDB relation's result as text in `form`, as `render` writes it: from DuckDB's own
+    rows where every column is plain (no Arrow loaded), else through Arrow."""
+    form = _format(form)
+    if all(plain(str(column_type), form) for column_type in relation.types):
+        return render_values(relation.columns, relation.fetchall(), form)
+    return render(relation.to_arrow_table(), form)
+
+
+def render_values(names: Sequence[str], rows: Sequence[Sequence[object]], form: Format | str) -> str:
+    """Rows of plain values (bool, int, float, str, None, lists of them: `plain`; in CSV no
+    float outside a list) as text in `form`, as `render` writes a table of them."""
+    names = unique_names(list(names))
+    form = _format(form)
+    if form is Format.table:
+        return _aligned(names, rows)
+    if form is Format.csv:
+        lines = [",".join(map(_csv_quoted, names)), *(",".join(map(_csv_value, row)) for row in rows)]
+        return "".join(line + "\n" for line in lines)
+    if form is Format.parquet:
+        raise TablebaseError(f"format {form.value} is binary: it needs an output file")
+    return _json_text(
+        [json.dumps(dict(zip(names, map(_json_any, row))), ensure_ascii=False, allow_nan=False) for row in rows], form
+    )
+
+
+def _csv_quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _csv_value(value: object) -> str:
+    """A plain value as Arrow's CSV writer writes it (text quoted, NULL as nothing), a list
+    as the JSON text `render` gives it there."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return _csv_quoted(json.dumps(_json_any(value), ensure_ascii=False))
+    return str(value) if isinstance(value, int) else _csv_quoted(str(value))
+
+
+def _format(form: Format | str) -> Format:
     try:
-        form = Format(form)
+        return Format(form)
     except ValueError:
         raise TablebaseError(
             f"unknown format {form!r} (expected one of {', '.join(f.value for f in Format if f is not Format.parquet)})"
         ) from None
+
+
+def text_format(form: Format | str) -> Format:
+    """`form` as one of the text formats (table, csv, json, jsonl); TablebaseError if it is none."""
+    chosen = _format(form)
+    if chosen is Format.parquet:
+        raise TablebaseError(f"format {chosen.value} is binary: it needs an output file")
+    return chosen
+
+
+def render(table: pa.Table, form: Format | str) -> str:
+    """`table` as text in `form`: table, csv, json (an array of objects) or jsonl; columns
+    of one name named apart (`with_unique_names`)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    table = with_unique_names(table)
+    form = _format(form)
     if form is Format.table:
-        return _aligned(pa.Table.from_arrays([_times_as_text(c) for c in table.columns], names=table.column_names))
+        timeless = pa.Table.from_arrays([_times_as_text(c) for c in table.columns], names=table.column_names)
+        return _aligned(timeless.column_names, [tuple(row.values()) for row in timeless.to_pylist()])
     if form is Format.csv:
         sink = io.BytesIO()
         pacsv.write_csv(_flat(table), sink)
         return sink.getvalue().decode()
+    if form is Format.parquet:
+        raise TablebaseError(f"format {form.value} is binary: it needs an output file")
+    return _json_text(_json_lines(table), form)
+
+
+def _json_text(lines: list[str], form: Format) -> str:
+    """JSON lines (one object each) as a JSON array, or as JSON Lines."""
     if form is Format.json:
-        lines = _json_lines(table)
         return "[\n" + ",\n".join(lines) + "\n]\n" if lines else "[]\n"
-    if form is Format.jsonl:
-        return "".join(line + "\n" for line in _json_lines(table))
-    raise TablebaseError(f"format {form.value} is binary: it needs an output file")
+    return "".join(line + "\n" for line in lines)
 
 
 def _json_lines(table: pa.Table) -> list[str]:
@@ -129,9 +231,8 @@ def _json_lines(table: pa.Table) -> list[str]:
     return [json.dumps(dict(zip(table.column_names, row)), ensure_ascii=False, allow_nan=False) for row in rows]
 
 
-def _aligned(table: pa.Table) -> str:
-    rows = [["NULL" if v is None else value_text(v) for v in row.values()] for row in table.to_pylist()]
-    names = table.column_names
+def _aligned(names: list[str], values: Sequence[Sequence[object]]) -> str:
+    rows = [["NULL" if v is None else value_text(v) for v in row] for row in values]
     widths = [max([len(name)] + [len(r[i]) for r in rows]) for i, name in enumerate(names)]
     lines = ["  ".join(name.ljust(w) for name, w in zip(names, widths)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
@@ -141,6 +242,8 @@ def _aligned(table: pa.Table) -> str:
 def _flat(table: pa.Table) -> pa.Table:
     """Nested columns (lists, maps, structs) as JSON text, and BLOBs, INTERVALs and DuckDB's
     own types as text, which CSV cannot hold otherwise."""
+    import pyarrow as pa
+
     columns = []
     for column in table.columns:
         if pa.types.is_nested(column.type):
@@ -160,6 +263,8 @@ def _flat(table: pa.Table) -> pa.Table:
 
 def _textual(data_type: pa.DataType) -> bool:
     """Types Arrow's CSV writer cannot write as text: bytes (not UTF-8), intervals, extensions."""
+    import pyarrow as pa
+
     return (
         pa.types.is_binary(data_type)
         or pa.types.is_large_binary(data_type)
@@ -178,6 +283,8 @@ def _times_as_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def _time_text_type(data_type: pa.DataType) -> pa.DataType:
+    import pyarrow as pa
+
     if pa.types.is_temporal(data_type) and not pa.types.is_interval(data_type):
         return pa.string()
     if pa.types.is_map(data_type):
@@ -195,6 +302,8 @@ def _time_text_type(data_type: pa.DataType) -> pa.DataType:
 def _json_value(value: object, data_type: pa.DataType) -> object:
     """A value of Arrow type `data_type` (as to_pylist gives it) as what JSON can hold:
     maps as objects, NaN and infinities as null, everything without a JSON type as text."""
+    import pyarrow as pa
+
     if value is None:
         return None
     if pa.types.is_dictionary(data_type):
@@ -219,7 +328,9 @@ def _json_any(value: object) -> object:
         return value
     if isinstance(value, dict):
         return {_json_key(_json_any(k)): _json_any(v) for k, v in value.items()}
-    if isinstance(value, list) or (isinstance(value, tuple) and not isinstance(value, pa.MonthDayNano)):
+    if isinstance(value, list) or (
+        isinstance(value, tuple) and not isinstance(value, loaded("pyarrow", "MonthDayNano"))
+    ):
         return [_json_any(v) for v in value]
     return value_text(value)
 
@@ -234,8 +345,8 @@ def value_text(value: object) -> str:
     does (a DECIMAL with its exact digits)."""
     if isinstance(value, (bytes, bytearray)):
         return blob_text(value)
-    if isinstance(value, pa.MonthDayNano):
-        return interval_text(value.months, value.days, value.nanoseconds)
+    if isinstance(value, loaded("pyarrow", "MonthDayNano")):  # none without pyarrow loaded
+        return interval_text(*cast("tuple[int, int, int]", value))  # a named tuple (months, days, nanoseconds)
     return str(value)
 
 
@@ -276,7 +387,7 @@ def write_output(data: bytes | memoryview, path: Path) -> None:
         raise OutputError(f"cannot write {path}: it is a folder (name a file in it)")
     try:
         if mode is None or (stat.S_ISREG(mode) and not _names_a_descriptor(path)):
-            from pipeline.storage.parquet import atomic_path
+            from pipeline.storage.files import atomic_path
 
             with atomic_path(Path(os.path.realpath(path))) as tmp:
                 with open(tmp, "wb") as handle:
