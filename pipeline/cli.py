@@ -1,7 +1,8 @@
 """The `tablebase` command's entry point: every failure a user can cause becomes one line.
 
-The commands live in pipeline/commands.py and are imported inside the error boundary, so
-that even a Ctrl-C while Python loads them ends in one line. Exit status: 0 done, 1 an
+The commands live in pipeline/commands.py (`sql` and `query` in pipeline/sql_commands.py)
+and are imported inside the error boundary, so that even a Ctrl-C while Python loads them
+ends in one line. Exit status: 0 done, 1 an
 error, 2 a malformed command line (Typer's usage errors and UsageError), 130 interrupted
 (SIGINT), 143 terminated (SIGTERM), whatever the command was doing (pipeline.core.signals).
 `--debug` (or TABLEBASE_DEBUG=1) shows the traceback as well.
@@ -31,6 +32,7 @@ from pipeline.storage.imports import hide_pandas, show_pandas
 
 if TYPE_CHECKING:
     import click
+    import typer
 
 
 def _interrupt(*_: object) -> None:
@@ -86,7 +88,7 @@ def main() -> None:
         hide_pandas()
         require_address_space()
         utf8_arguments(arguments)
-        from pipeline.commands import app
+        app = command_line(arguments)
         from pipeline.storage.output import checked_stdout
 
         if _dropped:
@@ -115,6 +117,29 @@ def main() -> None:
     if ending is not None:  # Typer turns Ctrl-C into exit status 130, silently
         leave(ending, signals.status() or 130)  # and a signal ends a command that finished meanwhile
     sys.exit(status or 0)
+
+
+#: The commands whose invocation builds an app of their own (pipeline/sql_commands.py): they
+#: load only the package's reading path, so that a sub-second statement starts about as
+#: fast as DuckDB's own Python does (BENCHMARKS.md, "Start-up, round three").
+READING_COMMANDS = ("sql", "query")
+
+
+def command_line(arguments: list[str]) -> typer.Typer:
+    """The command line this invocation needs: the reading commands alone for `sql` and
+    `query`, else every command (the help included). The top level's options are all flags,
+    so the command is the first word that is no option."""
+    command = next((argument for argument in arguments if not argument.startswith("-")), None)
+    if command in READING_COMMANDS:
+        from pipeline import sql_commands
+        from pipeline.command_group import new_app
+
+        app = new_app()
+        sql_commands.register(app)
+        return app
+    from pipeline.commands import app as whole
+
+    return whole
 
 
 #: Commands that check the address-space limit themselves (build and estimate, against

@@ -1,125 +1,39 @@
 """The `tablebase` commands: a thin layer over the stages and the probe.
 
-Errors are not handled here: pipeline/cli.py turns each into one line.
+Errors are not handled here: pipeline/cli.py turns each into one line. `sql` and `query`
+live in pipeline/sql_commands.py and the command group in pipeline/command_group.py; this
+module registers every command on `app`, the whole command line.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import inspect
-import os
 import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
-from pipeline import __version__
+from pipeline import __version__, sql_commands
+from pipeline.command_group import DataOption, given_options, new_app
 from pipeline.core.errors import RulesetError, UsageError
-from pipeline.core.params import quoted
 from pipeline.core.values import in_plies, in_words
 from pipeline.games import all_games
 from pipeline.games.rulesets import PACKAGED_RULESETS, Ruleset, default_ruleset_file, load_ruleset_file, not_installed
-from pipeline.storage.output import Format, ItemFormat, ListFormat, render_item, render_rows
+from pipeline.sql_commands import QueriesOption
+from pipeline.storage.output import ItemFormat, ListFormat, render_item, render_rows
 from pipeline.storage.progress import log
 from pipeline.tablebases import Tablebases
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-
 T = TypeVar("T")
 
-
-#: The global options given in this invocation (quiet, verbose, debug), before the
-#: command's name or after it.
-_given: set[str] = set()
-
-#: The options every command takes wherever they stand, as git's do.
-GLOBAL_OPTIONS = ("quiet", "verbose", "debug")
+#: The whole command line: every command.
+app = new_app()
+sql_commands.register(app)
 
 
-def _remember(param: typer.CallbackParam, value: bool) -> None:
-    if value and param.name:
-        _given.add(param.name)
-        if param.name == "debug":
-            os.environ["TABLEBASE_DEBUG"] = "1"
-
-
-#: The groups of `tablebase --help`, everyday commands first, each command in the order
-#: help lists it (Typer would list them as they are defined, the stages first).
-HELP_PANELS = {
-    "Everyday": ("build", "probe", "query", "sql", "play", "draw", "serve", "check", "publish"),
-    "Games, rulesets and more": ("games", "rulesets", "estimate", "claims", "check-game", "version"),
-    "Stages one at a time (build runs them all)": ("enumerate", "solve", "verify", "export"),
-}
-
-
-def unwrapped(text: str | None) -> str | None:
-    """Help text with each paragraph on one line, for Rich to wrap at the terminal's width:
-    Typer's Rich help keeps a docstring's line breaks, which cut sentences in two. An
-    `Example` paragraph keeps its lines (one command a line)."""
-    if text is None:
-        return None
-    paragraphs = inspect.cleandoc(text).split("\n\n")
-    return "\n\n".join(
-        paragraph if paragraph.startswith("Example") else " ".join(paragraph.split()) for paragraph in paragraphs
-    )
-
-
-class _Commands(TyperGroup):
-    """The command group: each command also takes the global options after its name
-    (`tablebase build x -q` as `tablebase -q build x`), parsed with the command's own
-    options, so that an option's value or what follows `--` is never taken for one."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = unwrapped(self.help)
-        for command in self.commands.values():
-            command.help = unwrapped(command.help)
-        for panel, names in HELP_PANELS.items():
-            for name in names:
-                command = self.commands[name]
-                if isinstance(command, TyperCommand | TyperGroup):  # each is; click's mapping says Command
-                    command.rich_help_panel = panel
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        order = {name: i for i, name in enumerate(name for names in HELP_PANELS.values() for name in names)}
-        return sorted(super().list_commands(ctx), key=lambda name: order.get(name, len(order)))
-
-    def make_context(self, *args: Any, **kwargs: Any) -> Any:
-        _given.clear()  # a new invocation (tests run several in one process)
-        return super().make_context(*args, **kwargs)
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is None:
-            return None
-        taken = {opt for param in command.params for opt in param.opts}
-        for option in self.params:
-            if option.name in GLOBAL_OPTIONS and not taken.intersection(option.opts):
-                shared = copy.copy(option)
-                shared.expose_value = False  # read from _given: the command's function does not take it
-                command.params.append(shared)
-        return command
-
-
-app = typer.Typer(
-    name="tablebase",
-    cls=_Commands,
-    help="Solve small two-player games completely and publish the tablebases as Parquet.\n\n"
-    "--quiet, --verbose and --debug go before the command's name or after it. "
-    "Every command takes -h (--help); those that print a result take --format json.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-
-DataOption = Annotated[Path, typer.Option("--data", help="Data directory to read and write.")]
 RulesetsArg = Annotated[list[str], typer.Argument(help="Ruleset ids, e.g. chopsticks:split=any.", show_default=False)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")]
 VerboseOption = Annotated[
@@ -178,7 +92,7 @@ def _show(rows: list[dict[str, Any]], form: ListFormat, text: Callable[[], None]
 def _setup(quiet: bool, verbose: bool = False) -> None:
     from pipeline.storage.progress import configure
 
-    configure(quiet or "quiet" in _given, verbose or "verbose" in _given)
+    configure(quiet or "quiet" in given_options, verbose or "verbose" in given_options)
 
 
 RulesetFileOption = Annotated[
@@ -473,196 +387,6 @@ def _report(problems: list[str], all_well: str, result: str | None = None) -> No
         typer.echo(all_well)
 
 
-def _parse_params(pairs: list[str]) -> dict[str, str]:
-    params = {}
-    for pair in pairs:
-        key, eq, value = pair.partition("=")
-        if not eq or not key:
-            raise UsageError(f"bad --param {quoted(pair)}: expected name=value")
-        params[key] = value
-    return params
-
-
-def _check_output(form: Format, output: Path | None, data: Path) -> None:
-    """Refuse, before the query runs, an output that cannot be: parquet to no file (a
-    malformed command line), or a file inside `data`."""
-    if form is Format.parquet and output is None:
-        raise UsageError("--format parquet needs --output FILE")
-    # through symlinks, so that no link leads into the data folder (realpath, unlike
-    # resolve, leaves a symlink loop for write_output to name in one line)
-    target = None if output is None else Path(os.path.realpath(output))
-    if target is not None and data.resolve() in [target, *target.parents]:
-        raise RulesetError(f"--output {output} is inside the data folder {data}: write the result elsewhere")
-
-
-def _emit(table: pa.Table, form: Format, output: Path | None) -> None:
-    """Write a query's result in `form` to `output` (checked by _check_output), or to stdout."""
-    from pipeline.storage.output import render, with_unique_names, write_output
-    from pipeline.storage.parquet import table_bytes
-
-    if form is Format.parquet and output is not None:
-        write_output(table_bytes(with_unique_names(table)), output)
-        typer.echo(f"wrote {table.num_rows} rows to {output}", err=True)
-        return
-    text = render(table, form)
-    if output is None:
-        typer.echo(text, nl=False)
-    else:
-        write_output(text.encode(), output)
-
-
-AllowWritesOption = Annotated[
-    bool,
-    typer.Option(
-        "--allow-writes",
-        help="Run any statement with DuckDB's full power (COPY, ATTACH, INSTALL, SET, files "
-        "and the network, read and written); without it only reading statements run.",
-    ),
-]
-ReadFilesOption = Annotated[
-    bool,
-    typer.Option(
-        "--read-files",
-        help="A SELECT may also read files anywhere you can (read_parquet, read_csv, read_json, "
-        "'file.parquet' in FROM, globs), and nothing more: no writing, attaching, extensions, settings or "
-        "network. Without it a statement reads the data folder's views only.",
-    ),
-]
-ParamOption = Annotated[
-    list[str] | None,
-    typer.Option("--param", "-p", help="A query parameter as name=value (repeatable)."),
-]
-FormatOption = Annotated[
-    Format,
-    typer.Option(
-        "--format",
-        "-f",
-        help="table (aligned columns), csv, json (one array of objects), "
-        "jsonl (JSON Lines: one object per line) or parquet (needs --output). "
-        "JSON writes NaN and infinities as null, BLOBs, INTERVALs, DECIMALs "
-        "and times as text.",
-    ),
-]
-OutputOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Write the result to this file, as > would: a file is replaced whole (through a "
-        "symlink, the file it points to); a device, FIFO or terminal is written to, not replaced.",
-    ),
-]
-QueriesOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--queries",
-        exists=True,
-        file_okay=False,
-        show_default=False,
-        help="A folder of your own query files (*.sql), added to the packaged library; "
-        "a file of yours named like a packaged query is used instead of it.",
-    ),
-]
-
-
-@app.command()
-def query(
-    name: Annotated[
-        str | None,
-        typer.Argument(
-            help="A query of the library (or of --queries) by name, an .sql file, or - for standard input.",
-            show_default=False,
-        ),
-    ] = None,
-    param: ParamOption = None,
-    form: FormatOption = Format.table,
-    output: OutputOption = None,
-    list_: Annotated[
-        bool, typer.Option("--list", help="List every query with its description and parameters.")
-    ] = False,
-    data: DataOption = Path("data"),
-    queries: QueriesOption = None,
-    read_files: ReadFilesOption = False,
-    allow_writes: AllowWritesOption = False,
-) -> None:
-    """Run a query of the library over every built tablebase.
-
-    The query sees the views catalog, tablebase and transitions; `tablebase query --list`
-    lists the library.
-
-    Example: tablebase query compare_rulesets -p ruleset_a=chopsticks -p ruleset_b=chopsticks:split=any
-    """
-    if list_:
-        _check_output(form, output, data)
-        listed = Tablebases.queries(queries)
-        if form is not Format.table or output is not None:
-            import pyarrow as pa
-
-            rows = [{"name": q.name, "description": q.description, "parameters": q.parameters} for q in listed]
-            schema = pa.schema(
-                [("name", pa.string()), ("description", pa.string()), ("parameters", pa.list_(pa.string()))]
-            )
-            _emit(pa.Table.from_pylist(rows, schema=schema), form, output)
-            return
-        for item in listed:
-            options = " ".join(f"--param {p}=…" for p in item.parameters)
-            typer.echo(f"{item.name}  {options}".rstrip())
-            typer.echo(f"    {item.description}")
-        return
-    if name is None:
-        raise UsageError("name a query (see `tablebase query --list`)")
-    params = _parse_params(param or [])
-    _check_output(form, output, data)
-    tables = _tables(data)
-    if name == "-":
-        result = tables.sql(_standard_input(), params, read_files=read_files, allow_writes=allow_writes)
-    else:
-        result = tables.query(name, params, queries=queries, read_files=read_files, allow_writes=allow_writes)
-    _emit(result, form, output)
-
-
-@app.command()
-def sql(
-    statement: Annotated[
-        str, typer.Argument(help="One SQL statement; - reads it from standard input.", show_default=False)
-    ],
-    param: ParamOption = None,
-    form: FormatOption = Format.table,
-    output: OutputOption = None,
-    data: DataOption = Path("data"),
-    read_files: ReadFilesOption = False,
-    allow_writes: AllowWritesOption = False,
-) -> None:
-    """Run one SQL statement over every built tablebase.
-
-    The statement sees the views catalog, tablebase and transitions. Only reading statements
-    run, on the data folder's views alone; --read-files lets a SELECT read other files too,
-    --allow-writes lets any statement do anything.
-
-    Examples: tablebase sql "SELECT ruleset, start_value FROM catalog"
-              echo "SELECT count(*) FROM tablebase" | tablebase sql -
-    """
-    params = _parse_params(param or [])
-    _check_output(form, output, data)
-    text = _standard_input() if statement == "-" else statement
-    _emit(_tables(data).sql(text, params, read_files=read_files, allow_writes=allow_writes), form, output)
-
-
-def _standard_input() -> str:
-    """The SQL of `-`: standard input, read to its end (on a terminal, saying how to end it)."""
-    from pipeline.products.query import QueryError
-
-    if sys.stdin is None:  # descriptor 0 closed when Python started
-        raise QueryError("`-` reads the SQL from standard input, and it is closed")
-    if sys.stdin.isatty():
-        typer.echo("reading the SQL from standard input: end it with Ctrl-D", err=True)
-    text = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-    try:
-        return text.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise QueryError(f"the SQL on standard input is not UTF-8 text (byte {error.start})") from None
-
-
 @app.command()
 def claims(
     data: DataOption = Path("data"),
@@ -934,34 +658,3 @@ def serve(
     if not 1 <= processes <= 64:
         raise UsageError(f"--processes {processes} is not 1 to 64")
     run_server(data, host, port, timeout=timeout, ready=lambda line: typer.echo(line, err=True), processes=processes)
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        typer.echo(f"tablebase {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _options(
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", callback=_remember, help="Show no progress.")] = False,
-    verbose: Annotated[
-        bool,
-        typer.Option(
-            "--verbose",
-            "-v",
-            callback=_remember,
-            help=("Show a line as each stage begins and every rank or level it solves."),
-        ),
-    ] = False,
-    debug: Annotated[
-        bool, typer.Option("--debug", callback=_remember, help="Show the full traceback of an error.")
-    ] = False,
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", "-V", callback=_print_version, is_eager=True, help="Print `tablebase <version>` and exit."
-        ),
-    ] = False,
-) -> None:
-    """The global options, before the command's name (after it: _Commands)."""

@@ -65,7 +65,7 @@ def test_help_lists_everyday_commands_first_each_on_one_line_at_80_columns():
 
     import typer.main
 
-    from pipeline.commands import HELP_PANELS
+    from pipeline.command_group import HELP_PANELS
 
     group = typer.main.get_command(app)
     assert sorted(name for names in HELP_PANELS.values() for name in names) == sorted(group.commands)
@@ -364,6 +364,54 @@ def test_a_command_does_not_import_pandas_nor_rich_off_a_terminal(tmp_path):
     assert "built sticks:rows=4" in done.stderr  # the progress lines, without bars
     assert done.stdout.strip().splitlines()[-1] == "False False"
     assert (tmp_path / "sticks" / "rows-4" / "tablebase.parquet").exists()
+
+
+#: What `tablebase sql` and `query` do without, where the result is plain: NumPy and pyarrow
+#: (0.18 s), the games, filelock (40 ms) and the other commands' module.
+NOT_FOR_READING = ("numpy", "pyarrow", "pipeline.games", "filelock", "pipeline.commands")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sql", "SELECT ruleset, positions, start_value FROM catalog ORDER BY ruleset"],
+        [
+            "sql",
+            "-f",
+            "csv",
+            "SELECT value, count(*) AS n FROM tablebase WHERE ruleset = $r GROUP BY 1 ORDER BY 1",
+            "-p",
+            "r=chopsticks",
+        ],
+        ["query", "remoteness_distribution", "-p", "ruleset=chopsticks:hands=1", "-f", "jsonl"],
+        ["query", "compare_rulesets", "-p", "ruleset_a=chopsticks", "-p", "ruleset_b=chopsticks:hands=1", "-f", "json"],
+    ],
+)
+def test_a_reading_statement_loads_neither_the_games_nor_numpy_nor_pyarrow(built, args):
+    """A sub-second statement is mostly the command's start (issue 32: 1.7-3.2x DuckDB's own
+    Python when it loaded them): its result, printed from DuckDB's rows, is what the library's
+    Arrow table renders, and the process never imported what it does without."""
+    from pipeline import Tablebases
+    from pipeline.storage.output import render
+
+    params = dict(args[i + 1].split("=", 1) for i, arg in enumerate(args) if arg == "-p")
+    form = args[args.index("-f") + 1] if "-f" in args else "table"
+    tables = Tablebases(built)  # read first: the first reader after a build hashes every file (loading filelock)
+    if args[0] == "sql":
+        table = tables.sql(next(arg for arg in args[1:] if arg.startswith("SELECT")), params)
+    else:
+        table = tables.query(args[1], params)
+    script = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: sys.stderr.write('loaded: ' + repr([m for m in {NOT_FOR_READING!r} if m in sys.modules])))\n"
+        "from pipeline.cli import main\n"
+        f"sys.argv = ['tablebase', *{args!r}, '--data', {str(built)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "loaded: []", done.stderr
+    assert done.stdout == render(table, form)
 
 
 def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkeypatch):

@@ -37,7 +37,8 @@ def cli() -> str:
     """Every command of `tablebase`, in the order of `tablebase --help`, under its panel."""
     import typer.main
 
-    from pipeline.commands import HELP_PANELS, app
+    from pipeline.command_group import HELP_PANELS
+    from pipeline.commands import app
 
     group = typer.main.get_command(app)
     context = group.context_class  # Typer's own click, which it vendors
@@ -51,7 +52,7 @@ def cli() -> str:
             command = group.get_command(root, name)  # with the global options it takes after its name
             parts += described(command, context(command, info_name=name, parent=root))
     unlisted = sorted(set(group.list_commands(root)) - listed)
-    assert not unlisted, f"commands in no help panel (pipeline.commands.HELP_PANELS): {unlisted}"
+    assert not unlisted, f"commands in no help panel (pipeline.command_group.HELP_PANELS): {unlisted}"
     return "\n".join(parts)
 
 
