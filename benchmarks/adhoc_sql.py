@@ -9,8 +9,8 @@ in canonical form first, as `tablebase query` does); `tablebase` prints its tabl
 /dev/null. Each pair runs --repeat times (3), alternating; the median wall time and the
 largest peak RSS are reported, with their ratios (the target: within 1.5x). The same
 statements are then timed inside this process, `run_sql` against DuckDB's connection to the
-database file (both giving an Arrow table), which leaves out the ~1 s `tablebase` takes to
-start (Python, Typer, pyarrow, the checksums). A query whose example names a ruleset that
+database file (both giving an Arrow table), which leaves out what `tablebase` takes to start
+(Python, Typer, the checksums: 0.1-0.2 s beyond DuckDB's own since BENCHMARKS.md's "Start-up, round three"). A query whose example names a ruleset that
 DIR does not hold is skipped, and says so.
 """
 
@@ -59,9 +59,12 @@ def readme_statements() -> dict[str, str]:
 
 def cases(data: Path) -> list[tuple[str, list[str], str, dict[str, str]]]:
     """(name, tablebase's command, SQL, canonical parameters) for every measured statement."""
+    import duckdb
+
     from pipeline.core.errors import TablebaseError
     from pipeline.products.query import checked_params, list_queries
 
+    con = duckdb.connect()
     out = []
     for query in list_queries():
         if not query.example:
@@ -71,7 +74,7 @@ def cases(data: Path) -> list[tuple[str, list[str], str, dict[str, str]]]:
             word.split("=", 1) for flag, word in zip(words, words[1:], strict=False) if flag in ("-p", "--param")
         )
         try:
-            canonical = checked_params(data, query.parameters, params)
+            canonical = checked_params(data, query.parameters, params, con)
         except TablebaseError as error:  # a ruleset this folder does not hold
             print(f"skipped {query.name}: {str(error).splitlines()[0]}", file=sys.stderr)
             continue
