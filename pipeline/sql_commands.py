@@ -4,7 +4,8 @@ built tablebase, the result printed or written in a format of the user's choosin
 They sit apart from the other commands (pipeline/commands.py) so that an invocation of
 either loads Typer, DuckDB and this package's reading path only: no game, no NumPy, and
 no pyarrow unless the result needs it (BENCHMARKS.md, "Start-up, round three").
-pipeline/cli.py registers them, alone, on the command group (`register`).
+`register` adds them to a command group: pipeline/cli.py's, holding these two alone, for
+an invocation of either; pipeline/commands.py's, holding every command, for the rest.
 """
 
 from __future__ import annotations
