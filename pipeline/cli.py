@@ -125,12 +125,19 @@ def main() -> None:
 READING_COMMANDS = ("sql", "query")
 
 
+#: The top level's options that may stand before a reading command on its own command line:
+#: the global flags (-qv among them) and the version. Any other (-h: the whole help) takes
+#: the whole command line.
+_BEFORE_READING = re.compile(r"-[qvV]+|--(quiet|verbose|debug|version)")
+
+
 def command_line(arguments: list[str]) -> typer.Typer:
     """The command line this invocation needs: the reading commands alone for `sql` and
     `query`, else every command (the help included). The top level's options are all flags,
     so the command is the first word that is no option."""
-    command = next((argument for argument in arguments if not argument.startswith("-")), None)
-    if command in READING_COMMANDS:
+    at = next((i for i, argument in enumerate(arguments) if not argument.startswith("-")), len(arguments))
+    before = arguments[:at]
+    if at < len(arguments) and arguments[at] in READING_COMMANDS and all(map(_BEFORE_READING.fullmatch, before)):
         from pipeline import sql_commands
         from pipeline.command_group import new_app
 

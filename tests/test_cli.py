@@ -378,7 +378,7 @@ NOT_FOR_READING = ("numpy", "pyarrow", "pipeline.games", "filelock", "pipeline.c
         [
             "sql",
             "-f",
-            "csv",
+            "json",
             "SELECT value, count(*) AS n FROM tablebase WHERE ruleset = $r GROUP BY 1 ORDER BY 1",
             "-p",
             "r=chopsticks",
@@ -412,6 +412,17 @@ def test_a_reading_statement_loads_neither_the_games_nor_numpy_nor_pyarrow(built
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "loaded: []", done.stderr
     assert done.stdout == render(table, form)
+
+
+@pytest.mark.parametrize("before", [["-h"], ["--help"], ["-q", "-h"]])
+@pytest.mark.parametrize("command", ["sql", "query"])
+def test_the_help_before_a_reading_command_is_the_whole_help(before, command):
+    """`tablebase -h sql` shows the top level's help, whose every panel the reading commands'
+    own command line (pipeline/cli.py's command_line) would leave out."""
+    whole = process("--help")
+    shown = process(*before, command)
+    assert (shown.returncode, shown.stdout) == (0, whole.stdout)
+    assert "build" in shown.stdout and "export" in shown.stdout
 
 
 def test_a_full_disk_in_a_copy_names_the_stage_and_the_file_being_written(monkeypatch):

@@ -103,6 +103,20 @@ def test_a_result_written_from_duckdbs_rows_is_what_arrow_writes(sql, form):
     assert rendered(con.sql(sql), form) == render(con.sql(sql).to_arrow_table(), form)
 
 
+def test_lists_nested_past_the_plain_depth_go_through_arrow():
+    """Python's recursion through a list 500 deep ended `tablebase sql` in a traceback where
+    Arrow refuses it in one line: such a list is not plain, and is Arrow's to write or refuse."""
+    from pipeline.storage.output import PLAIN_DEPTH, plain, rendered
+
+    assert plain("VARCHAR" + "[]" * PLAIN_DEPTH) and not plain("VARCHAR" + "[]" * (PLAIN_DEPTH + 1))
+    con = duckdb.connect()
+    deep = f"SELECT {'[' * (PLAIN_DEPTH + 4)}1{']' * (PLAIN_DEPTH + 4)} AS x"
+    assert rendered(con.sql(deep), "json") == render(con.sql(deep).to_arrow_table(), "json")
+    deepest = f"SELECT {'[' * 500}1{']' * 500} AS x"
+    with pytest.raises(pa.ArrowException):
+        rendered(con.sql(deepest), "jsonl")
+
+
 def test_plain_types_are_the_types_duckdb_names():
     """A type name misspelt in PLAIN_TYPES would send every such result through Arrow unseen."""
     from pipeline.storage.output import PLAIN_TYPES
