@@ -49,13 +49,14 @@ def fifo(tmp_path) -> Path:
     return path
 
 
-def start(*args: str, command: list[str] | None = None) -> subprocess.Popen:
+def start(*args: str, command: list[str] | None = None, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [*(command or [sys.executable, "-m", "pipeline"]), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
 
 
@@ -110,11 +111,16 @@ LONG = {
 
 @SIGNALS
 @pytest.mark.parametrize("statement", list(LONG.values()), ids=list(LONG))
-def test_a_signal_ends_a_long_query(data, number, statement):
-    process = start("sql", statement, "--data", str(data))
+def test_a_signal_ends_a_long_query(data, number, statement, tmp_path):
+    """...and leaves no spill folder behind: the process ends past atexit (os._exit), and
+    left an empty tablebase-spill-* in the temp folder at every signal."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    process = start("sql", statement, "--data", str(data), env={**os.environ, "TMPDIR": str(temp)})
     until(process, lambda: duckdb_runs(process), "started the query")
     time.sleep(0.3)
     assert_ended_by(process, number)
+    assert list(temp.iterdir()) == []
 
 
 @SIGNALS

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core import signals
 from pipeline.core.errors import DataError
 from pipeline.core.kinds import QUERIED
 from pipeline.datadir.check import trusted_catalog
@@ -283,6 +284,7 @@ def connect_views(
     con.execute("SET allowed_paths = ?", [[str(file) for file in files]])
     spill = Path(tempfile.mkdtemp(prefix="tablebase-spill-"))
     atexit.register(shutil.rmtree, spill, True)
+    signals.scratch(spill, spill.parent)  # a signal ends the process past atexit (os._exit): removed then too
     con.execute(f"SET temp_directory = {quote_path(spill)}")
     con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
     con.execute("SET enable_external_access = false")
