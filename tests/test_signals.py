@@ -119,7 +119,8 @@ def test_a_signal_ends_a_long_query(data, number, statement, tmp_path):
     process = start("sql", statement, "--data", str(data), env={**os.environ, "TMPDIR": str(temp)})
     until(process, lambda: duckdb_runs(process), "started the query")
     time.sleep(0.3)
-    assert_ended_by(process, number)
+    err = assert_ended_by(process, number)
+    assert err.split(": ", 2)[2].strip() == "the statement stopped, and nothing of its result was written", err
     assert list(temp.iterdir()) == []
 
 

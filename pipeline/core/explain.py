@@ -79,6 +79,11 @@ def interrupted() -> str:
     what = "terminated" if signal.SIGTERM in signals.received else "interrupted"
     if command == "`tablebase serve`":  # the server's usual end: it builds nothing, and writes nothing
         return f"{what}: the server stopped"
+    if command in (
+        "`tablebase sql`",
+        "`tablebase query`",
+    ):  # they build nothing; --output is written whole or not at all
+        return f"{what}: the statement stopped, and nothing of its result was written"
     return f"{what}{where()}: a ruleset is published whole or not at all, and what was built before is kept"
 
 
