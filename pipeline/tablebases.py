@@ -310,8 +310,9 @@ class Tablebases:
         SELECT read other files, `allow_writes` lets any statement do anything.
 
         `form` (table, csv, json or jsonl): the result as that text instead, as
-        `tablebase sql --format` prints it; a result of plain columns (numbers, text,
-        booleans) is written from DuckDB's rows, without loading pyarrow."""
+        `tablebase sql --format` prints it; a table or JSON of plain columns (numbers,
+        text, booleans, lists of them) is written from DuckDB's rows, without loading
+        pyarrow (CSV always through Arrow's writer)."""
         from pipeline.products.query import run_sql, run_statement
         from pipeline.storage.output import rendered, text_format
 

@@ -3,8 +3,8 @@ commands' results written the same way (render_rows, render_item), and output wr
 where a user asks for it: a file, a device, a FIFO or standard output, every write
 checked.
 
-pyarrow is imported where a result needs it, not with this module: a result of plain
-columns (`rendered`) is written from DuckDB's rows, so that `tablebase sql` over the catalog
+pyarrow is imported where a result needs it, not with this module: a table or JSON of
+plain columns (`rendered`) is written from DuckDB's rows, so that `tablebase sql` over the catalog
 starts about as fast as DuckDB's own Python does (BENCHMARKS.md, "Start-up, round three")."""
 
 from __future__ import annotations
